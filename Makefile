@@ -1,0 +1,44 @@
+# Thin wrapper over CMake. `make run` and `make test` are the README's two commands: each installs
+# the Debian packages first (scripts/install-deps.sh is idempotent and fast when done).
+JOBS ?= 2
+MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
+ACCEL := build/accel
+
+.PHONY: deps build build-core build-asan run test test-full test-asan bench clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	cmake --preset default
+	cmake --build build -j $(JOBS)
+
+build-core: deps
+	cmake --preset core
+	cmake --build build-core -j $(JOBS)
+
+build-asan: deps
+	cmake --preset asan
+	cmake --build build-asan -j $(JOBS)
+
+# The main job: validate and plan every example, then train the default one.
+run: build
+	$(ACCEL) validate examples/specs/*.yaml
+	$(ACCEL) plan $(MAIN_SPEC)
+	@if $(ACCEL) --help | grep -q ' run '; then $(ACCEL) run $(MAIN_SPEC); fi
+
+# Every test: the full build (with the executor when LibTorch is installed), then the core
+# (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer.
+test: test-full test-asan
+
+test-full: build
+	ctest --test-dir build --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+bench: build
+	@for b in build/bench/accel_*_bench; do echo "== $$b"; $$b; done
+
+clean:
+	rm -rf build build-core build-asan

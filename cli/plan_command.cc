@@ -1,0 +1,161 @@
+#include "cli/plan_command.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "common/diagnostics.h"
+#include "common/exit_codes.h"
+#include "common/spellcheck.h"
+#include "ir/graph_export.h"
+#include "ir/plan_writer.h"
+#include "planner/planner.h"
+#include "spec/loader.h"
+
+namespace accel::cli {
+
+const std::vector<std::string>& PlanFormats() {
+  static const std::vector<std::string> kFormats = {"text", "json", "textproto", "binpb",
+                                                    "dot",  "svg",  "png"};
+  return kFormats;
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& data, std::string* error) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmp = (dir / ("." + target.filename().string() + ".tmp." +
+                            std::to_string(getpid()))).string();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  size_t written = 0;
+  while (written < data.size()) {
+    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = "cannot write " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const auto& formats = PlanFormats();
+  if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
+    err << "error: unknown format '" << options.format << "'";
+    if (auto hint = ClosestMatch(options.format, formats)) err << "; did you mean '" << *hint << "'?";
+    err << "\n";
+    return kExitUsage;
+  }
+  if (!options.dump_after.empty() && !planner::IsPassName(options.dump_after)) {
+    err << "error: unknown pass '" << options.dump_after << "'";
+    if (auto hint = ClosestMatch(options.dump_after, planner::PassNames())) {
+      err << "; did you mean '" << *hint << "'?";
+    }
+    err << "\n";
+    return kExitUsage;
+  }
+  const bool to_stdout = options.output.empty() || options.output == "-";
+  const bool binary = options.format == "binpb" || options.format == "png";
+  if (binary && to_stdout && isatty(STDOUT_FILENO)) {
+    err << "error: --format " << options.format
+        << " writes binary data; use -o FILE or redirect standard output\n";
+    return kExitUsage;
+  }
+
+  DiagnosticSink sink;
+  SourceManager sources;
+  spec::LoadOptions load;
+  load.overrides = options.overrides;
+  std::optional<spec::JobSpec> job = spec::LoadJobSpec(options.spec, load, sink, sources);
+  planner::PlanResult result;
+  if (job) {
+    planner::PlanOptions plan_options;
+    plan_options.dump_after = options.dump_after;
+    result = planner::BuildPlan(*job, plan_options, sink);
+  }
+  // Notes are part of the plan (its summary and plan.notes); errors and warnings go to stderr.
+  std::vector<Diagnostic> shown;
+  for (const Diagnostic& d : sink.diagnostics()) {
+    if (d.severity != Severity::kNote || sink.HasErrors()) shown.push_back(d);
+  }
+  if (!shown.empty()) err << RenderText(shown, sources);
+  if (!job || sink.HasErrors()) {
+    if (job) err << "planning stopped in pass " << result.last_pass << "\n";
+    return kExitInvalid;
+  }
+
+  std::string data;
+  const std::string& f = options.format;
+  if (f == "text") data = ir::PlanSummary(result.plan);
+  else if (f == "json") data = ir::PlanToJson(result.plan);
+  else if (f == "textproto") data = ir::PlanToTextproto(result.plan);
+  else if (f == "binpb") data = ir::PlanToBinary(result.plan);
+  else if (f == "dot") data = ir::PlanToDot(result.plan);
+  else {
+    absl::StatusOr<std::string> rendered = ir::RenderDot(ir::PlanToDot(result.plan), f);
+    if (!rendered.ok()) {
+      err << "internal error: " << rendered.status().message() << "\n";
+      return kExitInternal;
+    }
+    data = *std::move(rendered);
+  }
+
+  if (to_stdout) {
+    out << data;
+    out.flush();
+    return kExitOk;
+  }
+  std::string error;
+  if (!WriteFileAtomically(options.output, data, &error)) {
+    err << "error: " << error << "\n";
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
+void RegisterPlanCommand(CLI::App& app, AppContext& context) {
+  auto options = std::make_shared<PlanCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "plan", "Compile a job spec into its execution plan and show it: mesh, process groups, "
+              "pipeline stages, per-rank memory, every auto value with its reason");
+  sub->add_option("spec", options->spec, "Job spec file (YAML)")->required();
+  sub->add_option("--set", options->overrides,
+                  "Override a key, e.g. --set parallel.tensor=2 (repeatable)");
+  sub->add_option("--format", options->format,
+                  "Output format: text, json, textproto, binpb, dot, svg, png")
+      ->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Write to FILE instead of standard output");
+  sub->add_option("--dump-after", options->dump_after,
+                  "Stop after this planner pass and print the partial plan (validate-spec, "
+                  "resolve-auto, build-mesh, assign-stages, build-shard-groups, "
+                  "schedule-pipeline, estimate-memory)");
+  sub->callback([options, &context] {
+    context.exit_code = RunPlanCommand(*options, *context.out, *context.err);
+  });
+}
+
+}  // namespace accel::cli

@@ -1,0 +1,41 @@
+#ifndef ACCEL_CLI_PLAN_COMMAND_H_
+#define ACCEL_CLI_PLAN_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+
+namespace accel::cli {
+
+// `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS]`.
+struct PlanCommandOptions {
+  std::string spec;
+  std::vector<std::string> overrides;
+  // text | json | textproto | binpb | dot | svg | png
+  std::string format = "text";
+  // "" or "-": standard output. Otherwise written atomically (temporary file, then rename).
+  std::string output;
+  // Stop after this pass and print the partial plan.
+  std::string dump_after;
+};
+
+// The accepted --format values, in help order.
+const std::vector<std::string>& PlanFormats();
+
+// Loads, plans and writes the plan. Diagnostics (errors, warnings, notes) go to `err`.
+// Returns an exit code: 0 planned, 1 invalid spec or plan, 2 usage (unknown format or pass,
+// binary output to a terminal), 3 internal (a Graphviz or I/O failure).
+int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// Registers `plan` on the app (a CommandRegistrar).
+void RegisterPlanCommand(CLI::App& app, AppContext& context);
+
+// Writes `data` to `path` atomically: a temporary file in the same directory, fsynced, then
+// renamed over the target, so a reader never sees a half-written plan.
+bool WriteFileAtomically(const std::string& path, const std::string& data, std::string* error);
+
+}  // namespace accel::cli
+
+#endif  // ACCEL_CLI_PLAN_COMMAND_H_

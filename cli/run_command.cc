@@ -1,0 +1,218 @@
+#include "cli/run_command.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+#include "absl/strings/str_format.h"
+#include "cli/plan_command.h"
+#include "common/diagnostics.h"
+#include "common/exit_codes.h"
+#include "executor/launcher/launch_layout.h"
+#include "executor/launcher/plan_support.h"
+#include "executor/launcher/process_supervisor.h"
+#include "executor/launcher/slurm_env.h"
+#include "executor/launcher/worker_env.h"
+#include "executor/worker.h"
+#include "ir/plan_writer.h"
+#include "planner/planner.h"
+#include "spec/loader.h"
+
+namespace accel::cli {
+namespace {
+
+int64_t UnixNanos() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// CPUs this process may run on (affinity, so `taskset` and cgroup cpusets are respected).
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : self.string();
+}
+
+}  // namespace
+
+int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  const int64_t launch_ns = UnixNanos();
+
+  // Compile and check: nothing starts unless the whole plan can run.
+  SourceManager sources;
+  DiagnosticSink sink;
+  spec::LoadOptions load;
+  load.overrides = options.overrides;
+  std::optional<spec::JobSpec> job = spec::LoadJobSpec(options.spec, load, sink, sources);
+  planner::PlanResult planned;
+  if (job) {
+    planned = planner::BuildPlan(*job, {}, sink);
+    if (planned.ok) {
+      exec::CheckExecutorSupport(planned.plan, *job,
+                                 exec::ExecutorCapabilities{exec::ExecutorHasCuda()}, sink);
+      exec::CheckTrainingData(planned.plan, *job, sink);
+    }
+  }
+  err << RenderText(sink.diagnostics(), sources);
+  if (!job || !planned.ok || sink.HasErrors()) return kExitInvalid;
+  const ir::Plan& plan = planned.plan;
+  const std::string summary = ir::PlanSummary(plan);
+  out << summary;
+
+  // Who runs here.
+  exec::LaunchRequest request;
+  request.nodes = static_cast<int>(plan.topology().nodes());
+  for (const ir::RankPlacement& r : plan.ranks()) {
+    request.slots.push_back({r.rank(), r.node(), r.local_rank()});
+  }
+  exec::EnvLookup env = exec::ProcessEnvLookup();
+  request.node_rank = options.node_rank;
+  request.master_addr = options.master_addr.empty() ? env("MASTER_ADDR").value_or("")
+                                                    : options.master_addr;
+  request.master_port = options.master_port;
+  if (!request.master_port.has_value()) {
+    if (std::optional<std::string> port = env("MASTER_PORT")) {
+      std::optional<int64_t> value = exec::ParseInt(*port);
+      if (!value.has_value()) {
+        err << "error: MASTER_PORT='" << *port << "' is not a port number\n";
+        return kExitUsage;
+      }
+      request.master_port = static_cast<int>(*value);
+    }
+  }
+  if (!options.no_slurm) {
+    absl::StatusOr<std::optional<exec::SlurmEnv>> slurm = exec::SlurmEnvFromLookup(env);
+    if (!slurm.ok()) {
+      err << "error: " << slurm.status().message() << " (use --no-slurm to ignore SLURM)\n";
+      return kExitUsage;
+    }
+    request.slurm = *slurm;
+  }
+  const std::string run_dir =
+      options.run_dir.empty() ? (fs::path("runs") / plan.job().name()).string() : options.run_dir;
+  request.run_dir = run_dir;
+  request.launch_unix_ns = launch_ns;
+  absl::StatusOr<exec::LaunchLayout> layout = exec::ResolveLaunchLayout(request);
+  if (!layout.ok()) {
+    err << "error: " << layout.status().message() << "\n";
+    return kExitUsage;
+  }
+  const int local_workers = static_cast<int>(layout->workers.size());
+  const int threads = options.threads_per_worker > 0
+                          ? options.threads_per_worker
+                          : std::max(1, UsableCpus() / local_workers);
+  for (exec::WorkerEnv& w : layout->workers) w.num_threads = threads;
+
+  // The run directory: the plan the workers execute, next to their outputs.
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) {
+    err << "error: cannot create run directory " << run_dir << ": " << ec.message() << "\n";
+    return kExitRuntime;
+  }
+  const std::string plan_path = (fs::path(run_dir) / "plan.binpb").string();
+  std::string write_error;
+  if (!WriteFileAtomically(plan_path, ir::PlanToBinary(plan), &write_error) ||
+      !WriteFileAtomically((fs::path(run_dir) / "plan.txt").string(), summary, &write_error)) {
+    err << "error: " << write_error << "\n";
+    return kExitRuntime;
+  }
+  const std::string checkpoint_dir = plan.checkpoint().dir().empty()
+                                         ? (fs::path(run_dir) / "checkpoints").string()
+                                         : plan.checkpoint().dir();
+
+  const std::string exe =
+      options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
+  std::vector<exec::ProcessSpec> specs;
+  for (const exec::WorkerEnv& w : layout->workers) {
+    exec::ProcessSpec spec;
+    spec.rank = w.rank;
+    spec.argv = {exe, "worker", "--plan", plan_path};
+    spec.env = exec::WorkerEnvVariables(w);
+    spec.log_path = (fs::path(run_dir) / ("rank" + std::to_string(w.rank) + ".log")).string();
+    specs.push_back(std::move(spec));
+  }
+  const exec::WorkerEnv& first = layout->workers.front();
+  out << absl::StrFormat(
+             "\nlaunching %d %s (%s, node %d of %d) with %d intra-op %s each; rendezvous "
+             "%s:%d\nrun directory %s: plan.binpb, plan.txt, metrics.jsonl, rank<R>.log; "
+             "checkpoints in %s\n",
+             local_workers, local_workers == 1 ? "worker" : "workers", layout->mode,
+             layout->node_rank, request.nodes, threads, threads == 1 ? "thread" : "threads",
+             first.master_addr, first.master_port, run_dir, checkpoint_dir)
+      << std::flush;
+
+  exec::SupervisorOptions supervisor_options;
+  supervisor_options.grace = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(0.0, options.grace_period_seconds) * 1000));
+  // Rank 0's progress on the terminal; on other nodes, their first local rank's.
+  supervisor_options.echo_rank = first.rank;
+  supervisor_options.echo = [&out](std::string_view line) { out << line << std::flush; };
+  exec::ProcessSupervisor supervisor(supervisor_options);
+  if (absl::Status started = supervisor.Start(specs); !started.ok()) {
+    err << "error: cannot start workers: " << started.message() << "\n";
+    return kExitRuntime;
+  }
+  exec::SupervisionResult result = supervisor.Wait();
+  if (result.ok()) {
+    out << absl::StrFormat("run finished: %d %s succeeded; metrics in %s\n", local_workers,
+                           local_workers == 1 ? "worker" : "workers",
+                           (fs::path(run_dir) / "metrics.jsonl").string());
+    return kExitOk;
+  }
+  err << "error: " << exec::FormatFailureReport(result);
+  if (result.interrupted_by != 0 && !result.first_failure.has_value()) {
+    err << "workers stopped at a step boundary; checkpoints are in " << checkpoint_dir
+        << " (resume: run the same command again)\n";
+  }
+  return kExitRuntime;
+}
+
+void RegisterRunCommand(CLI::App& app, AppContext& context) {
+  auto options = std::make_shared<RunCommandOptions>();
+  auto node_rank = std::make_shared<int>(-1);
+  auto master_port = std::make_shared<int>(0);
+  CLI::App* sub = app.add_subcommand(
+      "run", "Compile a job spec and train it: one worker process per local device");
+  sub->add_option("spec", options->spec, "Job spec file (YAML)")->required();
+  sub->add_option("--set", options->overrides,
+                  "Override a key, e.g. --set training.steps=10 (repeatable)");
+  sub->add_option("--run-dir", options->run_dir,
+                  "Directory for the plan, metrics and logs (default runs/<job name>)");
+  sub->add_option("--node-rank", *node_rank, "This node's index (multi-node jobs by hand)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--master-addr", options->master_addr,
+                  "Host of node 0, where rank 0 serves the rendezvous store");
+  sub->add_option("--master-port", *master_port, "TCP port of the rendezvous store")
+      ->check(CLI::Range(1, 65535));
+  sub->add_option("--threads-per-worker", options->threads_per_worker,
+                  "Intra-op threads per worker (default: usable CPUs / local workers)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--grace-period", options->grace_period_seconds,
+                  "Seconds workers get to stop after SIGTERM before SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_flag("--no-slurm", options->no_slurm, "Ignore SLURM_* environment variables");
+  sub->callback([options, node_rank, master_port, &context] {
+    if (*node_rank >= 0) options->node_rank = *node_rank;
+    if (*master_port > 0) options->master_port = *master_port;
+    context.exit_code = RunRunCommand(*options, *context.out, *context.err);
+  });
+}
+
+}  // namespace accel::cli

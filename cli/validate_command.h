@@ -1,0 +1,35 @@
+#ifndef ACCEL_CLI_VALIDATE_COMMAND_H_
+#define ACCEL_CLI_VALIDATE_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+
+namespace accel::cli {
+
+// `accel validate FILE... [--set k=v]... [--format text|json|github] [--quiet]`.
+struct ValidateOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> overrides;  // applied to every file
+  std::string format = "text";         // text | json | github
+  bool quiet = false;                  // print errors only (no warnings, notes or summary)
+};
+
+// The accepted --format values, in help order.
+const std::vector<std::string>& ValidateFormats();
+
+// Loads and checks every file (loader, JSON Schema, then each post-load check on specs that
+// loaded). Text diagnostics and the summary line go to `err`; json and github output goes to
+// `out` (one JSON array, or one workflow command per diagnostic, for all files together).
+// Returns 0 when every file is valid, 1 when any has an error; warnings never change it.
+int RunValidateCommand(const ValidateOptions& options, const std::vector<PostLoadCheck>& checks,
+                       std::ostream& out, std::ostream& err);
+
+// Registers `validate` on the app (a CommandRegistrar).
+void RegisterValidateCommand(CLI::App& app, AppContext& context);
+
+}  // namespace accel::cli
+
+#endif  // ACCEL_CLI_VALIDATE_COMMAND_H_

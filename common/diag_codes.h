@@ -1,0 +1,73 @@
+#ifndef ACCEL_COMMON_DIAG_CODES_H_
+#define ACCEL_COMMON_DIAG_CODES_H_
+
+// Stable diagnostic codes. A code never changes meaning once released; new checks get new
+// codes. E = error, W = warning. Ranges: E00xx input files, E01xx spec fields, E02xx model
+// config.json, E03xx JSON Schema, E04xx planner layout/batch rules, E05xx memory,
+// E06xx executor support.
+namespace accel::codes {
+
+// Input files (loader).
+inline constexpr const char* kFileUnreadable = "E0001";   // missing / unreadable file
+inline constexpr const char* kFileTooLarge = "E0002";     // over the 1 MiB limit
+inline constexpr const char* kNotText = "E0003";          // binary data or invalid UTF-8
+inline constexpr const char* kYamlSyntax = "E0004";       // YAML parser error
+inline constexpr const char* kEmptyDocument = "E0005";    // empty file or only comments
+inline constexpr const char* kTooDeep = "E0006";          // nesting deeper than 64
+inline constexpr const char* kTooManyNodes = "E0007";     // alias/anchor expansion bomb
+inline constexpr const char* kTabIndent = "E0008";        // tab used for indentation
+inline constexpr const char* kMultipleDocuments = "E0009";
+
+// Spec fields (loader, overrides).
+inline constexpr const char* kUnknownKey = "E0101";
+inline constexpr const char* kDuplicateKey = "E0102";
+inline constexpr const char* kWrongType = "E0103";
+inline constexpr const char* kOutOfRange = "E0104";
+inline constexpr const char* kMissingField = "E0105";
+inline constexpr const char* kBadEnum = "E0106";
+inline constexpr const char* kAutoNotAllowed = "E0107";
+inline constexpr const char* kBadSize = "E0108";
+inline constexpr const char* kBadOverride = "E0109";
+inline constexpr const char* kBadVersion = "E0110";
+inline constexpr const char* kConflict = "E0111";         // two fields that contradict
+
+// Model config.json.
+inline constexpr const char* kModelConfigUnreadable = "E0201";
+inline constexpr const char* kModelConfigInvalid = "E0202";
+inline constexpr const char* kModelTypeUnsupported = "E0203";
+
+// JSON Schema.
+inline constexpr const char* kSchema = "E0301";
+
+// Planner: layout, batch arithmetic, cross-field rules.
+inline constexpr const char* kWorldSizeMismatch = "E0401";
+inline constexpr const char* kTooManyAuto = "E0402";
+inline constexpr const char* kHeadsNotDivisible = "E0403";
+inline constexpr const char* kKvHeadsNotDivisible = "E0404";
+inline constexpr const char* kTooFewLayers = "E0405";
+inline constexpr const char* kBatchArithmetic = "E0406";
+inline constexpr const char* kTooFewMicrobatches = "E0407";
+inline constexpr const char* kLossScalingNeedsFp16 = "E0408";
+inline constexpr const char* kOffloadNeedsSharding = "E0409";
+inline constexpr const char* kHybridNeedsReplicate = "E0410";
+inline constexpr const char* kSeqLenTooLong = "E0411";
+inline constexpr const char* kUnresolvedAuto = "E0412";
+inline constexpr const char* kBadDegree = "E0413";
+inline constexpr const char* kParamOffloadNeedsStage3 = "E0414";
+inline constexpr const char* kSequenceParallelNeedsTp = "E0415";
+inline constexpr const char* kHybridNeedsStage3 = "E0416";
+inline constexpr const char* kContextNotDivisible = "E0417";
+inline constexpr const char* kConflictingBatch = "E0418";
+inline constexpr const char* kTensorParallelCrossesNodes = "W0401";
+inline constexpr const char* kShardingWithoutShardAxis = "W0402";
+inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";
+
+// Memory.
+inline constexpr const char* kDoesNotFit = "E0501";
+
+// Executor.
+inline constexpr const char* kExecutorUnsupported = "E0601";
+
+}  // namespace accel::codes
+
+#endif  // ACCEL_COMMON_DIAG_CODES_H_

@@ -1,0 +1,211 @@
+#include "common/diagnostics.h"
+
+#include <nlohmann/json.hpp>
+
+namespace accel {
+
+std::string_view SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kError: return "error";
+    case Severity::kWarning: return "warning";
+    case Severity::kNote: return "note";
+  }
+  return "error";
+}
+
+Diagnostic& Diagnostic::Note(std::string note_file, SourceLocation note_location,
+                             std::string note_message) {
+  notes.push_back({std::move(note_file), note_location, std::move(note_message)});
+  return *this;
+}
+
+Diagnostic& Diagnostic::Note(std::string note_message) {
+  notes.push_back({"", {}, std::move(note_message)});
+  return *this;
+}
+
+void SourceManager::Add(const std::string& file, std::string text) {
+  Entry entry;
+  entry.text = std::move(text);
+  entry.line_starts.push_back(0);
+  for (size_t i = 0; i < entry.text.size(); ++i) {
+    if (entry.text[i] == '\n') entry.line_starts.push_back(i + 1);
+  }
+  files_[file] = std::move(entry);
+}
+
+std::string_view SourceManager::Line(const std::string& file, int line) const {
+  auto it = files_.find(file);
+  if (it == files_.end() || line < 1) return {};
+  const Entry& entry = it->second;
+  if (static_cast<size_t>(line) > entry.line_starts.size()) return {};
+  size_t begin = entry.line_starts[line - 1];
+  if (begin >= entry.text.size()) return {};
+  size_t end = entry.text.find('\n', begin);
+  if (end == std::string::npos) end = entry.text.size();
+  std::string_view view(entry.text.data() + begin, end - begin);
+  if (!view.empty() && view.back() == '\r') view.remove_suffix(1);
+  return view;
+}
+
+Diagnostic& DiagnosticSink::Add(Diagnostic diagnostic) {
+  if (diagnostic.severity == Severity::kError) ++error_count_;
+  if (diagnostic.severity == Severity::kWarning) ++warning_count_;
+  diagnostics_.push_back(std::move(diagnostic));
+  return diagnostics_.back();
+}
+
+Diagnostic& DiagnosticSink::Error(std::string code, std::string file, SourceLocation location,
+                                  std::string field, std::string message) {
+  Diagnostic d;
+  d.severity = Severity::kError;
+  d.code = std::move(code);
+  d.file = std::move(file);
+  d.location = location;
+  d.field = std::move(field);
+  d.message = std::move(message);
+  return Add(std::move(d));
+}
+
+Diagnostic& DiagnosticSink::Warning(std::string code, std::string file, SourceLocation location,
+                                    std::string field, std::string message) {
+  Diagnostic d;
+  d.severity = Severity::kWarning;
+  d.code = std::move(code);
+  d.file = std::move(file);
+  d.location = location;
+  d.field = std::move(field);
+  d.message = std::move(message);
+  return Add(std::move(d));
+}
+
+void DiagnosticSink::Append(const DiagnosticSink& other) {
+  for (const Diagnostic& d : other.diagnostics_) Add(d);
+}
+
+namespace {
+
+std::string Where(const std::string& file, SourceLocation location) {
+  std::string out = file;
+  if (location.known()) {
+    out += ":" + std::to_string(location.line) + ":" + std::to_string(location.column);
+  }
+  return out;
+}
+
+// Quotes the source line and puts a caret under `column`. Tabs are copied into the caret
+// line so the caret stays under the right character whatever the terminal's tab width.
+void AppendSnippet(std::string& out, std::string_view line, int column) {
+  out += " ";
+  out += line;
+  out += "\n ";
+  for (int i = 1; i < column; ++i) {
+    size_t idx = static_cast<size_t>(i - 1);
+    out += (idx < line.size() && line[idx] == '\t') ? '\t' : ' ';
+  }
+  out += "^\n";
+}
+
+}  // namespace
+
+std::string RenderText(const std::vector<Diagnostic>& diagnostics, const SourceManager& sources) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) {
+    std::string where = Where(d.file, d.location);
+    if (!where.empty()) out += where + ": ";
+    out += SeverityName(d.severity);
+    if (!d.code.empty()) out += "[" + d.code + "]";
+    out += ": " + d.message + "\n";
+    if (d.location.known()) {
+      std::string_view line = sources.Line(d.file, d.location.line);
+      if (!line.empty()) AppendSnippet(out, line, d.location.column);
+    }
+    for (const DiagnosticNote& note : d.notes) {
+      std::string note_where = Where(note.file, note.location);
+      if (!note_where.empty()) out += note_where + ": ";
+      out += "note: " + note.message + "\n";
+    }
+  }
+  return out;
+}
+
+std::string RenderJson(const std::vector<Diagnostic>& diagnostics) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const Diagnostic& d : diagnostics) {
+    nlohmann::ordered_json j;
+    j["severity"] = SeverityName(d.severity);
+    j["code"] = d.code;
+    j["file"] = d.file;
+    j["line"] = d.location.line;
+    j["column"] = d.location.column;
+    j["field"] = d.field;
+    j["message"] = d.message;
+    j["origin"] = d.origin;
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    for (const DiagnosticNote& note : d.notes) {
+      notes.push_back({{"file", note.file},
+                       {"line", note.location.line},
+                       {"column", note.location.column},
+                       {"message", note.message}});
+    }
+    j["notes"] = std::move(notes);
+    array.push_back(std::move(j));
+  }
+  return array.dump(2) + "\n";
+}
+
+namespace {
+
+// GitHub workflow-command escaping: data escapes %, CR, LF; properties also escape : and ,.
+std::string EscapeData(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string EscapeProperty(std::string_view s) {
+  std::string out;
+  for (char c : EscapeData(s)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderGithub(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const Diagnostic& d : diagnostics) {
+    const char* command = d.severity == Severity::kError     ? "error"
+                          : d.severity == Severity::kWarning ? "warning"
+                                                             : "notice";
+    out += "::";
+    out += command;
+    std::vector<std::string> props;
+    if (!d.file.empty()) props.push_back("file=" + EscapeProperty(d.file));
+    if (d.location.known()) {
+      props.push_back("line=" + std::to_string(d.location.line));
+      props.push_back("col=" + std::to_string(d.location.column));
+    }
+    if (!d.code.empty()) props.push_back("title=" + EscapeProperty(d.code));
+    for (size_t i = 0; i < props.size(); ++i) out += (i == 0 ? " " : ",") + props[i];
+    std::string message = d.message;
+    for (const DiagnosticNote& note : d.notes) {
+      message += "\n";
+      std::string where = Where(note.file, note.location);
+      if (!where.empty()) message += where + ": ";
+      message += "note: " + note.message;
+    }
+    out += "::" + EscapeData(message) + "\n";
+  }
+  return out;
+}
+
+}  // namespace accel

@@ -1,0 +1,396 @@
+#include "executor/communicator.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+
+#if defined(ACCEL_WITH_NCCL) && defined(USE_C10D_NCCL)
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#define ACCEL_NCCL_ENABLED 1
+#else
+#define ACCEL_NCCL_ENABLED 0
+#endif
+
+#include <exception>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace accel::exec {
+namespace {
+
+// LibTorch 2.x split ProcessGroup into a dispatcher plus per-device Backends; the concrete Gloo and
+// NCCL classes derive from Backend there and from ProcessGroup in 1.x. The collective methods used
+// here have the same signatures on both.
+#if TORCH_VERSION_MAJOR >= 2
+using PgBase = c10d::Backend;
+#else
+using PgBase = c10d::ProcessGroup;
+#endif
+
+absl::Status FromException(const std::string& what, int rank, const std::exception& e) {
+  std::string message = absl::StrCat(what, " failed on group rank ", rank, ": ", e.what());
+  // c10d reports timeouts only through the exception text.
+  if (absl::StrContains(e.what(), "imed out") || absl::StrContains(e.what(), "imeout")) {
+    return absl::DeadlineExceededError(message);
+  }
+  return absl::InternalError(message);
+}
+
+absl::Status CheckAvgDtype(const at::Tensor& tensor, ReduceOp op) {
+  if (op == ReduceOp::kAvg && !at::isFloatingType(tensor.scalar_type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReduceOp::kAvg needs a floating tensor, got ", c10::toString(tensor.scalar_type())));
+  }
+  return absl::OkStatus();
+}
+
+class C10dPendingWork final : public PendingWork {
+ public:
+  C10dPendingWork(c10::intrusive_ptr<c10d::Work> work, at::Tensor tensor, ReduceOp op, int size,
+                  int rank, std::chrono::milliseconds timeout)
+      : work_(std::move(work)), tensor_(std::move(tensor)), op_(op), size_(size), rank_(rank),
+        timeout_(timeout) {}
+
+  ~C10dPendingWork() override {
+    if (!waited_) {
+      try {
+        work_->wait(timeout_);
+      } catch (const std::exception&) {
+        // A destructor cannot report; the error already surfaced or the caller abandoned the work.
+      }
+    }
+  }
+
+  absl::Status Wait() override {
+    if (waited_) return absl::FailedPreconditionError("PendingWork::Wait called twice");
+    waited_ = true;
+    try {
+      work_->wait(timeout_);
+      if (op_ == ReduceOp::kAvg) tensor_.div_(size_);
+    } catch (const std::exception& e) {
+      return FromException("async all-reduce", rank_, e);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  at::Tensor tensor_;
+  ReduceOp op_;
+  int size_;
+  int rank_;
+  std::chrono::milliseconds timeout_;
+  bool waited_ = false;
+};
+
+class C10dCommunicator final : public Communicator {
+ public:
+  C10dCommunicator(c10::intrusive_ptr<PgBase> pg, CommBackend backend, std::vector<int> global_ranks,
+                   std::chrono::milliseconds timeout)
+      : pg_(std::move(pg)), backend_(backend), global_ranks_(std::move(global_ranks)),
+        timeout_(timeout) {}
+
+  int Rank() const override { return pg_->getRank(); }
+  int Size() const override { return pg_->getSize(); }
+  const std::vector<int>& GlobalRanks() const override { return global_ranks_; }
+  std::string BackendName() const override {
+    return backend_ == CommBackend::kGloo ? "gloo" : "nccl";
+  }
+
+  absl::Status AllReduce(at::Tensor& tensor, ReduceOp op) override {
+    if (absl::Status s = CheckAvgDtype(tensor, op); !s.ok()) return s;
+    return Guard("all-reduce", [&] {
+      at::Tensor work_tensor = tensor.is_contiguous() ? tensor : tensor.contiguous();
+      std::vector<at::Tensor> tensors{work_tensor};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      pg_->allreduce(tensors, opts)->wait(timeout_);
+      if (op == ReduceOp::kAvg) work_tensor.div_(Size());
+      if (!work_tensor.is_same(tensor)) tensor.copy_(work_tensor);
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor tensor,
+                                                              ReduceOp op) override {
+    if (absl::Status s = CheckAvgDtype(tensor, op); !s.ok()) return s;
+    if (!tensor.is_contiguous()) {
+      return absl::InvalidArgumentError("AllReduceAsync needs a contiguous tensor");
+    }
+    try {
+      std::vector<at::Tensor> tensors{tensor};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      c10::intrusive_ptr<c10d::Work> work = pg_->allreduce(tensors, opts);
+      return std::unique_ptr<PendingWork>(
+          new C10dPendingWork(std::move(work), std::move(tensor), op, Size(), Rank(), timeout_));
+    } catch (const std::exception& e) {
+      return FromException("async all-reduce", Rank(), e);
+    }
+  }
+
+  absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
+    const int64_t n = input.numel();
+    if (output.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AllGather: output must have ", n * Size(), " elements of ",
+          c10::toString(input.scalar_type()), ", got ", output.numel(), " of ",
+          c10::toString(output.scalar_type())));
+    }
+    if (!output.is_contiguous()) return absl::InvalidArgumentError("AllGather: output not contiguous");
+    return Guard("all-gather", [&] {
+      at::Tensor in = input.contiguous().view({-1});
+      at::Tensor out = output.view({-1});
+      if (backend_ == CommBackend::kNccl) {
+        pg_->_allgather_base(out, in)->wait(timeout_);
+        return;
+      }
+      // Gloo has only the list form: hand it views of the flat output, one per rank.
+      std::vector<at::Tensor> chunks;
+      chunks.reserve(Size());
+      for (int r = 0; r < Size(); ++r) chunks.push_back(out.narrow(0, r * n, n));
+      std::vector<std::vector<at::Tensor>> outputs{chunks};
+      std::vector<at::Tensor> inputs{in};
+      pg_->allgather(outputs, inputs)->wait(timeout_);
+    });
+  }
+
+  absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp op) override {
+    if (absl::Status s = CheckAvgDtype(input, op); !s.ok()) return s;
+    const int64_t n = output.numel();
+    if (input.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ReduceScatter: input must have ", n * Size(), " elements of ",
+          c10::toString(output.scalar_type()), ", got ", input.numel(), " of ",
+          c10::toString(input.scalar_type())));
+    }
+    return Guard("reduce-scatter", [&] {
+      c10d::AllreduceOptions ar_opts;
+      ar_opts.reduceOp = c10d::ReduceOp::SUM;
+      at::Tensor result;
+      if (backend_ == CommBackend::kNccl) {
+        at::Tensor in = input.contiguous().view({-1});
+        result = at::empty({n}, input.options());
+        c10d::ReduceScatterOptions opts;
+        opts.reduceOp = c10d::ReduceOp::SUM;
+        pg_->_reduce_scatter_base(result, in, opts)->wait(timeout_);
+      } else {
+        // Gloo rejects reduce_scatter: all-reduce a private copy and keep this rank's chunk.
+        at::Tensor full = input.reshape({-1}).clone();
+        std::vector<at::Tensor> tensors{full};
+        pg_->allreduce(tensors, ar_opts)->wait(timeout_);
+        result = full.narrow(0, Rank() * n, n);
+      }
+      if (op == ReduceOp::kAvg) result.div_(Size());
+      output.copy_(result.view(output.sizes()));
+    });
+  }
+
+  absl::Status Broadcast(at::Tensor& tensor, int root) override {
+    if (root < 0 || root >= Size()) {
+      return absl::InvalidArgumentError(absl::StrCat("Broadcast: root ", root, " outside group of ", Size()));
+    }
+    return Guard("broadcast", [&] {
+      at::Tensor work_tensor = tensor.is_contiguous() ? tensor : tensor.contiguous();
+      std::vector<at::Tensor> tensors{work_tensor};
+      c10d::BroadcastOptions opts;
+      opts.rootRank = root;
+      pg_->broadcast(tensors, opts)->wait(timeout_);
+      if (!work_tensor.is_same(tensor)) tensor.copy_(work_tensor);
+    });
+  }
+
+  absl::Status Send(const at::Tensor& tensor, int dst, int tag) override {
+    if (dst < 0 || dst >= Size() || dst == Rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("Send: bad destination rank ", dst));
+    }
+    return Guard("send", [&] {
+      std::vector<at::Tensor> tensors{tensor.contiguous()};
+      pg_->send(tensors, dst, tag)->wait(timeout_);
+    });
+  }
+
+  absl::Status Recv(at::Tensor& tensor, int src, int tag) override {
+    if (src < 0 || src >= Size() || src == Rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("Recv: bad source rank ", src));
+    }
+    return Guard("recv", [&] {
+      at::Tensor work_tensor = tensor.is_contiguous() ? tensor : tensor.contiguous();
+      std::vector<at::Tensor> tensors{work_tensor};
+      pg_->recv(tensors, src, tag)->wait(timeout_);
+      if (!work_tensor.is_same(tensor)) tensor.copy_(work_tensor);
+    });
+  }
+
+  absl::Status Barrier() override {
+    return Guard("barrier", [&] {
+      c10d::BarrierOptions opts;
+      opts.timeout = timeout_;
+      pg_->barrier(opts)->wait(timeout_);
+    });
+  }
+
+ private:
+  template <typename F>
+  absl::Status Guard(const char* what, F&& body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      return FromException(what, Rank(), e);
+    }
+    return absl::OkStatus();
+  }
+
+  c10::intrusive_ptr<PgBase> pg_;
+  CommBackend backend_;
+  std::vector<int> global_ranks_;
+  std::chrono::milliseconds timeout_;
+};
+
+bool IsLoopback(const std::string& addr) {
+  return addr == "localhost" || absl::StartsWith(addr, "127.") || addr == "::1";
+}
+
+class TcpRendezvous final : public Rendezvous {
+ public:
+  TcpRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> store)
+      : options_(std::move(options)), store_(std::move(store)) {}
+
+  int Port() const override { return store_->getPort(); }
+  const RendezvousOptions& Options() const override { return options_; }
+
+  absl::StatusOr<std::shared_ptr<Communicator>> CreateWorld(CommBackend backend) override {
+    std::vector<int> all(options_.world_size);
+    for (int r = 0; r < options_.world_size; ++r) all[r] = r;
+    const std::string prefix = absl::StrCat("accel/world/", world_calls_++);
+    return CreateOne(prefix, all, options_.rank, backend);
+  }
+
+  absl::StatusOr<std::vector<std::shared_ptr<Communicator>>> CreateGroups(
+      const std::vector<std::vector<int>>& rank_lists, CommBackend backend) override {
+    for (size_t i = 0; i < rank_lists.size(); ++i) {
+      const std::vector<int>& list = rank_lists[i];
+      if (list.empty()) return absl::InvalidArgumentError(absl::StrCat("process group ", i, " is empty"));
+      std::set<int> seen;
+      for (int r : list) {
+        if (r < 0 || r >= options_.world_size) {
+          return absl::InvalidArgumentError(absl::StrCat("process group ", i, " has rank ", r,
+                                                         " outside world of ", options_.world_size));
+        }
+        if (!seen.insert(r).second) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("process group ", i, " lists rank ", r, " twice"));
+        }
+      }
+    }
+    // The call counter is part of the prefix so a second set of groups never collides with the
+    // first in the store; all ranks make the same calls in the same order.
+    const int call = group_calls_++;
+    std::vector<std::shared_ptr<Communicator>> groups(rank_lists.size());
+    for (size_t i = 0; i < rank_lists.size(); ++i) {
+      const std::vector<int>& list = rank_lists[i];
+      int group_rank = -1;
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (list[j] == options_.rank) group_rank = static_cast<int>(j);
+      }
+      if (group_rank < 0) continue;
+      const std::string prefix = absl::StrCat("accel/groups/", call, "/", i);
+      absl::StatusOr<std::shared_ptr<Communicator>> comm = CreateOne(prefix, list, group_rank, backend);
+      if (!comm.ok()) return comm.status();
+      groups[i] = *std::move(comm);
+    }
+    return groups;
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<Communicator>> CreateOne(const std::string& prefix,
+                                                          const std::vector<int>& members,
+                                                          int group_rank, CommBackend backend) {
+    const int size = static_cast<int>(members.size());
+    try {
+      auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, store_);
+      if (backend == CommBackend::kGloo) {
+        auto opts = c10d::ProcessGroupGloo::Options::create(options_.timeout);
+        opts->devices.push_back(GlooDevice());
+        auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, group_rank, size, opts);
+        return std::shared_ptr<Communicator>(
+            new C10dCommunicator(pg, backend, members, options_.timeout));
+      }
+#if ACCEL_NCCL_ENABLED
+      auto opts = c10d::ProcessGroupNCCL::Options::create();
+      opts->timeout = options_.timeout;
+      auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, group_rank, size, opts);
+      return std::shared_ptr<Communicator>(
+          new C10dCommunicator(pg, backend, members, options_.timeout));
+#else
+      return absl::UnimplementedError("this build of accel has no NCCL support (LibTorch without CUDA/NCCL)");
+#endif
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("creating process group {",
+                                                 absl::StrJoin(members, ","), "} failed on rank ",
+                                                 options_.rank, ": ", e.what()));
+    }
+  }
+
+  // One transport device serves every Gloo group of this process.
+  std::shared_ptr<::gloo::transport::Device> GlooDevice() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!gloo_device_) {
+      std::string host = options_.gloo_hostname;
+      if (host.empty() && IsLoopback(options_.master_addr)) host = "127.0.0.1";
+      gloo_device_ = host.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                  : c10d::ProcessGroupGloo::createDeviceForHostname(host);
+    }
+    return gloo_device_;
+  }
+
+  RendezvousOptions options_;
+  c10::intrusive_ptr<c10d::TCPStore> store_;
+  std::mutex mu_;
+  std::shared_ptr<::gloo::transport::Device> gloo_device_;
+  int world_calls_ = 0;
+  int group_calls_ = 0;
+};
+
+}  // namespace
+
+bool NcclAvailable() { return ACCEL_NCCL_ENABLED != 0; }
+
+absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const RendezvousOptions& options) {
+  if (options.world_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("world size must be >= 1, got ", options.world_size));
+  }
+  if (options.rank < 0 || options.rank >= options.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", options.rank, " outside world of ", options.world_size));
+  }
+  if (options.master_port < 0 || options.master_port > 65535 ||
+      (options.master_port == 0 && options.rank != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad master port ", options.master_port,
+                                                   " (0 is allowed only on rank 0)"));
+  }
+  try {
+    c10d::TCPStoreOptions store_opts;
+    store_opts.port = static_cast<std::uint16_t>(options.master_port);
+    store_opts.isServer = options.rank == 0;
+    store_opts.numWorkers = options.world_size;
+    // Waiting for workers in the constructor would block rank 0 before it can report a port it
+    // bound itself; the first group creation synchronizes all ranks anyway.
+    store_opts.waitWorkers = false;
+    store_opts.timeout = options.timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, std::move(store)));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("cannot reach the rendezvous store at ",
+                                               options.master_addr, ":", options.master_port,
+                                               " from rank ", options.rank, ": ", e.what()));
+  }
+}
+
+}  // namespace accel::exec

@@ -1,0 +1,57 @@
+#include "executor/models/causal_lm.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "executor/models/gpt2.h"
+#include "executor/models/llama.h"
+
+namespace accel::exec {
+
+torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const int64_t t = q.size(-2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
+                             .triu(/*diagonal=*/1);
+  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+  return torch::matmul(torch::softmax(scores, -1), v);
+}
+
+absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed) {
+  if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
+  std::shared_ptr<CausalLm> model;
+  try {
+    if (config.arch == ModelArch::kGpt2) {
+      model = std::make_shared<Gpt2Model>(config);
+    } else {
+      model = std::make_shared<LlamaModel>(config);
+    }
+    torch::NoGradGuard no_grad;
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.num_layers));
+    for (auto& item : model->named_parameters()) {
+      const std::string& name = item.key();
+      torch::Tensor& p = item.value();
+      const bool is_norm = absl::StrContains(name, "ln_") || absl::StrContains(name, "layernorm") ||
+                           absl::StrContains(name, ".norm.");
+      if (is_norm) {
+        p.fill_(absl::EndsWith(name, ".bias") ? 0.0 : 1.0);
+      } else if (absl::EndsWith(name, ".bias")) {
+        p.zero_();
+      } else if (config.arch == ModelArch::kGpt2 && absl::EndsWith(name, "c_proj.weight")) {
+        p.normal_(0.0, proj_std, gen);
+      } else {
+        p.normal_(0.0, 0.02, gen);
+      }
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("building ", ModelArchName(config.arch), " failed: ", e.what()));
+  }
+  return model;
+}
+
+}  // namespace accel::exec

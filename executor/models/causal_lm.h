@@ -1,0 +1,50 @@
+// Base class of the executor's decoder-only language models and the factory that builds one from a
+// ModelConfig with deterministic initialization.
+#ifndef ACCEL_EXECUTOR_MODELS_CAUSAL_LM_H_
+#define ACCEL_EXECUTOR_MODELS_CAUSAL_LM_H_
+
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "executor/models/model_config.h"
+
+namespace accel::exec {
+
+// A causal language model whose named_parameters() are exactly the Hugging Face names of the
+// architecture (so model.safetensors moves between accel and transformers unchanged).
+class CausalLm : public torch::nn::Module {
+ public:
+  explicit CausalLm(ModelConfig config) : config_(config) {}
+  ~CausalLm() override = default;
+
+  // tokens: [batch, seq] int64 token ids in [0, vocab_size), seq <= max_seq_len.
+  // Returns logits [batch, seq, vocab_size]; position t depends only on tokens 0..t.
+  // Throws c10::Error on bad shapes (callers at module boundaries catch it).
+  virtual torch::Tensor Forward(const torch::Tensor& tokens) = 0;
+
+  // The dimensions this model was built with.
+  const ModelConfig& config() const { return config_; }
+
+ protected:
+  ModelConfig config_;
+};
+
+// Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)
+// + mask) v where mask is -inf above the diagonal. q, k, v: [batch, heads, seq, head_dim] (k and v
+// already expanded to the query heads). Returns [batch, heads, seq, head_dim].
+torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+// Builds the model for config.arch on the CPU and initializes it from seed, identically on every
+// rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1,
+// LayerNorm biases 0; GPT-2's attn.c_proj and mlp.c_proj weights ~ Normal(0, 0.02/sqrt(2L))
+// (Radford et al. 2019, section 2.3; Hugging Face GPT2PreTrainedModel._init_weights). Parameters
+// are drawn in named_parameters() order from one generator seeded with seed, so results do not
+// depend on the global RNG. Errors: InvalidArgument from ValidateModelConfig.
+absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed);
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_MODELS_CAUSAL_LM_H_

@@ -1,0 +1,64 @@
+// GPT-2 (Radford et al. 2019) in LibTorch with Hugging Face GPT2LMHeadModel parameter names.
+#ifndef ACCEL_EXECUTOR_MODELS_GPT2_H_
+#define ACCEL_EXECUTOR_MODELS_GPT2_H_
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "executor/models/causal_lm.h"
+
+namespace accel::exec {
+
+// Hugging Face's Conv1D: a linear layer whose weight is stored [in_features, out_features]
+// (transposed relative to torch.nn.Linear), y = x @ weight + bias.
+class Conv1D : public torch::nn::Module {
+ public:
+  // Registers weight [in_features, out_features] and bias [out_features], both zero until
+  // BuildCausalLm initializes them.
+  Conv1D(int64_t in_features, int64_t out_features);
+  // x: [..., in_features] -> [..., out_features].
+  torch::Tensor Forward(const torch::Tensor& x);
+
+ private:
+  torch::Tensor weight_;
+  torch::Tensor bias_;
+};
+
+// One pre-norm block: x + attn(ln_1(x)), then + mlp(ln_2(x)). Children are named ln_1,
+// attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj as in Hugging Face.
+class Gpt2Block : public torch::nn::Module {
+ public:
+  explicit Gpt2Block(const ModelConfig& config);
+  // x: [batch, seq, hidden] -> same shape; causal self-attention.
+  torch::Tensor Forward(const torch::Tensor& x);
+
+ private:
+  int64_t num_heads_;
+  torch::nn::LayerNorm ln_1_{nullptr};
+  torch::nn::LayerNorm ln_2_{nullptr};
+  std::shared_ptr<Conv1D> c_attn_;
+  std::shared_ptr<Conv1D> attn_c_proj_;
+  std::shared_ptr<Conv1D> c_fc_;
+  std::shared_ptr<Conv1D> mlp_c_proj_;
+};
+
+// GPT-2 language model: transformer.{wte,wpe,h.N,ln_f}; the head is wte.weight (tied, so there is no
+// separate lm_head.weight parameter).
+class Gpt2Model : public CausalLm {
+ public:
+  // config must pass ValidateModelConfig with arch kGpt2.
+  explicit Gpt2Model(const ModelConfig& config);
+  torch::Tensor Forward(const torch::Tensor& tokens) override;
+
+ private:
+  torch::nn::Embedding wte_{nullptr};
+  torch::nn::Embedding wpe_{nullptr};
+  std::vector<std::shared_ptr<Gpt2Block>> blocks_;
+  torch::nn::LayerNorm ln_f_{nullptr};
+};
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_MODELS_GPT2_H_

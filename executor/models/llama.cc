@@ -1,0 +1,112 @@
+#include "executor/models/llama.h"
+
+#include <torch/torch.h>
+
+namespace accel::exec {
+namespace {
+
+// Hugging Face's rotate_half: (x1, x2) -> (-x2, x1) over the two halves of the last dim.
+torch::Tensor RotateHalf(const torch::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+torch::nn::Linear NoBias(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+}  // namespace
+
+RmsNorm::RmsNorm(int64_t hidden, double eps) : eps_(eps) {
+  weight_ = register_parameter("weight", torch::ones({hidden}));
+}
+
+torch::Tensor RmsNorm::Forward(const torch::Tensor& x) {
+  torch::Tensor xf = x.to(torch::kFloat);
+  torch::Tensor normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+  return weight_ * normed.to(x.scalar_type());
+}
+
+LlamaBlock::LlamaBlock(const ModelConfig& config)
+    : num_heads_(config.num_heads),
+      num_kv_heads_(config.num_kv_heads),
+      head_dim_(config.hidden_size / config.num_heads) {
+  const int64_t h = config.hidden_size;
+  const int64_t kv = num_kv_heads_ * head_dim_;
+  auto attn = register_module("self_attn", std::make_shared<torch::nn::Module>());
+  q_proj_ = attn->register_module("q_proj", NoBias(h, h));
+  k_proj_ = attn->register_module("k_proj", NoBias(h, kv));
+  v_proj_ = attn->register_module("v_proj", NoBias(h, kv));
+  o_proj_ = attn->register_module("o_proj", NoBias(h, h));
+  auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
+  gate_proj_ = mlp->register_module("gate_proj", NoBias(h, config.ffn_size));
+  up_proj_ = mlp->register_module("up_proj", NoBias(h, config.ffn_size));
+  down_proj_ = mlp->register_module("down_proj", NoBias(config.ffn_size, h));
+  input_layernorm_ =
+      register_module("input_layernorm", std::make_shared<RmsNorm>(h, config.norm_eps));
+  post_attention_layernorm_ =
+      register_module("post_attention_layernorm", std::make_shared<RmsNorm>(h, config.norm_eps));
+}
+
+torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                  const torch::Tensor& sin) {
+  const int64_t b = x.size(0);
+  const int64_t t = x.size(1);
+  torch::Tensor n = input_layernorm_->Forward(x);
+  auto heads = [&](const torch::Tensor& y, int64_t count) {
+    return y.view({b, t, count, head_dim_}).transpose(1, 2);
+  };
+  torch::Tensor q = heads(q_proj_->forward(n), num_heads_);
+  torch::Tensor k = heads(k_proj_->forward(n), num_kv_heads_);
+  torch::Tensor v = heads(v_proj_->forward(n), num_kv_heads_);
+  q = q * cos + RotateHalf(q) * sin;
+  k = k * cos + RotateHalf(k) * sin;
+  if (num_kv_heads_ != num_heads_) {
+    const int64_t repeat = num_heads_ / num_kv_heads_;
+    k = k.repeat_interleave(repeat, 1);
+    v = v.repeat_interleave(repeat, 1);
+  }
+  torch::Tensor y = CausalAttention(q, k, v).transpose(1, 2).contiguous().view({b, t, -1});
+  torch::Tensor residual = x + o_proj_->forward(y);
+  torch::Tensor m = post_attention_layernorm_->Forward(residual);
+  return residual + down_proj_->forward(torch::silu(gate_proj_->forward(m)) * up_proj_->forward(m));
+}
+
+LlamaModel::LlamaModel(const ModelConfig& config) : CausalLm(config) {
+  auto model = register_module("model", std::make_shared<torch::nn::Module>());
+  embed_tokens_ =
+      model->register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.hidden_size));
+  auto list = model->register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    layers_.push_back(std::make_shared<LlamaBlock>(config));
+    list->push_back(layers_.back());
+  }
+  norm_ = model->register_module("norm", std::make_shared<RmsNorm>(config.hidden_size, config.norm_eps));
+  if (!config.tie_embeddings) {
+    lm_head_ = register_module("lm_head", NoBias(config.hidden_size, config.vocab_size));
+  }
+  const int64_t d = config.hidden_size / config.num_heads;
+  inv_freq_ = torch::pow(config.rope_theta,
+                         -torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d))
+                  .to(torch::kFloat);
+}
+
+torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
+  TORCH_CHECK(tokens.dim() == 2, "tokens must be [batch, seq], got ", tokens.sizes());
+  const int64_t t = tokens.size(1);
+  TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
+              config_.max_seq_len);
+  torch::Tensor x = embed_tokens_->forward(tokens);
+  // Rotary tables in fp32 as Hugging Face computes them, then cast to the activation dtype.
+  torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(tokens.device()));
+  torch::Tensor freqs = torch::outer(positions, inv_freq_.to(tokens.device()));
+  torch::Tensor emb = torch::cat({freqs, freqs}, -1);
+  torch::Tensor cos = emb.cos().to(x.scalar_type());
+  torch::Tensor sin = emb.sin().to(x.scalar_type());
+  for (const auto& layer : layers_) x = layer->Forward(x, cos, sin);
+  x = norm_->Forward(x);
+  if (lm_head_) return lm_head_->forward(x);
+  return torch::matmul(x, embed_tokens_->weight.t());
+}
+
+}  // namespace accel::exec

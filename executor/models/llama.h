@@ -1,0 +1,69 @@
+// Llama (Touvron et al. 2023) in LibTorch with Hugging Face LlamaForCausalLM parameter names.
+#ifndef ACCEL_EXECUTOR_MODELS_LLAMA_H_
+#define ACCEL_EXECUTOR_MODELS_LLAMA_H_
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include "executor/models/causal_lm.h"
+
+namespace accel::exec {
+
+// RMSNorm (Zhang & Sennrich 2019): y = weight * x / sqrt(mean(x^2) + eps), computed in fp32 and cast
+// back to the input dtype as Hugging Face LlamaRMSNorm does. Parameter: weight [hidden].
+class RmsNorm : public torch::nn::Module {
+ public:
+  RmsNorm(int64_t hidden, double eps);
+  // x: [..., hidden] -> same shape and dtype.
+  torch::Tensor Forward(const torch::Tensor& x);
+
+ private:
+  torch::Tensor weight_;
+  double eps_;
+};
+
+// One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
+// with rotary positions and grouped-query attention (query head i uses key/value head
+// i / (heads/kv_heads)), SwiGLU MLP down(silu(gate(x)) * up(x)) (Shazeer 2020). No biases.
+class LlamaBlock : public torch::nn::Module {
+ public:
+  explicit LlamaBlock(const ModelConfig& config);
+  // x: [batch, seq, hidden]; cos, sin: [seq, head_dim] rotary tables. Returns [batch, seq, hidden].
+  torch::Tensor Forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+ private:
+  int64_t num_heads_;
+  int64_t num_kv_heads_;
+  int64_t head_dim_;
+  std::shared_ptr<RmsNorm> input_layernorm_;
+  std::shared_ptr<RmsNorm> post_attention_layernorm_;
+  torch::nn::Linear q_proj_{nullptr};
+  torch::nn::Linear k_proj_{nullptr};
+  torch::nn::Linear v_proj_{nullptr};
+  torch::nn::Linear o_proj_{nullptr};
+  torch::nn::Linear gate_proj_{nullptr};
+  torch::nn::Linear up_proj_{nullptr};
+  torch::nn::Linear down_proj_{nullptr};
+};
+
+// Llama language model: model.{embed_tokens,layers.N,norm} and lm_head (absent when
+// tie_embeddings, then the head is embed_tokens.weight).
+class LlamaModel : public CausalLm {
+ public:
+  // config must pass ValidateModelConfig with arch kLlama.
+  explicit LlamaModel(const ModelConfig& config);
+  torch::Tensor Forward(const torch::Tensor& tokens) override;
+
+ private:
+  torch::nn::Embedding embed_tokens_{nullptr};
+  std::vector<std::shared_ptr<LlamaBlock>> layers_;
+  std::shared_ptr<RmsNorm> norm_;
+  torch::nn::Linear lm_head_{nullptr};
+  // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer.
+  torch::Tensor inv_freq_;
+};
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_MODELS_LLAMA_H_

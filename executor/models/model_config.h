@@ -1,0 +1,62 @@
+// Dimensions of the decoder-only transformers the executor builds, and the closed-form parameter
+// counts they must have. Torch-free so the planner-facing code and tests can use it cheaply.
+#ifndef ACCEL_EXECUTOR_MODELS_MODEL_CONFIG_H_
+#define ACCEL_EXECUTOR_MODELS_MODEL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace accel::exec {
+
+// Model family. kGpt2: learned positions, LayerNorm, GELU(tanh) MLP, Conv1D weights, tied head
+// (Radford et al. 2019; Hugging Face GPT2LMHeadModel). kLlama: RMSNorm, rotary positions, SwiGLU MLP,
+// grouped-query attention, untied head (Touvron et al. 2023; Hugging Face LlamaForCausalLM).
+enum class ModelArch { kGpt2, kLlama };
+
+// "gpt2" or "llama".
+std::string ModelArchName(ModelArch arch);
+
+// Dimensions of a model. Counts are plain integers; lengths are in tokens.
+struct ModelConfig {
+  ModelArch arch = ModelArch::kGpt2;
+  // Model width h (embedding and residual size).
+  int64_t hidden_size = 256;
+  // Number of transformer blocks L.
+  int64_t num_layers = 4;
+  // Number of query heads; divides hidden_size.
+  int64_t num_heads = 4;
+  // Number of key/value heads (Llama grouped-query attention); divides num_heads. GPT-2 requires
+  // num_kv_heads == num_heads.
+  int64_t num_kv_heads = 4;
+  // MLP inner width. GPT-2 uses 4h by convention; Llama's intermediate_size.
+  int64_t ffn_size = 1024;
+  // Vocabulary size V (256 for the byte tokenizer).
+  int64_t vocab_size = 256;
+  // Longest sequence P the model accepts (GPT-2's position table size; RoPE cache length).
+  int64_t max_seq_len = 256;
+  // Whether the output head reuses the token embedding (always true for GPT-2).
+  bool tie_embeddings = true;
+  // Epsilon of LayerNorm (GPT-2, 1e-5) or RMSNorm (Llama, 1e-5/1e-6).
+  double norm_eps = 1e-5;
+  // RoPE base theta (Llama; Su et al. 2021), ignored by GPT-2.
+  double rope_theta = 10000.0;
+};
+
+// Checks the invariants documented on ModelConfig. Errors: InvalidArgument naming the field.
+absl::Status ValidateModelConfig(const ModelConfig& config);
+
+// Parameters of one transformer block.
+// GPT-2: 12h^2 + 13h (c_attn 3h^2+3h, attn c_proj h^2+h, two LayerNorms 4h, MLP 2*h*f + f + h with
+// f = ffn_size; equals 12h^2+13h when f = 4h).
+// Llama: 2h^2 + 2*h*(kv*h/heads) + 3*h*f + 2h (q,o; k,v; gate,up,down; two RMSNorms).
+int64_t BlockParameterCount(const ModelConfig& config);
+
+// Total trainable parameters (tied weights counted once).
+// GPT-2: V*h + P*h + L*block + 2h. Llama: V*h (+ V*h untied head) + L*block + h.
+int64_t ModelParameterCount(const ModelConfig& config);
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_MODELS_MODEL_CONFIG_H_

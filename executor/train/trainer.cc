@@ -1,0 +1,252 @@
+#include "executor/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "executor/checkpoint/safetensors.h"
+#include "executor/checkpoint/torch_tensors.h"
+
+namespace accel::exec {
+namespace {
+
+constexpr char kModelFile[] = "model.safetensors";
+constexpr char kOptimizerFile[] = "optimizer.pt";
+constexpr char kRngFile[] = "rng.safetensors";
+constexpr char kStateFile[] = "trainer_state.json";
+
+absl::Status FromException(const std::string& what, const std::exception& e) {
+  return absl::InternalError(absl::StrCat(what, ": ", e.what()));
+}
+
+}  // namespace
+
+LossFn CausalLmLoss() {
+  return [](torch::nn::Module& module, const torch::Tensor& batch) {
+    auto& model = dynamic_cast<CausalLm&>(module);
+    const int64_t seq = batch.size(1) - 1;
+    torch::Tensor inputs = batch.narrow(1, 0, seq);
+    torch::Tensor targets = batch.narrow(1, 1, seq);
+    torch::Tensor logits = model.Forward(inputs);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
+                                                targets.reshape({-1}));
+  };
+}
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::nn::Module> module, LossFn loss,
+                                                         const TrainerOptions& options,
+                                                         std::shared_ptr<Communicator> dp) {
+  if (module == nullptr || !loss) return absl::InvalidArgumentError("trainer needs a module and a loss");
+  if (absl::Status s = ValidateLrSchedule(options.schedule); !s.ok()) return s;
+  if (!(options.grad_clip_norm >= 0)) return absl::InvalidArgumentError("grad_clip_norm must be >= 0");
+  if (options.weight_decay < 0) return absl::InvalidArgumentError("weight_decay must be >= 0");
+  std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, std::move(dp)));
+  for (const torch::Tensor& p : t->module_->parameters()) {
+    if (p.requires_grad()) t->params_.push_back(p);
+  }
+  if (t->params_.empty()) return absl::InvalidArgumentError("module has no trainable parameters");
+  try {
+    const double lr = LearningRateAt(options.schedule, 0);
+    if (options.optimizer == OptimizerKind::kSgd) {
+      t->optimizer_ = std::make_unique<torch::optim::SGD>(t->params_, torch::optim::SGDOptions(lr));
+    } else {
+      std::vector<torch::Tensor> decay;
+      std::vector<torch::Tensor> no_decay;
+      for (const torch::Tensor& p : t->params_) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+      auto make = [&](double wd) {
+        return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(lr)
+                                                                .betas({options.beta1, options.beta2})
+                                                                .eps(options.adam_eps)
+                                                                .weight_decay(wd));
+      };
+      std::vector<torch::optim::OptimizerParamGroup> groups;
+      if (!decay.empty()) groups.emplace_back(decay, make(options.weight_decay));
+      if (!no_decay.empty()) groups.emplace_back(no_decay, make(0.0));
+      t->optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups), *make(options.weight_decay));
+    }
+  } catch (const std::exception& e) {
+    return FromException("creating the optimizer failed", e);
+  }
+  if (t->dp_ != nullptr && t->dp_->Size() > 1) {
+    absl::StatusOr<std::unique_ptr<GradBucketer>> bucketer =
+        GradBucketer::Create(t->params_, t->dp_, options.bucket_bytes);
+    if (!bucketer.ok()) return bucketer.status();
+    t->bucketer_ = *std::move(bucketer);
+  }
+  return t;
+}
+
+Trainer::Trainer(std::shared_ptr<torch::nn::Module> module, LossFn loss, const TrainerOptions& options,
+                 std::shared_ptr<Communicator> dp)
+    : module_(std::move(module)), loss_(std::move(loss)), options_(options), dp_(std::move(dp)) {}
+
+Trainer::~Trainer() = default;
+
+absl::StatusOr<StepResult> Trainer::Step(const std::vector<torch::Tensor>& micro_batches) {
+  if (micro_batches.empty()) return absl::InvalidArgumentError("a step needs at least one micro-batch");
+  try {
+    return StepImpl(micro_batches);
+  } catch (const std::exception& e) {
+    return FromException(absl::StrCat("training step ", step_, " failed"), e);
+  }
+}
+
+absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {
+  module_->train();
+  optimizer_->zero_grad();
+  const torch::Device device = params_.front().device();
+  const auto accumulation = static_cast<int64_t>(micro_batches.size());
+  double loss_sum = 0;
+  for (int64_t i = 0; i < accumulation; ++i) {
+    const bool last = i + 1 == accumulation;
+    if (bucketer_) bucketer_->BeginBackward(/*sync=*/last);
+    torch::Tensor loss;
+    {
+      AutocastScope autocast(device.type(), options_.precision);
+      loss = loss_(*module_, micro_batches[i].to(device));
+    }
+    (loss / static_cast<double>(accumulation)).backward();
+    loss_sum += loss.item<double>();
+  }
+  StepResult result;
+  result.step = step_;
+  if (bucketer_) {
+    if (absl::Status s = bucketer_->FinishBackward(); !s.ok()) return s;
+    result.sync = bucketer_->stats();
+  }
+  result.loss = loss_sum / static_cast<double>(accumulation);
+  if (dp_ != nullptr && dp_->Size() > 1) {
+    torch::Tensor l = torch::full({1}, result.loss, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    if (absl::Status s = dp_->AllReduce(l, ReduceOp::kAvg); !s.ok()) return s;
+    result.loss = l.item<double>();
+  }
+
+  // Global norm in fp64 so the value (and the clipping decision) does not depend on summation order.
+  {
+    torch::NoGradGuard no_grad;
+    torch::Tensor sq = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    for (const torch::Tensor& p : params_) {
+      if (p.grad().defined()) sq += p.grad().to(torch::kDouble).pow(2).sum();
+    }
+    result.grad_norm = std::sqrt(sq.item<double>());
+    // Same coefficient as torch.nn.utils.clip_grad_norm_.
+    if (options_.grad_clip_norm > 0) {
+      const double coef = options_.grad_clip_norm / (result.grad_norm + 1e-6);
+      if (coef < 1.0) {
+        for (const torch::Tensor& p : params_) {
+          if (p.grad().defined()) p.grad().mul_(coef);
+        }
+      }
+    }
+  }
+  result.lr = LearningRateAt(options_.schedule, step_);
+  for (torch::optim::OptimizerParamGroup& group : optimizer_->param_groups()) group.options().set_lr(result.lr);
+  optimizer_->step();
+  ++step_;
+  return result;
+}
+
+absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const DataPosition& data_position) const {
+  std::vector<CheckpointFile> files;
+  try {
+    SafetensorsFile model;
+    model.metadata["format"] = "pt";
+    for (const auto& item : module_->named_parameters()) {
+      absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors(item.key(), item.value());
+      if (!record.ok()) return record.status();
+      model.tensors.push_back(*std::move(record));
+    }
+    absl::StatusOr<std::string> model_bytes = SerializeSafetensors(model);
+    if (!model_bytes.ok()) return model_bytes.status();
+    files.push_back({kModelFile, *std::move(model_bytes)});
+
+    torch::serialize::OutputArchive archive;
+    optimizer_->save(archive);
+    std::ostringstream optimizer_bytes;
+    archive.save_to(optimizer_bytes);
+    files.push_back({kOptimizerFile, optimizer_bytes.str()});
+
+    SafetensorsFile rng;
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    at::Tensor state;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      state = gen.get_state();
+    }
+    absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors("cpu", state);
+    if (!record.ok()) return record.status();
+    rng.tensors.push_back(*std::move(record));
+    absl::StatusOr<std::string> rng_bytes = SerializeSafetensors(rng);
+    if (!rng_bytes.ok()) return rng_bytes.status();
+    files.push_back({kRngFile, *std::move(rng_bytes)});
+  } catch (const std::exception& e) {
+    return FromException("saving training state failed", e);
+  }
+  nlohmann::json json = {{"step", step_}, {"data_epoch", data_position.epoch}, {"data_index", data_position.index}};
+  files.push_back({kStateFile, json.dump(2) + "\n"});
+  return files;
+}
+
+absl::StatusOr<DataPosition> Trainer::LoadState(const std::string& dir) {
+  absl::StatusOr<std::string> state_bytes = CheckpointStore::ReadFile(dir, kStateFile);
+  if (!state_bytes.ok()) return state_bytes.status();
+  nlohmann::json state = nlohmann::json::parse(*state_bytes, nullptr, /*allow_exceptions=*/false);
+  if (state.is_discarded() || !state.is_object() || !state.contains("step") || !state["step"].is_number_integer() ||
+      !state.contains("data_epoch") || !state["data_epoch"].is_number_integer() || !state.contains("data_index") ||
+      !state["data_index"].is_number_integer()) {
+    return absl::DataLossError(absl::StrCat(dir, ": ", kStateFile, " is malformed"));
+  }
+
+  absl::StatusOr<std::string> model_bytes = CheckpointStore::ReadFile(dir, kModelFile);
+  if (!model_bytes.ok()) return model_bytes.status();
+  const std::string model_source = absl::StrCat(dir, "/", kModelFile);
+  absl::StatusOr<SafetensorsFile> model = ParseSafetensors(*model_bytes, model_source);
+  if (!model.ok()) return model.status();
+  std::vector<std::pair<std::string, at::Tensor>> targets;
+  for (const auto& item : module_->named_parameters()) targets.emplace_back(item.key(), item.value());
+  if (absl::Status s = LoadInto(*model, targets, model_source); !s.ok()) return s;
+
+  absl::StatusOr<std::string> optimizer_bytes = CheckpointStore::ReadFile(dir, kOptimizerFile);
+  if (!optimizer_bytes.ok()) return optimizer_bytes.status();
+  absl::StatusOr<std::string> rng_bytes = CheckpointStore::ReadFile(dir, kRngFile);
+  if (!rng_bytes.ok()) return rng_bytes.status();
+  absl::StatusOr<SafetensorsFile> rng = ParseSafetensors(*rng_bytes, absl::StrCat(dir, "/", kRngFile));
+  if (!rng.ok()) return rng.status();
+  if (rng->tensors.size() != 1 || rng->tensors[0].name != "cpu") {
+    return absl::DataLossError(absl::StrCat(dir, ": ", kRngFile, " lacks the cpu generator state"));
+  }
+  try {
+    std::istringstream in(*optimizer_bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in, params_.front().device());
+    optimizer_->load(archive);
+    absl::StatusOr<at::Tensor> rng_state = SafetensorsToTensor(rng->tensors[0]);
+    if (!rng_state.ok()) return rng_state.status();
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(*rng_state);
+  } catch (const std::exception& e) {
+    return FromException(absl::StrCat("restoring optimizer/RNG state from ", dir, " failed"), e);
+  }
+  step_ = state["step"].get<int64_t>();
+  return DataPosition{state["data_epoch"].get<int64_t>(), state["data_index"].get<int64_t>()};
+}
+
+std::vector<torch::Tensor> NextMicroBatches(WindowDataset& dataset, int64_t micro_batch_size, int64_t accumulation,
+                                            const torch::Device& device) {
+  const int64_t width = dataset.options().seq_len + 1;
+  std::vector<torch::Tensor> out;
+  for (int64_t i = 0; i < accumulation; ++i) {
+    std::vector<int64_t> ids;
+    dataset.NextBatch(micro_batch_size, ids);
+    out.push_back(torch::tensor(ids, torch::kLong).view({micro_batch_size, width}).to(device));
+  }
+  return out;
+}
+
+}  // namespace accel::exec

@@ -1,0 +1,72 @@
+// One rank of `accel run`: builds the process groups, the model, the data and the Trainer from
+// the plan and runs the training loop with checkpoints and metrics. The body of
+// `accel worker --plan FILE`. This header is torch-free (LibTorch stays in worker.cc).
+#ifndef ACCEL_EXECUTOR_WORKER_H_
+#define ACCEL_EXECUTOR_WORKER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "executor/launcher/worker_env.h"
+#include "ir/plan.pb.h"
+
+namespace accel::exec {
+
+// How a worker runs, beyond the plan and its rank.
+struct WorkerOptions {
+  // Set (e.g. by a SIGTERM/SIGINT handler) to stop at the next step boundary. All ranks agree on
+  // the step: the flag is combined over the world group after every step. Null: never stops early.
+  const std::atomic<bool>* stop = nullptr;
+  // Bound on the rendezvous and on every collective; a dead peer surfaces as an error after at
+  // most this long instead of a hang (the launcher usually stops the job much earlier).
+  std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
+  // Test hook (ACCEL_TEST_CRASH_AT_STEP / ACCEL_TEST_CRASH_RANK): rank crash_rank kills itself
+  // with SIGKILL right after completing optimizer step crash_at_step (1-based count of updates).
+  // -1: disabled.
+  int64_t crash_at_step = -1;
+  int crash_rank = -1;
+};
+
+// Reads the test hook variables ACCEL_TEST_CRASH_AT_STEP=N and ACCEL_TEST_CRASH_RANK=R (default
+// rank 0 when only the step is set) into options. For the launcher's fault tests only: a
+// production job never sets them. Errors: InvalidArgument for values that are not integers.
+absl::Status ReadWorkerTestHooks(const EnvLookup& lookup, WorkerOptions& options);
+
+// The outcome of a worker that returned without error.
+struct WorkerResult {
+  // Optimizer steps completed (including those restored from a checkpoint).
+  int64_t steps_done = 0;
+  // True when it stopped early because options.stop was set (on any rank).
+  bool stopped = false;
+};
+
+// Runs rank env.rank of plan to completion (or to a requested stop):
+// 1. sets env.num_threads intra-op threads; checks env against plan (world size, placement);
+// 2. rendezvous at env.master_addr:env.master_port (global rank 0 hosts the c10d TCPStore), the
+//    world group and the plan's "dp" groups (Gloo on CPU, NCCL on CUDA);
+// 3. builds plan.model (identically initialized from training.seed on every rank), reads
+//    plan.data (text bytes or token file) into this rank's data-parallel shard;
+// 4. resumes from the newest valid checkpoint under the checkpoint directory when
+//    checkpoint.resume is "auto" (plan.checkpoint.dir, or env.run_dir/checkpoints when empty);
+// 5. trains plan.batch.steps updates of grad_accum_steps micro-batches each; rank 0 prints a
+//    progress line every training.log_every_steps updates, appends one JSON object per update to
+//    env.run_dir/metrics.jsonl (step, loss, lr, grad_norm, tokens, step_seconds,
+//    tokens_per_second, since_launch_seconds), writes checkpoints every checkpoint.every_steps
+//    updates and at the end (also when stopped early), and prints training.sample_tokens sampled
+//    bytes at the end.
+// Errors: InvalidArgument for a plan this worker cannot run or that does not match env;
+// Unavailable/DeadlineExceeded from the rendezvous or collectives (a peer died or hung);
+// NotFound/InvalidArgument from the data; Internal for LibTorch failures and I/O errors.
+absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& env,
+                                       const WorkerOptions& options = {});
+
+// True when this build's LibTorch has CUDA and at least one device is visible.
+bool ExecutorHasCuda();
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_WORKER_H_

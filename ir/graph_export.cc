@@ -1,0 +1,980 @@
+#include "ir/graph_export.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "common/units.h"
+
+namespace accel::ir {
+namespace {
+
+// Paul Tol's "light" qualitative scheme: distinguishable under the common color-vision
+// deficiencies and light enough for black text (https://personal.sron.nl/~pault/).
+constexpr std::array<const char*, 9> kStageColors = {
+    "#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF",
+    "#44BB99", "#BBCC33", "#AAAA00", "#DDDDDD"};
+
+// Forward blue and backward orange (ColorBrewer Blues/Oranges, a pair that stays apart for
+// deuteranopes and protanopes), two shades each so neighbouring microbatches differ.
+constexpr std::array<const char*, 2> kForwardColors = {"#A6CEE8", "#6BAED6"};
+constexpr std::array<const char*, 2> kBackwardColors = {"#FDC38D", "#FD9A4C"};
+constexpr const char* kIdleColor = "#EEEEEE";
+constexpr const char* kFontName = "Helvetica,Arial,sans-serif";
+
+// MeshToDot puts nodes that hold the same stages side by side up to this many ranks per row.
+constexpr int64_t kMeshMaxRowRanks = 16;
+
+// The rank-box label abbreviations; the legend spells them out.
+absl::string_view AxisShortName(absl::string_view name) {
+  if (name == "dp_replicate") return "dpr";
+  if (name == "dp_shard") return "dps";
+  return name;
+}
+
+const char* StageColor(int64_t stage) {
+  if (stage < 0) return "#FFFFFF";
+  return kStageColors[static_cast<size_t>(stage) % kStageColors.size()];
+}
+
+// Text inside a DOT double-quoted string. Line breaks are added by callers as "\\n".
+std::string EscapeDot(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Text inside an HTML-like label.
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// "3" or "3–7" (inclusive bounds).
+std::string RangeText(int64_t first, int64_t last) {
+  if (first == last) return absl::StrCat(first);
+  return absl::StrCat(first, "–", last);
+}
+
+std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100.0 * fraction); }
+
+// The indices 0..n-1 when n <= max; otherwise the first max/2 and the last max - max/2 with a
+// single -1 marking the gap between them.
+std::vector<int64_t> ElidedIndices(int64_t n, int64_t max) {
+  std::vector<int64_t> out;
+  if (n <= max) {
+    for (int64_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  int64_t head = max / 2;
+  int64_t tail = max - head;
+  for (int64_t i = 0; i < head; ++i) out.push_back(i);
+  out.push_back(-1);
+  for (int64_t i = n - tail; i < n; ++i) out.push_back(i);
+  return out;
+}
+
+// Graph, node and edge defaults shared by the three documents.
+void AppendDefaults(std::string_view label, std::string* out) {
+  absl::StrAppend(out, "  graph [fontname=\"", kFontName,
+                  "\", fontsize=12, labelloc=t, labeljust=l, nodesep=0.12, ranksep=0.45, "
+                  "label=\"",
+                  EscapeDot(label), "\"];\n");
+  absl::StrAppend(out, "  node [fontname=\"", kFontName,
+                  "\", fontsize=10, shape=box, style=\"rounded,filled\", color=\"#444444\", "
+                  "margin=\"0.08,0.03\", height=0.3];\n");
+  absl::StrAppend(out, "  edge [fontname=\"", kFontName,
+                  "\", fontsize=9, color=\"#444444\", arrowsize=0.6];\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mesh
+
+struct MeshAxes {
+  std::vector<std::string> names;  // Mesh.axes order
+  std::vector<int64_t> sizes;
+  int pp = -1;  // index of the axis, -1 when absent
+  int tp = -1;
+};
+
+MeshAxes ReadAxes(const Plan& plan) {
+  MeshAxes axes;
+  for (int i = 0; i < plan.mesh().axes_size(); ++i) {
+    const MeshAxis& axis = plan.mesh().axes(i);
+    axes.names.push_back(axis.name());
+    axes.sizes.push_back(axis.size());
+    if (axis.name() == "pp") axes.pp = i;
+    if (axis.name() == "tp") axes.tp = i;
+  }
+  return axes;
+}
+
+int64_t AxisSize(const MeshAxes& axes, int index) {
+  return index >= 0 ? axes.sizes[static_cast<size_t>(index)] : 1;
+}
+
+// Pipeline depth: the pp axis when the mesh is built, else what the stages and ranks say.
+int64_t StageCount(const Plan& plan, const MeshAxes& axes) {
+  int64_t count = std::max<int64_t>(AxisSize(axes, axes.pp), plan.pipeline().stages_size());
+  return std::max<int64_t>(count, 1);
+}
+
+// "embedding + layers 0–5 + head" for a stage, or "" when the pipeline pass has not run.
+std::string StageContents(const Plan& plan, int64_t stage) {
+  for (const PipelineStage& s : plan.pipeline().stages()) {
+    if (s.index() != stage) continue;
+    std::vector<std::string> parts;
+    if (s.has_embedding()) parts.push_back("embedding");
+    if (s.layer_end() > s.layer_begin()) {
+      parts.push_back(absl::StrCat("layers ", RangeText(s.layer_begin(), s.layer_end() - 1)));
+    }
+    if (s.has_lm_head()) parts.push_back("head");
+    return absl::StrJoin(parts, " + ");
+  }
+  return "";
+}
+
+std::string RankId(int32_t rank) { return absl::StrCat("r", rank); }
+
+std::string RankBox(const RankPlacement& r, const MeshAxes& axes) {
+  std::vector<std::string> coords;
+  for (int i = 0; i < r.coords_size(); ++i) {
+    if (i < static_cast<int>(axes.names.size())) {
+      if (axes.sizes[static_cast<size_t>(i)] <= 1) continue;
+      coords.push_back(absl::StrCat(AxisShortName(axes.names[static_cast<size_t>(i)]), r.coords(i)));
+    } else {
+      coords.push_back(absl::StrCat("a", i, "=", r.coords(i)));
+    }
+  }
+  std::string label = RankId(r.rank());
+  if (!coords.empty()) absl::StrAppend(&label, "\\n", absl::StrJoin(coords, " "));
+  return absl::StrCat(RankId(r.rank()), " [label=\"", label, "\", fillcolor=\"",
+                      StageColor(r.stage()), "\", tooltip=\"rank ", r.rank(), ", node ", r.node(),
+                      ", local rank ", r.local_rank(), ", stage ", r.stage(), "\"];\n");
+}
+
+// Coordinates with one axis left out: ranks sharing this key differ only along that axis.
+std::vector<int32_t> CoordsWithout(const RankPlacement& r, int axis) {
+  std::vector<int32_t> key;
+  for (int i = 0; i < r.coords_size(); ++i) {
+    if (i != axis) key.push_back(r.coords(i));
+  }
+  return key;
+}
+
+// Tensor-parallel groups among `ranks` (ordered by rank): members in rank order, groups ordered
+// by their first rank. Empty when tp is 1 or the mesh has no tp axis.
+std::vector<std::vector<const RankPlacement*>> TpGroups(
+    const std::vector<const RankPlacement*>& ranks, const MeshAxes& axes) {
+  std::vector<std::vector<const RankPlacement*>> groups;
+  if (axes.tp < 0 || AxisSize(axes, axes.tp) <= 1) return groups;
+  std::map<std::vector<int32_t>, size_t> index;
+  for (const RankPlacement* r : ranks) {
+    auto [it, inserted] = index.emplace(CoordsWithout(*r, axes.tp), groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(r);
+  }
+  return groups;
+}
+
+// (rank, successor) pairs among `ranks`: the successor has the same coordinates on every axis
+// but pp and the next stage.
+std::vector<std::pair<int32_t, int32_t>> PipelineEdges(
+    const std::vector<const RankPlacement*>& ranks, const MeshAxes& axes) {
+  std::map<std::pair<std::vector<int32_t>, int32_t>, int32_t> by_position;
+  for (const RankPlacement* r : ranks) {
+    by_position.emplace(std::make_pair(CoordsWithout(*r, axes.pp), r->stage()), r->rank());
+  }
+  std::vector<std::pair<int32_t, int32_t>> edges;
+  for (const RankPlacement* r : ranks) {
+    auto it = by_position.find(std::make_pair(CoordsWithout(*r, axes.pp), r->stage() + 1));
+    if (it != by_position.end()) edges.emplace_back(r->rank(), it->second);
+  }
+  return edges;
+}
+
+// Keeps the ranks of one node and stage in rank order from left to right: dot would otherwise
+// be free to mirror the row. Invisible edges of length 0 between neighbours become flat edges,
+// which dot draws pointing right.
+void AppendRowOrder(const std::vector<const RankPlacement*>& ranks, std::string* out) {
+  for (size_t i = 0; i + 1 < ranks.size(); ++i) {
+    const RankPlacement& a = *ranks[i];
+    const RankPlacement& b = *ranks[i + 1];
+    if (a.node() != b.node() || a.stage() != b.stage()) continue;
+    absl::StrAppend(out, "    ", RankId(a.rank()), " -> ", RankId(b.rank()),
+                    " [style=invis, minlen=0];\n");
+  }
+}
+
+// One node cluster: its ranks, tp groups inside it as dashed clusters. Returns the tp groups
+// that leave the node (drawn as dashed lines by the caller).
+std::vector<std::vector<const RankPlacement*>> AppendNodeCluster(
+    int32_t node, std::string_view label, const std::vector<const RankPlacement*>& ranks,
+    const std::vector<std::vector<const RankPlacement*>>& tp_groups, const MeshAxes& axes,
+    std::string* out) {
+  absl::StrAppend(out, "    subgraph cluster_node", node, " {\n", "      label=\"",
+                  EscapeDot(label),
+                  "\"; style=\"rounded\"; color=\"#666666\"; fontsize=11; margin=8;\n");
+  std::set<int32_t> in_tp_cluster;
+  std::vector<std::vector<const RankPlacement*>> spanning;
+  // dot lays sibling clusters out mirrored from their input order (flat edges fix the order
+  // inside a cluster, not between clusters), so they are written last to first.
+  for (auto it = tp_groups.rbegin(); it != tp_groups.rend(); ++it) {
+    const auto& group = *it;
+    if (group.size() < 2 || group.front()->node() != node) continue;
+    bool same_node = std::all_of(group.begin(), group.end(),
+                                 [&](const RankPlacement* r) { return r->node() == node; });
+    if (!same_node) {
+      spanning.push_back(group);
+      continue;
+    }
+    absl::StrAppend(out, "      subgraph cluster_tp_r", group.front()->rank(),
+                    " {\n        label=\"\"; style=\"dashed,rounded\"; color=\"#222222\"; "
+                    "margin=5;\n");
+    for (const RankPlacement* r : group) {
+      absl::StrAppend(out, "        ", RankBox(*r, axes));
+      in_tp_cluster.insert(r->rank());
+    }
+    absl::StrAppend(out, "      }\n");
+  }
+  for (const RankPlacement* r : ranks) {
+    if (!in_tp_cluster.count(r->rank())) absl::StrAppend(out, "      ", RankBox(*r, axes));
+  }
+  absl::StrAppend(out, "    }\n");
+  return spanning;
+}
+
+std::string MeshTitle(const Plan& plan, const MeshAxes& axes, int64_t node_count) {
+  int64_t world = plan.ranks_size();
+  std::string title = absl::StrCat("device mesh · ", FormatCount(world), world == 1 ? " rank" : " ranks");
+  int64_t per_node = plan.topology().devices_per_node();
+  if (node_count > 0 && per_node > 0) {
+    absl::StrAppend(&title, " = ", FormatCount(node_count), node_count == 1 ? " node" : " nodes",
+                    " × ", per_node);
+  }
+  std::vector<std::string> degrees;
+  for (size_t i = 0; i < axes.names.size(); ++i) {
+    if (axes.sizes[i] > 1) degrees.push_back(absl::StrCat(axes.names[i], " ", axes.sizes[i]));
+  }
+  if (!degrees.empty()) absl::StrAppend(&title, " · ", absl::StrJoin(degrees, " × "));
+  return title;
+}
+
+// The legend as one HTML-like table node.
+void AppendMeshLegend(const Plan& plan, const MeshAxes& axes, std::string* out) {
+  int64_t stages = StageCount(plan, axes);
+  std::string rows;
+  if (stages <= static_cast<int64_t>(kStageColors.size())) {
+    for (int64_t s = 0; s < stages; ++s) {
+      std::string contents = StageContents(plan, s);
+      absl::StrAppend(&rows, "<TR><TD BGCOLOR=\"", StageColor(s), "\" WIDTH=\"18\"></TD>",
+                      "<TD ALIGN=\"LEFT\">stage ", s,
+                      contents.empty() ? "" : absl::StrCat(": ", EscapeHtml(contents)),
+                      "</TD></TR>");
+    }
+  } else {
+    for (size_t c = 0; c < kStageColors.size(); ++c) {
+      std::vector<std::string> listed;
+      int64_t s = static_cast<int64_t>(c);
+      for (; s < stages && listed.size() < 3; s += static_cast<int64_t>(kStageColors.size())) {
+        listed.push_back(absl::StrCat(s));
+      }
+      if (s < stages) listed.push_back("…");
+      absl::StrAppend(&rows, "<TR><TD BGCOLOR=\"", kStageColors[c], "\" WIDTH=\"18\"></TD>",
+                      "<TD ALIGN=\"LEFT\">stages ", absl::StrJoin(listed, ", "), "</TD></TR>");
+    }
+  }
+  if (stages > 1) {
+    absl::StrAppend(&rows,
+                    "<TR><TD>→</TD><TD ALIGN=\"LEFT\">pipeline successor (same coordinates, "
+                    "next stage)</TD></TR>");
+  }
+  if (AxisSize(axes, axes.tp) > 1) {
+    absl::StrAppend(&rows, "<TR><TD>- - -</TD><TD ALIGN=\"LEFT\">dashed box: tensor-parallel "
+                           "group (tp ",
+                    AxisSize(axes, axes.tp), ")</TD></TR>");
+  }
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < axes.names.size(); ++i) {
+    if (axes.sizes[i] <= 1) continue;
+    absl::string_view short_name = AxisShortName(axes.names[i]);
+    keys.push_back(short_name == axes.names[i]
+                       ? axes.names[i]
+                       : absl::StrCat(short_name, " = ", axes.names[i]));
+  }
+  if (!keys.empty()) {
+    absl::StrAppend(&rows, "<TR><TD></TD><TD ALIGN=\"LEFT\">coordinates: ",
+                    EscapeHtml(absl::StrJoin(keys, ", ")), "</TD></TR>");
+  }
+  absl::StrAppend(out,
+                  "    mesh_legend [shape=plain, style=\"\", label=<<TABLE BORDER=\"0\" "
+                  "CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\" COLOR=\"#888888\">"
+                  "<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>legend</B></TD></TR>",
+                  rows, "</TABLE>>];\n");
+}
+
+struct StageSummary {
+  int64_t rank_count = 0;
+  int32_t first_rank = 0;
+  int32_t last_rank = 0;
+  std::set<int32_t> nodes;
+};
+
+// The mesh body (nodes, clusters, edges; no graph header). Returns the id of a node drawn at
+// the bottom, so PlanToDot can put the schedule underneath.
+std::string AppendMeshBody(const Plan& plan, std::string* out) {
+  MeshAxes axes = ReadAxes(plan);
+  if (plan.ranks_size() == 0) {
+    absl::StrAppend(out, "    mesh_empty [shape=plain, style=\"\", label=\"no ranks placed in "
+                         "this plan (the build-mesh pass has not run)\"];\n");
+    return "mesh_empty";
+  }
+  // Ranks by node, in rank order (RankPlacement is ordered by rank; sorting keeps the output
+  // independent of that).
+  std::vector<const RankPlacement*> all;
+  all.reserve(static_cast<size_t>(plan.ranks_size()));
+  for (const RankPlacement& r : plan.ranks()) all.push_back(&r);
+  std::stable_sort(all.begin(), all.end(), [](const RankPlacement* a, const RankPlacement* b) {
+    return a->rank() < b->rank();
+  });
+
+  if (plan.ranks_size() <= kMeshMaxFullRanks) {
+    std::map<int32_t, std::vector<const RankPlacement*>> by_node;
+    for (const RankPlacement* r : all) by_node[r->node()].push_back(r);
+    std::vector<std::vector<const RankPlacement*>> tp_groups = TpGroups(all, axes);
+    std::vector<std::vector<const RankPlacement*>> spanning;
+    for (const auto& [node, ranks] : by_node) {
+      auto more = AppendNodeCluster(node, absl::StrCat("node ", node), ranks, tp_groups, axes, out);
+      spanning.insert(spanning.end(), more.begin(), more.end());
+    }
+    AppendMeshLegend(plan, axes, out);
+    for (const auto& [from, to] : PipelineEdges(all, axes)) {
+      absl::StrAppend(out, "    ", RankId(from), " -> ", RankId(to), ";\n");
+    }
+    for (const auto& group : spanning) {
+      for (size_t i = 0; i + 1 < group.size(); ++i) {
+        absl::StrAppend(out, "    ", RankId(group[i]->rank()), " -> ", RankId(group[i + 1]->rank()),
+                        " [dir=none, style=dashed, constraint=false];\n");
+      }
+    }
+    AppendRowOrder(all, out);
+    // Nodes holding the same stages share a dot rank; wrap them into rows of at most
+    // kMeshMaxRowRanks ranks, stacked by invisible edges, so a wide data-parallel level does not
+    // become one very long row.
+    std::vector<int32_t> row_last_rank;  // per row: the last rank of its last node
+    std::vector<int32_t> previous_stages;
+    int64_t row_ranks = 0;
+    for (const auto& [node, ranks] : by_node) {
+      std::vector<int32_t> stages;
+      for (const RankPlacement* r : ranks) stages.push_back(r->stage());
+      std::sort(stages.begin(), stages.end());
+      stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+      bool same_level = !row_last_rank.empty() && stages == previous_stages;
+      if (same_level && row_ranks + static_cast<int64_t>(ranks.size()) > kMeshMaxRowRanks) {
+        absl::StrAppend(out, "    ", RankId(row_last_rank.back()), " -> ",
+                        RankId(ranks.front()->rank()), " [style=invis];\n");
+        same_level = false;
+      }
+      if (!same_level) {
+        row_last_rank.push_back(ranks.back()->rank());
+        row_ranks = 0;
+      }
+      row_last_rank.back() = ranks.back()->rank();
+      row_ranks += static_cast<int64_t>(ranks.size());
+      previous_stages = std::move(stages);
+    }
+    return RankId(all.back()->rank());
+  }
+
+  // Summary: node 0 in full, then one box per stage. One pass over the ranks, output
+  // independent of the world size.
+  int32_t first_node = all.front()->node();
+  std::vector<const RankPlacement*> first_node_ranks;
+  std::map<int32_t, StageSummary> stages;
+  std::set<int32_t> nodes;
+  for (const RankPlacement* r : all) {
+    if (r->node() == first_node) first_node_ranks.push_back(r);
+    nodes.insert(r->node());
+    StageSummary& s = stages[r->stage()];
+    if (s.rank_count == 0) s.first_rank = r->rank();
+    s.last_rank = r->rank();
+    ++s.rank_count;
+    s.nodes.insert(r->node());
+  }
+  std::string top_id;
+  if (static_cast<int>(first_node_ranks.size()) <= kMeshMaxFullRanks) {
+    AppendNodeCluster(first_node, absl::StrCat("node ", first_node, " in full"), first_node_ranks,
+                      TpGroups(first_node_ranks, axes), axes, out);
+    for (const auto& [from, to] : PipelineEdges(first_node_ranks, axes)) {
+      absl::StrAppend(out, "    ", RankId(from), " -> ", RankId(to), ";\n");
+    }
+    AppendRowOrder(first_node_ranks, out);
+    top_id = RankId(first_node_ranks.back()->rank());
+  }
+  AppendMeshLegend(plan, axes, out);
+
+  std::vector<int32_t> stage_ids;
+  for (const auto& [stage, summary] : stages) stage_ids.push_back(stage);
+  std::vector<std::string> chain;
+  for (int64_t i : ElidedIndices(static_cast<int64_t>(stage_ids.size()), kScheduleMaxStages)) {
+    if (i < 0) {
+      int64_t skipped = static_cast<int64_t>(stage_ids.size()) - kScheduleMaxStages;
+      int32_t after = stage_ids[kScheduleMaxStages / 2 - 1];
+      absl::StrAppend(out, "    stage_elided [style=\"rounded,dashed\", label=\"…\\n", skipped,
+                      " more stages (", RangeText(after + 1, after + skipped), ")\"];\n");
+      chain.push_back("stage_elided");
+      continue;
+    }
+    int32_t stage = stage_ids[static_cast<size_t>(i)];
+    const StageSummary& s = stages[stage];
+    std::string label = absl::StrCat("stage ", stage, "\\nranks ", RangeText(s.first_rank, s.last_rank),
+                                     " (", FormatCount(s.rank_count), ")\\nnodes ",
+                                     RangeText(*s.nodes.begin(), *s.nodes.rbegin()), " (",
+                                     FormatCount(static_cast<int64_t>(s.nodes.size())), ")");
+    std::string contents = StageContents(plan, stage);
+    if (!contents.empty()) absl::StrAppend(&label, "\\n", EscapeDot(contents));
+    std::string id = absl::StrCat("stage", stage);
+    absl::StrAppend(out, "    ", id, " [label=\"", label, "\", fillcolor=\"", StageColor(stage),
+                    "\", margin=\"0.15,0.05\"];\n");
+    chain.push_back(id);
+  }
+  absl::StrAppend(out, "    mesh_summary [shape=plain, style=\"\", label=\"",
+                  FormatCount(plan.ranks_size()), " ranks on ",
+                  FormatCount(static_cast<int64_t>(nodes.size())),
+                  " nodes: too many to draw one box each.\\n",
+                  top_id.empty() ? "" : "The first node is shown in full; ",
+                  "each box below is one pipeline stage.\"];\n");
+  if (!top_id.empty()) absl::StrAppend(out, "    ", top_id, " -> mesh_summary [style=invis];\n");
+  absl::StrAppend(out, "    mesh_summary -> ", chain.front(), " [style=invis];\n");
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    absl::StrAppend(out, "    ", chain[i], " -> ", chain[i + 1], " [label=\" pp\"];\n");
+  }
+  return chain.back();
+}
+
+std::string MeshTitleFor(const Plan& plan) {
+  std::set<int32_t> nodes;
+  for (const RankPlacement& r : plan.ranks()) nodes.insert(r.node());
+  int64_t node_count = plan.topology().nodes() > 0 ? plan.topology().nodes()
+                                                   : static_cast<int64_t>(nodes.size());
+  return MeshTitle(plan, ReadAxes(plan), node_count);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedule
+
+bool IsCompute(OpKind kind) { return kind == FORWARD || kind == BACKWARD; }
+
+std::string OpName(OpKind kind, int32_t microbatch) {
+  return absl::StrCat(kind == FORWARD ? "F" : "B", microbatch);
+}
+
+// The op of a stage at `slot`, or null when the stage idles then (ops are sorted by slot).
+const TimelineOp* OpAt(const std::vector<TimelineOp>& ops, int64_t slot) {
+  auto it = std::lower_bound(ops.begin(), ops.end(), slot,
+                             [](const TimelineOp& op, int64_t s) { return op.slot < s; });
+  if (it == ops.end() || it->slot != slot) return nullptr;
+  return &*it;
+}
+
+std::string ScheduleTitle(const Plan& plan) {
+  const Pipeline& pipeline = plan.pipeline();
+  std::string title = "pipeline schedule";
+  if (!pipeline.schedule().empty()) absl::StrAppend(&title, " · ", pipeline.schedule());
+  absl::StrAppend(&title, " · ", pipeline.stages_size(),
+                  pipeline.stages_size() == 1 ? " stage" : " stages");
+  if (pipeline.microbatches() > 0) {
+    absl::StrAppend(&title, " × ", pipeline.microbatches(),
+                    pipeline.microbatches() == 1 ? " microbatch" : " microbatches");
+  }
+  return title;
+}
+
+std::string HtmlCell(absl::string_view bgcolor, absl::string_view text, int64_t colspan = 1) {
+  std::string cell = "<TD";
+  if (!bgcolor.empty()) absl::StrAppend(&cell, " BGCOLOR=\"", bgcolor, "\"");
+  if (colspan > 1) absl::StrAppend(&cell, " COLSPAN=\"", colspan, "\"");
+  absl::StrAppend(&cell, ">", text, "</TD>");
+  return cell;
+}
+
+// The schedule body: one plain node "schedule_table" holding the timeline table.
+void AppendScheduleBody(const Plan& plan, std::string* out) {
+  const Pipeline& pipeline = plan.pipeline();
+  PipelineTimeline timeline = SimulatePipeline(pipeline);
+  if (pipeline.stages_size() == 0 || timeline.busy_slots == 0) {
+    std::string text = "no forward or backward ops in the pipeline schedule";
+    if (pipeline.stages_size() == 0) {
+      text = "no pipeline stages in this plan (the schedule-pipeline pass has not run)";
+    } else if (!timeline.stall.empty()) {
+      text = absl::StrCat("schedule stalls: ", timeline.stall);
+    }
+    absl::StrAppend(out, "    schedule_table [shape=plain, style=\"\", label=\"", EscapeDot(text),
+                    "\"];\n");
+    return;
+  }
+  int64_t stage_count = pipeline.stages_size();
+  std::vector<int64_t> columns = ElidedIndices(timeline.makespan_slots, kScheduleMaxSlots);
+  std::vector<int64_t> rows = ElidedIndices(stage_count, kScheduleMaxStages);
+  bool sparse_numbers = columns.size() > 40;
+  int64_t width = static_cast<int64_t>(columns.size()) + 2;
+
+  std::string grid =
+      "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"2\" "
+      "COLOR=\"#999999\">";
+  // Header: slot numbers (every fifth on wide tables).
+  absl::StrAppend(&grid, "<TR><TD BORDER=\"0\" ALIGN=\"LEFT\"><FONT POINT-SIZE=\"8\">slot</FONT></TD>");
+  for (int64_t slot : columns) {
+    std::string text;
+    if (slot < 0) {
+      text = "…";
+    } else if (!sparse_numbers || slot % 5 == 0) {
+      text = absl::StrCat(slot);
+    }
+    absl::StrAppend(&grid, text.empty() ? "<TD BORDER=\"0\"></TD>"
+                                        : absl::StrCat("<TD BORDER=\"0\"><FONT POINT-SIZE=\"8\">",
+                                                       text, "</FONT></TD>"));
+  }
+  absl::StrAppend(&grid, "<TD BORDER=\"0\"><FONT POINT-SIZE=\"8\">busy</FONT></TD></TR>");
+
+  for (int64_t row : rows) {
+    if (row < 0) {
+      int64_t first = kScheduleMaxStages / 2;
+      int64_t last = stage_count - (kScheduleMaxStages - kScheduleMaxStages / 2) - 1;
+      absl::StrAppend(&grid, "<TR>",
+                      HtmlCell("", absl::StrCat("⋮ stages ", RangeText(first, last),
+                                                " not shown"),
+                               width),
+                      "</TR>");
+      continue;
+    }
+    const std::vector<TimelineOp>& ops = timeline.stages[static_cast<size_t>(row)];
+    absl::StrAppend(&grid, "<TR><TD BGCOLOR=\"", StageColor(row), "\" ALIGN=\"LEFT\">stage ", row,
+                    "</TD>");
+    int64_t idle_run = 0;
+    auto flush_idle = [&] {
+      if (idle_run > 0) absl::StrAppend(&grid, HtmlCell(kIdleColor, "", idle_run));
+      idle_run = 0;
+    };
+    for (int64_t slot : columns) {
+      if (slot < 0) {
+        flush_idle();
+        absl::StrAppend(&grid, HtmlCell("", "…"));
+        continue;
+      }
+      const TimelineOp* op = OpAt(ops, slot);
+      if (op == nullptr) {
+        ++idle_run;
+        continue;
+      }
+      flush_idle();
+      const auto& palette = op->kind == FORWARD ? kForwardColors : kBackwardColors;
+      absl::StrAppend(&grid, HtmlCell(palette[static_cast<size_t>(op->microbatch) % 2],
+                                      OpName(op->kind, op->microbatch)));
+    }
+    flush_idle();
+    absl::StrAppend(&grid, "<TD BORDER=\"0\"><FONT POINT-SIZE=\"9\">", ops.size(), "/",
+                    timeline.makespan_slots, "</FONT></TD></TR>");
+  }
+  absl::StrAppend(&grid, "</TABLE>");
+
+  std::string stats = absl::StrCat("makespan ", timeline.makespan_slots, " slots · bubble ",
+                                   Percent(timeline.bubble_fraction), " simulated");
+  if (pipeline.bubble_fraction() > 0 || stage_count == 1) {
+    absl::StrAppend(&stats, ", ", Percent(pipeline.bubble_fraction()), " planned (p−1)/(m+p−1)");
+  }
+
+  std::string legend = absl::StrCat(
+      "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"4\" CELLPADDING=\"2\" "
+      "COLOR=\"#999999\"><TR>",
+      HtmlCell(kForwardColors[0], "F<I>m</I>"), "<TD BORDER=\"0\">forward of microbatch m</TD>",
+      HtmlCell(kBackwardColors[0], "B<I>m</I>"), "<TD BORDER=\"0\">backward of microbatch m</TD>",
+      HtmlCell(kIdleColor, "   "), "<TD BORDER=\"0\">idle (bubble)</TD></TR></TABLE>");
+
+  std::vector<std::string> notes;
+  if (columns.size() < static_cast<size_t>(timeline.makespan_slots)) {
+    int64_t first = kScheduleMaxSlots / 2;
+    int64_t last = timeline.makespan_slots - (kScheduleMaxSlots - kScheduleMaxSlots / 2) - 1;
+    notes.push_back(absl::StrCat("slots ", RangeText(first, last), " of ", timeline.makespan_slots,
+                                 " not shown"));
+  }
+  if (rows.size() < static_cast<size_t>(stage_count)) {
+    notes.push_back(absl::StrCat("stages ", kScheduleMaxStages / 2, "–",
+                                 stage_count - (kScheduleMaxStages - kScheduleMaxStages / 2) - 1,
+                                 " not shown"));
+  }
+  if (!timeline.stall.empty()) {
+    notes.push_back(absl::StrCat("schedule stalls: ", timeline.stall));
+  }
+
+  absl::StrAppend(out,
+                  "    schedule_table [shape=plain, style=\"\", label=<<TABLE BORDER=\"0\" "
+                  "CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\"><TR><TD ALIGN=\"LEFT\">",
+                  EscapeHtml(stats), "</TD></TR><TR><TD>", grid, "</TD></TR><TR><TD ALIGN=\"LEFT\">",
+                  legend, "</TD></TR>");
+  for (const std::string& note : notes) {
+    absl::StrAppend(out, "<TR><TD ALIGN=\"LEFT\"><FONT COLOR=\"#AA3377\">", EscapeHtml(note),
+                    "</FONT></TD></TR>");
+  }
+  absl::StrAppend(out, "</TABLE>>];\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+// Graphviz reports through one process-wide callback; RenderDot holds graphviz_mutex while it
+// is installed, so this buffer belongs to the running call.
+std::mutex graphviz_mutex;
+std::string* graphviz_messages = nullptr;
+
+int CaptureGraphvizMessage(char* text) {
+  if (graphviz_messages != nullptr && text != nullptr) graphviz_messages->append(text);
+  return 0;
+}
+
+// Graphviz splits one message over several callbacks ("Error", ": ", text) and some messages
+// over several lines; returns them as one line without the severity prefixes.
+std::string Messages(const std::string& captured) {
+  std::vector<std::string> parts;
+  for (absl::string_view line : absl::StrSplit(captured, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    for (absl::string_view prefix : {"Error: ", "Warning: "}) absl::ConsumePrefix(&line, prefix);
+    if (!line.empty()) parts.emplace_back(line);
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+// cgraph's default ID discipline uses the address of each interned name as the object's ID,
+// and orders subgraphs by ID; so cluster order, and with it the layout, depended on the heap
+// (a second render in the same process came out different). This discipline numbers names in
+// order of first appearance instead: even IDs for names, odd ones for anonymous objects (the
+// same split as the default), all owned by one state per root graph.
+struct GraphIds {
+  std::map<std::string, IDTYPE, std::less<>> by_name;
+  std::vector<std::string> names;  // names[k] has ID 2·(k + 1)
+  IDTYPE next_anonymous = 1;
+};
+
+void* IdOpen(Agraph_t*, Agdisc_t*) { return new GraphIds(); }
+
+long IdMap(void* state, int, char* name, IDTYPE* id, int create) {
+  auto* ids = static_cast<GraphIds*>(state);
+  if (name == nullptr) {
+    *id = ids->next_anonymous;
+    ids->next_anonymous += 2;
+    return 1;
+  }
+  auto it = ids->by_name.find(std::string_view(name));
+  if (it != ids->by_name.end()) {
+    *id = it->second;
+    return 1;
+  }
+  if (!create) return 0;
+  ids->names.emplace_back(name);
+  *id = 2 * static_cast<IDTYPE>(ids->names.size());
+  ids->by_name.emplace(ids->names.back(), *id);
+  return 1;
+}
+
+// Explicit IDs (agidnode and friends) are accepted only from the anonymous range not yet used.
+long IdAlloc(void* state, int, IDTYPE id) {
+  auto* ids = static_cast<GraphIds*>(state);
+  if (id % 2 == 0 || id < ids->next_anonymous) return 0;
+  ids->next_anonymous = id + 2;
+  return 1;
+}
+
+void IdFree(void*, int, IDTYPE) {}
+
+char* IdPrint(void* state, int, IDTYPE id) {
+  auto* ids = static_cast<GraphIds*>(state);
+  if (id == 0 || id % 2 != 0 || id / 2 > ids->names.size()) return nullptr;
+  return ids->names[static_cast<size_t>(id / 2 - 1)].data();
+}
+
+void IdClose(void* state) { delete static_cast<GraphIds*>(state); }
+
+void IdRegister(void*, int, void*) {}
+
+Agiddisc_t sequential_ids = {IdOpen, IdMap, IdAlloc, IdFree, IdPrint, IdClose, IdRegister};
+
+// Reads DOT text from memory one line per call, as the default file reader (fgets) does.
+struct DotReader {
+  const std::string* text;
+  size_t position = 0;
+};
+
+int ReadDotLine(void* channel, char* buffer, int size) {
+  auto* reader = static_cast<DotReader*>(channel);
+  const std::string& text = *reader->text;
+  if (size <= 0 || reader->position >= text.size()) return 0;
+  size_t end = text.find('\n', reader->position);
+  end = end == std::string::npos ? text.size() : end + 1;
+  size_t count = std::min(end - reader->position, static_cast<size_t>(size));
+  text.copy(buffer, count, reader->position);
+  reader->position += count;
+  return static_cast<int>(count);
+}
+
+Agiodisc_t memory_reader = {ReadDotLine, nullptr, nullptr};
+
+// Restores Graphviz's error reporting and frees what a render allocated, on every path.
+class GraphvizSession {
+ public:
+  GraphvizSession() : lock_(graphviz_mutex) {
+    graphviz_messages = &messages_;
+    previous_handler_ = agseterrf(CaptureGraphvizMessage);
+    previous_level_ = agseterr(AGWARN);
+    agreseterrors();
+    context_ = gvContext();
+  }
+  ~GraphvizSession() {
+    if (graph_ != nullptr) {
+      if (laid_out_) gvFreeLayout(context_, graph_);
+      agclose(graph_);
+    }
+    if (context_ != nullptr) gvFreeContext(context_);
+    agseterr(previous_level_);
+    agseterrf(previous_handler_);
+    graphviz_messages = nullptr;
+  }
+  GraphvizSession(const GraphvizSession&) = delete;
+  GraphvizSession& operator=(const GraphvizSession&) = delete;
+
+  absl::StatusOr<std::string> Render(const std::string& dot, const std::string& format) {
+    if (context_ == nullptr) return absl::InternalError("Graphviz: gvContext failed");
+    // agmemread with a deterministic ID discipline (see GraphIds).
+    memory_reader.putstr = AgIoDisc.putstr;
+    memory_reader.flush = AgIoDisc.flush;
+    Agdisc_t discipline = {&AgMemDisc, &sequential_ids, &memory_reader};
+    // The scanner is global and keeps what it buffered after a graph's closing brace for the
+    // next read (agmemread elsewhere in the process leaves at least the final newline). Reading
+    // an empty input to its end first empties it, so line numbers in messages start at 1.
+    const std::string nothing;
+    DotReader drain{&nothing};
+    while (Agraph_t* leftover = agread(&drain, &discipline)) agclose(leftover);
+    agreseterrors();
+    messages_.clear();
+    agreadline(1);
+
+    DotReader reader{&dot};
+    graph_ = agread(&reader, &discipline);
+    // Read on to the end of the input too: that leaves the scanner empty, and a second graph in
+    // the input is an error rather than something the next call would read.
+    bool more_graphs = false;
+    if (graph_ != nullptr && agerrors() < AGERR) {
+      while (Agraph_t* extra = agread(&reader, &discipline)) {
+        agclose(extra);
+        more_graphs = true;
+      }
+    }
+    if (graph_ == nullptr || agerrors() >= AGERR) {
+      std::string why = Messages(messages_);
+      return absl::InvalidArgumentError(
+          absl::StrCat("not a DOT graph: ", why.empty() ? "no graph in the input" : why));
+    }
+    if (more_graphs) {
+      return absl::InvalidArgumentError("DOT input holds more than one graph; expected one");
+    }
+    // Bad HTML-like labels and similar errors surface during layout; Graphviz then draws a
+    // fallback, which must not pass for success.
+    int layout = gvLayout(context_, graph_, "dot");
+    laid_out_ = layout == 0;
+    if (layout != 0 || agerrors() >= AGERR) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Graphviz dot layout failed: ", Messages(messages_)));
+    }
+    char* data = nullptr;
+    unsigned int length = 0;
+    int rc = gvRenderData(context_, graph_, format.c_str(), &data, &length);
+    if (rc != 0 || data == nullptr) {
+      if (data != nullptr) gvFreeRenderData(data);
+      return absl::InternalError(absl::StrCat("Graphviz could not render ", format, ": ",
+                                              Messages(messages_)));
+    }
+    std::string result(data, length);
+    gvFreeRenderData(data);
+    return result;
+  }
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  std::string messages_;
+  agusererrf previous_handler_ = nullptr;
+  agerrlevel_t previous_level_ = AGWARN;
+  GVC_t* context_ = nullptr;
+  Agraph_t* graph_ = nullptr;
+  bool laid_out_ = false;
+};
+
+}  // namespace
+
+PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
+  PipelineTimeline timeline;
+  const int stage_count = pipeline.stages_size();
+  timeline.stages.resize(static_cast<size_t>(stage_count));
+  std::vector<std::vector<const PipelineOp*>> compute(static_cast<size_t>(stage_count));
+  size_t op_count = 0;
+  for (int s = 0; s < stage_count; ++s) {
+    for (const PipelineOp& op : pipeline.stages(s).ops()) {
+      if (IsCompute(op.kind())) compute[static_cast<size_t>(s)].push_back(&op);
+    }
+    op_count += compute[static_cast<size_t>(s)].size();
+  }
+  // A valid microbatch index is below the number of ops of any stage that runs it; indices
+  // outside [0, op_count) cannot pair with a peer, so they get no cross-stage dependency (the
+  // verifier reports them) and the tables below stay bounded by the input size.
+  auto in_range = [&](int32_t mb) { return mb >= 0 && static_cast<size_t>(mb) < op_count; };
+  size_t mb_bound = 0;
+  for (const auto& ops : compute) {
+    for (const PipelineOp* op : ops) {
+      if (in_range(op->microbatch())) {
+        mb_bound = std::max(mb_bound, static_cast<size_t>(op->microbatch()) + 1);
+      }
+    }
+  }
+  // End slot (exclusive) of each stage's forward/backward of each microbatch; -1 until placed.
+  std::vector<std::vector<int64_t>> forward_end(static_cast<size_t>(stage_count),
+                                                std::vector<int64_t>(mb_bound, -1));
+  std::vector<std::vector<int64_t>> backward_end = forward_end;
+  std::vector<size_t> next(static_cast<size_t>(stage_count), 0);
+  std::vector<int64_t> free_at(static_cast<size_t>(stage_count), 0);
+
+  // The slot the op's peer finishes (0: no peer), or -1 while the peer has not run.
+  auto ready_at = [&](int s, const PipelineOp& op) -> int64_t {
+    if (!in_range(op.microbatch())) return 0;
+    size_t mb = static_cast<size_t>(op.microbatch());
+    if (op.kind() == FORWARD) return s > 0 ? forward_end[static_cast<size_t>(s - 1)][mb] : 0;
+    return s + 1 < stage_count ? backward_end[static_cast<size_t>(s + 1)][mb] : 0;
+  };
+  bool progress = true;
+  auto advance = [&](int s) {
+    size_t& k = next[static_cast<size_t>(s)];
+    const auto& ops = compute[static_cast<size_t>(s)];
+    while (k < ops.size()) {
+      const PipelineOp& op = *ops[k];
+      int64_t ready = ready_at(s, op);
+      if (ready < 0) return;
+      int64_t slot = std::max(free_at[static_cast<size_t>(s)], ready);
+      free_at[static_cast<size_t>(s)] = slot + 1;
+      if (in_range(op.microbatch())) {
+        auto& ends = op.kind() == FORWARD ? forward_end : backward_end;
+        ends[static_cast<size_t>(s)][static_cast<size_t>(op.microbatch())] = slot + 1;
+      }
+      timeline.stages[static_cast<size_t>(s)].push_back({slot, op.kind(), op.microbatch()});
+      timeline.makespan_slots = std::max(timeline.makespan_slots, slot + 1);
+      ++timeline.busy_slots;
+      ++k;
+      progress = true;
+    }
+  };
+  // Forward work flows down the stages and backward work up, so alternating sweeps place
+  // everything in a number of rounds bounded by the schedule's direction changes.
+  while (progress) {
+    progress = false;
+    for (int s = 0; s < stage_count; ++s) advance(s);
+    for (int s = stage_count - 1; s >= 0; --s) advance(s);
+  }
+  // Name the root cause: a stage waiting for an op its peer never runs, else (a cycle of
+  // waits) the first blocked stage.
+  std::string deadlock;
+  for (int s = 0; s < stage_count; ++s) {
+    size_t k = next[static_cast<size_t>(s)];
+    if (k == compute[static_cast<size_t>(s)].size()) continue;
+    const PipelineOp& op = *compute[static_cast<size_t>(s)][k];
+    int peer = op.kind() == FORWARD ? s - 1 : s + 1;
+    bool peer_has_op = false;
+    for (const PipelineOp* other : compute[static_cast<size_t>(peer)]) {
+      if (other->kind() == op.kind() && other->microbatch() == op.microbatch()) peer_has_op = true;
+    }
+    std::string name = OpName(op.kind(), op.microbatch());
+    std::string text = absl::StrCat("stage ", s, " stops at ", name, ": waits for ", name,
+                                    " on stage ", peer);
+    if (!peer_has_op) {
+      timeline.stall = absl::StrCat(text, ", which never runs");
+      break;
+    }
+    if (deadlock.empty()) deadlock = absl::StrCat(text, ", which is blocked too (deadlock)");
+  }
+  if (timeline.stall.empty()) timeline.stall = deadlock;
+  int64_t cells = static_cast<int64_t>(stage_count) * timeline.makespan_slots;
+  timeline.idle_slots = cells - timeline.busy_slots;
+  if (cells > 0) {
+    timeline.bubble_fraction = static_cast<double>(timeline.idle_slots) / static_cast<double>(cells);
+  }
+  return timeline;
+}
+
+std::string MeshToDot(const Plan& plan) {
+  std::string out = "digraph mesh {\n";
+  AppendDefaults(MeshTitleFor(plan), &out);
+  AppendMeshBody(plan, &out);
+  absl::StrAppend(&out, "}\n");
+  return out;
+}
+
+std::string ScheduleToDot(const Plan& plan) {
+  std::string out = "digraph schedule {\n";
+  AppendDefaults(ScheduleTitle(plan), &out);
+  AppendScheduleBody(plan, &out);
+  absl::StrAppend(&out, "}\n");
+  return out;
+}
+
+std::string PlanToDot(const Plan& plan) {
+  std::string out = "digraph plan {\n";
+  std::string title = "accel plan";
+  if (!plan.job().name().empty()) absl::StrAppend(&title, " · ", plan.job().name());
+  AppendDefaults(title, &out);
+  absl::StrAppend(&out, "  subgraph cluster_mesh {\n    label=\"", EscapeDot(MeshTitleFor(plan)),
+                  "\"; style=\"rounded\"; color=\"#BBBBBB\";\n");
+  std::string bottom = AppendMeshBody(plan, &out);
+  absl::StrAppend(&out, "  }\n  subgraph cluster_schedule {\n    label=\"",
+                  EscapeDot(ScheduleTitle(plan)), "\"; style=\"rounded\"; color=\"#BBBBBB\";\n");
+  AppendScheduleBody(plan, &out);
+  absl::StrAppend(&out, "  }\n  ", bottom, " -> schedule_table [style=invis];\n}\n");
+  return out;
+}
+
+absl::StatusOr<std::string> RenderDot(std::string_view dot, std::string_view format) {
+  if (format != "svg" && format != "png") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown render format \"", std::string(format), "\"; expected \"svg\" or \"png\""));
+  }
+  GraphvizSession session;
+  return session.Render(std::string(dot), std::string(format));
+}
+
+}  // namespace accel::ir

@@ -1,0 +1,298 @@
+#include "ir/plan_verifier.h"
+
+#include <deque>
+#include <map>
+#include <set>
+
+namespace accel::ir {
+namespace {
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+void VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
+  const Mesh& mesh = plan.mesh();
+  if (mesh.axes_size() == 0) return;
+  static const char* kNames[] = {"pp", "dp_replicate", "dp_shard", "cp", "tp"};
+  if (mesh.axes_size() != 5) {
+    out.push_back("mesh has " + S(mesh.axes_size()) + " axes, expected 5");
+    return;
+  }
+  int64_t product = 1;
+  for (int i = 0; i < 5; ++i) {
+    if (mesh.axes(i).name() != kNames[i]) {
+      out.push_back("mesh axis " + S(i) + " is '" + mesh.axes(i).name() + "', expected '" +
+                    kNames[i] + "'");
+    }
+    if (mesh.axes(i).size() < 1) out.push_back("mesh axis " + mesh.axes(i).name() + " size < 1");
+    product *= mesh.axes(i).size();
+  }
+  const int64_t world = plan.topology().world_size();
+  if (world > 0 && product != world) {
+    out.push_back("mesh product " + S(product) + " != world size " + S(world));
+  }
+  if (plan.ranks_size() == 0) return;
+  if (plan.ranks_size() != product) {
+    out.push_back("plan has " + S(plan.ranks_size()) + " rank placements for " + S(product) +
+                  " ranks");
+    return;
+  }
+  const int64_t per_node = plan.topology().devices_per_node();
+  for (int r = 0; r < plan.ranks_size(); ++r) {
+    const RankPlacement& p = plan.ranks(r);
+    if (p.rank() != r) {
+      out.push_back("placement " + S(r) + " has rank " + S(p.rank()));
+      return;
+    }
+    if (per_node > 0 && (p.node() != r / per_node || p.local_rank() != r % per_node)) {
+      out.push_back("rank " + S(r) + " placed on node " + S(p.node()) + " device " +
+                    S(p.local_rank()));
+      return;
+    }
+    if (p.coords_size() != 5) {
+      out.push_back("rank " + S(r) + " has " + S(p.coords_size()) + " coordinates");
+      return;
+    }
+    int64_t rebuilt = 0;
+    for (int i = 0; i < 5; ++i) rebuilt += p.coords(i) * mesh.axes(i).stride();
+    if (rebuilt != r) {
+      out.push_back("rank " + S(r) + " coordinates give rank " + S(rebuilt));
+      return;
+    }
+    if (p.stage() != p.coords(0)) {
+      out.push_back("rank " + S(r) + " stage " + S(p.stage()) + " != pp coordinate");
+      return;
+    }
+  }
+}
+
+void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
+  if (plan.process_groups_size() == 0 || plan.ranks_size() == 0) return;
+  const int world = plan.ranks_size();
+  std::map<std::string, int> axis_index;
+  for (int i = 0; i < plan.mesh().axes_size(); ++i) axis_index[plan.mesh().axes(i).name()] = i;
+  for (const ProcessGroupSet& set : plan.process_groups()) {
+    std::vector<bool> in_set(plan.mesh().axes_size(), false);
+    int64_t expected_size = 1;
+    for (const std::string& a : set.axes()) {
+      auto it = axis_index.find(a);
+      if (it == axis_index.end()) {
+        out.push_back("group set " + set.name() + " names unknown axis " + a);
+        return;
+      }
+      in_set[it->second] = true;
+      expected_size *= plan.mesh().axes(it->second).size();
+    }
+    std::vector<int> seen(world, 0);
+    for (const RankGroup& g : set.groups()) {
+      if (g.ranks_size() != expected_size) {
+        out.push_back("group set " + set.name() + " has a group of " + S(g.ranks_size()) +
+                      " ranks, expected " + S(expected_size));
+        return;
+      }
+      const RankPlacement* first = nullptr;
+      for (int32_t r : g.ranks()) {
+        if (r < 0 || r >= world) {
+          out.push_back("group set " + set.name() + " names rank " + S(r));
+          return;
+        }
+        ++seen[r];
+        const RankPlacement& p = plan.ranks(r);
+        if (first == nullptr) {
+          first = &p;
+          continue;
+        }
+        for (int a = 0; a < p.coords_size(); ++a) {
+          if (!in_set[a] && p.coords(a) != first->coords(a)) {
+            out.push_back("group set " + set.name() + " mixes ranks " + S(first->rank()) +
+                          " and " + S(r) + " that differ on axis " + plan.mesh().axes(a).name());
+            return;
+          }
+        }
+      }
+    }
+    for (int r = 0; r < world; ++r) {
+      if (seen[r] != 1) {
+        out.push_back("rank " + S(r) + " is in " + S(seen[r]) + " groups of set " + set.name());
+        return;
+      }
+    }
+  }
+}
+
+void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
+  const Pipeline& pipeline = plan.pipeline();
+  if (pipeline.stages_size() == 0) return;
+  int64_t next = 0, params = 0;
+  for (int s = 0; s < pipeline.stages_size(); ++s) {
+    const PipelineStage& stage = pipeline.stages(s);
+    if (stage.index() != s) out.push_back("stage " + S(s) + " has index " + S(stage.index()));
+    if (stage.layer_begin() != next) {
+      out.push_back("stage " + S(s) + " starts at layer " + S(stage.layer_begin()) +
+                    ", expected " + S(next));
+    }
+    if (stage.layer_end() <= stage.layer_begin()) out.push_back("stage " + S(s) + " is empty");
+    if (stage.has_embedding() != (s == 0)) out.push_back("embedding not on the first stage");
+    if (stage.has_lm_head() != (s == pipeline.stages_size() - 1)) {
+      out.push_back("head not on the last stage");
+    }
+    next = stage.layer_end();
+    params += stage.parameter_count();
+  }
+  if (next != plan.model().num_layers()) {
+    out.push_back("stages cover " + S(next) + " of " + S(plan.model().num_layers()) + " layers");
+  }
+  if (params != plan.model().parameters().total_count()) {
+    out.push_back("stage parameters sum to " + S(params) + ", model has " +
+                  S(plan.model().parameters().total_count()));
+  }
+  if (plan.mesh().axes_size() == 5 && pipeline.stages_size() != plan.mesh().axes(0).size()) {
+    out.push_back(S(pipeline.stages_size()) + " stages for pp " + S(plan.mesh().axes(0).size()));
+  }
+}
+
+void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
+  const Sharding& sharding = plan.sharding();
+  if (sharding.units_size() == 0) return;
+  std::map<std::string, std::pair<int32_t, int64_t>> params;  // name -> (stage, local count)
+  int64_t total = 0;
+  for (const ShardUnit& unit : sharding.units()) {
+    int64_t local = 0;
+    for (const Parameter& p : unit.parameters()) {
+      if (!params.emplace(p.name(), std::make_pair(unit.stage(), p.local_count())).second) {
+        out.push_back("parameter " + p.name() + " is in more than one shard unit");
+      }
+      total += p.count();
+      local += p.local_count();
+    }
+    if (local != unit.local_count()) out.push_back("unit " + unit.name() + " count mismatch");
+  }
+  if (total != plan.model().parameters().total_count()) {
+    out.push_back("shard units hold " + S(total) + " parameters, model has " +
+                  S(plan.model().parameters().total_count()));
+  }
+  if (sharding.buckets_size() == 0) return;
+  std::set<std::string> bucketed;
+  for (const Bucket& bucket : sharding.buckets()) {
+    int64_t elements = 0;
+    for (const std::string& name : bucket.parameters()) {
+      auto it = params.find(name);
+      if (it == params.end()) {
+        out.push_back("bucket " + S(bucket.index()) + " names unknown parameter " + name);
+        continue;
+      }
+      if (it->second.first != bucket.stage()) {
+        out.push_back("bucket " + S(bucket.index()) + " mixes stages");
+      }
+      if (!bucketed.insert(name).second) out.push_back("parameter " + name + " in two buckets");
+      elements += it->second.second;
+    }
+    if (elements != bucket.elements()) {
+      out.push_back("bucket " + S(bucket.index()) + " elements " + S(bucket.elements()) +
+                    " != sum of its parameters " + S(elements));
+    }
+  }
+  if (bucketed.size() != params.size()) {
+    out.push_back("buckets cover " + S(bucketed.size()) + " of " + S(params.size()) +
+                  " parameters");
+  }
+}
+
+// Simulates every stage's op list with asynchronous sends and blocking receives over FIFO
+// channels, one per (from, to, kind). Reports order mismatches and deadlocks.
+void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
+  const Pipeline& pipeline = plan.pipeline();
+  const int p = pipeline.stages_size();
+  if (p == 0 || pipeline.stages(0).ops_size() == 0) return;
+  const int64_t m = pipeline.microbatches();
+  for (int s = 0; s < p; ++s) {
+    std::vector<int> forward_at(m, -1), backward_at(m, -1);
+    const auto& ops = pipeline.stages(s).ops();
+    for (int i = 0; i < ops.size(); ++i) {
+      const PipelineOp& op = ops[i];
+      if (op.microbatch() < 0 || op.microbatch() >= m) {
+        out.push_back("stage " + S(s) + " op " + S(i) + " has microbatch " + S(op.microbatch()));
+        return;
+      }
+      if (op.kind() == FORWARD) {
+        if (forward_at[op.microbatch()] >= 0) out.push_back("stage " + S(s) + " repeats F");
+        forward_at[op.microbatch()] = i;
+      } else if (op.kind() == BACKWARD) {
+        if (backward_at[op.microbatch()] >= 0) out.push_back("stage " + S(s) + " repeats B");
+        backward_at[op.microbatch()] = i;
+      }
+    }
+    for (int64_t mb = 0; mb < m; ++mb) {
+      if (forward_at[mb] < 0 || backward_at[mb] < 0) {
+        out.push_back("stage " + S(s) + " misses microbatch " + S(mb));
+        return;
+      }
+      if (backward_at[mb] < forward_at[mb]) {
+        out.push_back("stage " + S(s) + " runs backward of " + S(mb) + " before its forward");
+      }
+    }
+  }
+
+  // channel key: from * p * 2 + to * 2 + (0 activation, 1 gradient)
+  std::map<int64_t, std::deque<int32_t>> channels;
+  auto key = [p](int from, int to, int kind) { return (int64_t{from} * p + to) * 2 + kind; };
+  std::vector<int> pc(p, 0);
+  int done = 0;
+  for (int s = 0; s < p; ++s) done += pipeline.stages(s).ops_size() == 0;
+  while (done < p) {
+    bool progressed = false;
+    for (int s = 0; s < p; ++s) {
+      const auto& ops = pipeline.stages(s).ops();
+      while (pc[s] < ops.size()) {
+        const PipelineOp& op = ops[pc[s]];
+        const int peer = op.peer_stage();
+        bool is_send = op.kind() == SEND_ACTIVATION || op.kind() == SEND_GRAD;
+        bool is_recv = op.kind() == RECV_ACTIVATION || op.kind() == RECV_GRAD;
+        if ((is_send || is_recv) && (peer < 0 || peer >= p || peer == s)) {
+          out.push_back("stage " + S(s) + " op " + S(pc[s]) + " has peer " + S(peer));
+          return;
+        }
+        if (is_send) {
+          channels[key(s, peer, op.kind() == SEND_GRAD)].push_back(op.microbatch());
+        } else if (is_recv) {
+          auto& q = channels[key(peer, s, op.kind() == RECV_GRAD)];
+          if (q.empty()) break;  // blocked
+          if (q.front() != op.microbatch()) {
+            out.push_back("stage " + S(s) + " receives microbatch " + S(op.microbatch()) +
+                          " from stage " + S(peer) + " but the next one sent is " +
+                          S(q.front()));
+            return;
+          }
+          q.pop_front();
+        }
+        ++pc[s];
+        progressed = true;
+        if (pc[s] == ops.size()) ++done;
+      }
+    }
+    if (!progressed) {
+      std::string where;
+      for (int s = 0; s < p; ++s) {
+        if (pc[s] < pipeline.stages(s).ops_size()) where += " stage " + S(s) + "@op" + S(pc[s]);
+      }
+      out.push_back("pipeline schedule deadlocks:" + where);
+      return;
+    }
+  }
+  for (const auto& [k, q] : channels) {
+    if (!q.empty()) out.push_back("a send is never received (channel " + S(k) + ")");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> VerifyPlan(const Plan& plan) {
+  std::vector<std::string> out;
+  VerifyMeshAndRanks(plan, out);
+  VerifyGroups(plan, out);
+  VerifyStages(plan, out);
+  VerifyShards(plan, out);
+  VerifySchedules(plan, out);
+  return out;
+}
+
+}  // namespace accel::ir

@@ -1,0 +1,244 @@
+#include "ir/plan_writer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/units.h"
+
+namespace accel::ir {
+
+std::string PlanToJson(const Plan& plan) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  // A plan is always serializable; a failure here would be a protobuf bug.
+  (void)google::protobuf::util::MessageToJsonString(plan, &out, options);
+  return out;
+}
+
+std::string PlanToTextproto(const Plan& plan) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(plan, &out);
+  return out;
+}
+
+std::string PlanToBinary(const Plan& plan) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    plan.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+namespace {
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+std::string Fmt(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+std::string GiB(int64_t bytes) { return Fmt("%.2f", static_cast<double>(bytes) / kGiB); }
+
+std::string RankList(const RankGroup& group, int max_ranks) {
+  const int n = group.ranks_size();
+  std::string out = "[";
+  if (n <= max_ranks) {
+    for (int i = 0; i < n; ++i) out += (i ? "," : "") + S(group.ranks(i));
+  } else {
+    for (int i = 0; i < 3; ++i) out += S(group.ranks(i)) + ",";
+    out += "…," + S(group.ranks(n - 1));
+  }
+  return out + "]";
+}
+
+// Pads `text` to `width` display columns (the summary only uses ASCII and a few one-column
+// symbols, so UTF-8 continuation bytes are not counted).
+std::string Pad(const std::string& text, size_t width) {
+  size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return columns >= width ? text + " " : text + std::string(width - columns, ' ');
+}
+
+const MemoryTerm* FindTerm(const MemoryEstimate& m, const std::string& category) {
+  for (const MemoryTerm& t : m.device()) {
+    if (t.category() == category) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& text) {
+    out += Pad(label, 11) + text + "\n";
+  };
+  const Job& job = plan.job();
+  out += "plan " + job.name() + " (accel.ir v" + S(plan.ir_version()) + ", " + job.spec_file();
+  for (const std::string& o : job.overrides()) out += ", --set " + o;
+  out += ")\n\n";
+
+  const Model& m = plan.model();
+  std::string model = m.arch();
+  if (!m.model_type().empty() && m.model_type() != m.arch()) model += " (" + m.model_type() + ")";
+  model += ": hidden " + S(m.hidden_size()) + ", layers " + S(m.num_layers()) + ", heads " +
+           S(m.num_heads());
+  if (m.num_kv_heads() != m.num_heads()) model += " (kv " + S(m.num_kv_heads()) + ")";
+  model += ", ffn " + S(m.ffn_hidden_size()) + ", vocab " + S(m.vocab_size());
+  if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + S(m.padded_vocab_size()) + ")";
+  model += ", max_seq_len " + S(m.max_seq_len());
+  line("model", model);
+  const ParameterCount& c = m.parameters();
+  std::string params = FormatCount(c.total_count()) + " parameters = embedding " +
+                       FormatCount(c.embedding_count());
+  if (c.position_embedding_count()) params += " + positions " + FormatCount(c.position_embedding_count());
+  params += " + " + S(m.num_layers()) + " x " + FormatCount(c.per_layer_count()) + " + norm " +
+            FormatCount(c.final_norm_count());
+  params += c.lm_head_count() ? " + lm_head " + FormatCount(c.lm_head_count()) : " (head tied)";
+  line("", params);
+
+  const Batch& b = plan.batch();
+  line("batch", "global " + S(b.global_batch_size()) + " = micro " + S(b.micro_batch_size()) +
+                    " x dp " + S(b.data_parallel_size()) + " x accumulation " +
+                    S(b.grad_accum_steps()) + "; seq_len " + S(b.seq_len()) + "; " +
+                    FormatCount(b.tokens_per_step()) + " tokens/step; " + S(b.steps()) +
+                    " steps (" + FormatCount(b.total_tokens()) + " tokens)");
+  const Training& t = plan.training();
+  line("training", t.optimizer().name() + " lr " + Fmt("%g", t.optimizer().lr()) + ", " +
+                       t.lr_schedule().name() + " schedule, warmup " +
+                       S(t.lr_schedule().warmup_steps()) + ", clip " +
+                       Fmt("%g", t.grad_clip_norm()) + ", recompute " + t.recompute() +
+                       ", seed " + S(t.seed()));
+  const Precision& p = plan.precision();
+  line("precision", "params " + p.param_dtype() + ", compute " + p.compute_dtype() + ", reduce " +
+                        p.reduce_dtype() +
+                        (p.master_dtype().empty() ? "" : ", master " + p.master_dtype()) +
+                        ", loss scaling " + p.loss_scaling());
+  const Topology& topo = plan.topology();
+  std::string device = topo.device_type();
+  if (!topo.device_model().empty()) device += " " + topo.device_model();
+  line("topology", S(topo.nodes()) + " node(s) x " + S(topo.devices_per_node()) + " " + device +
+                       " (" + FormatBytes(topo.device_memory_bytes()) + " each) = " +
+                       S(topo.world_size()) + " ranks, backend " + job.backend());
+  line("data", plan.data().path() + " (" + plan.data().format() + ", tokenizer " +
+                   plan.data().tokenizer() + ")");
+  line("checkpoint", plan.checkpoint().dir() + ", every " + S(plan.checkpoint().every_steps()) +
+                         " steps, keep " + S(plan.checkpoint().keep()) + ", resume " +
+                         plan.checkpoint().resume());
+  out += "\n";
+
+  std::string mesh, strides;
+  for (const MeshAxis& a : plan.mesh().axes()) {
+    mesh += (mesh.empty() ? "" : " x ") + a.name() + " " + S(a.size());
+    strides += (strides.empty() ? "" : ", ") + S(a.stride());
+  }
+  line("mesh", mesh + "  (strides " + strides + ")");
+  // Sets with identical groups (e.g. dp and dp_shard when dp_replicate is 1) share a line.
+  std::vector<const ProcessGroupSet*> shown_sets;
+  std::vector<std::string> shown_names;
+  for (const ProcessGroupSet& set : plan.process_groups()) {
+    if (set.groups_size() == 0) continue;
+    if (set.groups(0).ranks_size() == 1 && set.name() != "world") continue;  // trivial axis
+    bool merged = false;
+    for (size_t i = 0; i < shown_sets.size() && !merged; ++i) {
+      const ProcessGroupSet& other = *shown_sets[i];
+      if (other.groups_size() != set.groups_size()) continue;
+      bool same = true;
+      for (int g = 0; g < set.groups_size() && same; ++g) {
+        same = std::equal(set.groups(g).ranks().begin(), set.groups(g).ranks().end(),
+                          other.groups(g).ranks().begin(), other.groups(g).ranks().end());
+      }
+      if (same) {
+        shown_names[i] += " = " + set.name();
+        merged = true;
+      }
+    }
+    if (!merged) {
+      shown_sets.push_back(&set);
+      shown_names.push_back(set.name());
+    }
+  }
+  for (size_t k = 0; k < shown_sets.size(); ++k) {
+    const ProcessGroupSet& set = *shown_sets[k];
+    const int size = set.groups(0).ranks_size();
+    std::string text = shown_names[k] + ": " + S(set.groups_size()) + " x " + S(size) + " ";
+    const int shown = std::min(set.groups_size(), options.max_groups_shown);
+    for (int i = 0; i < shown; ++i) {
+      text += (i ? " " : "") + RankList(set.groups(i), options.max_ranks_in_group);
+    }
+    if (set.groups_size() > shown) text += " … " + S(set.groups_size() - shown) + " more";
+    line("groups", text);
+  }
+  out += "\n";
+
+  const Pipeline& pipe = plan.pipeline();
+  line("pipeline", pipe.schedule() + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
+                       Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()));
+  for (const PipelineStage& s : pipe.stages()) {
+    std::string text = "stage " + S(s.index()) + ": layers " + S(s.layer_begin()) + "-" +
+                       S(s.layer_end() - 1) + ", " + FormatCount(s.parameter_count()) +
+                       " params";
+    if (s.has_embedding()) text += ", embedding";
+    if (s.has_lm_head()) text += ", head + loss";
+    text += ", " + S(s.max_inflight_microbatches()) + " microbatch(es) in flight";
+    line("", text);
+  }
+  const Sharding& sh = plan.sharding();
+  line("sharding", "stage " + S(sh.stage()) + " over dp_shard " + S(sh.degree()) +
+                       (sh.hybrid() ? " (hybrid)" : "") + ", offload " + sh.offload() + "; " +
+                       S(sh.units_size()) + " shard units, " + S(sh.buckets_size()) +
+                       " buckets of <= " + FormatCount(sh.bucket_elements()) + " elements");
+  out += "\n";
+
+  if (plan.memory_size() > 0) {
+    out += "memory per rank (GiB; every rank of a stage holds the same)\n";
+    static const std::pair<const char*, const char*> kColumns[] = {
+        {"parameters", "params"},     {"gradients", "grads"},
+        {"master_weights", "master"}, {"optimizer_states", "optim"},
+        {"activations", "activ"},     {"logits", "logits"},
+        {"communication_buffers", "comm"}, {"runtime_overhead", "runtime"}};
+    std::string header = "  " + Pad("stage", 7);
+    for (const auto& [category, label] : kColumns) header += Pad(label, 9);
+    header += Pad("total", 9) + Pad("limit", 9) + Pad("host", 8) + "fits";
+    out += header + "\n";
+    for (const MemoryEstimate& e : plan.memory()) {
+      std::string row = "  " + Pad(S(e.stage()), 7);
+      for (const auto& [category, label] : kColumns) {
+        const MemoryTerm* term = FindTerm(e, category);
+        row += Pad(term ? GiB(term->bytes()) : "-", 9);
+      }
+      row += Pad(GiB(e.device_total_bytes()), 9) + Pad(GiB(e.device_limit_bytes()), 9) +
+             Pad(GiB(e.host_total_bytes()), 8) + (e.fits() ? "yes" : "NO");
+      out += row + "\n";
+    }
+    out += "\n";
+  }
+
+  if (plan.resolved_size() > 0) {
+    out += "resolved\n";
+    for (const ResolvedValue& r : plan.resolved()) {
+      out += "  " + Pad(r.field() + " = " + r.value(), 44) + r.reason() + "\n";
+    }
+    out += "\n";
+  }
+  for (const PlanNote& n : plan.notes()) {
+    out += n.severity() + (n.code().empty() ? "" : "[" + n.code() + "]") + ": " + n.message() +
+           "\n";
+  }
+  return out;
+}
+
+}  // namespace accel::ir

@@ -1,0 +1,487 @@
+#include "planner/memory_estimator.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "common/status_macros.h"
+#include "common/units.h"
+#include "planner/model_params.h"
+
+namespace accel::planner {
+namespace {
+
+constexpr const char* kZeroSource =
+    "ZeRO (Rajbhandari et al. 2019) section 5: stage 1 shards optimizer states, 2 gradients, "
+    "3 parameters";
+constexpr const char* kOffloadSource = "DeepSpeed ZeRO-Offload (Ren et al. 2021)";
+constexpr const char* kActivationSource =
+    "Korthikanti et al. 2022 (arXiv 2205.05198) Table 2; ffn variant from Megatron-LM "
+    "theoretical_memory_usage.py";
+constexpr const char* kLogitsSource =
+    "output layer of Korthikanti et al. 2022 section 4.3; fp32 upcast for the loss as in "
+    "Hugging Face and Megatron-LM cross-entropy";
+constexpr const char* kBucketSource =
+    "DeepSpeed overlap_comm double buffers (stage_1_and_2.py setup_buckets), PyTorch DDP buckets";
+constexpr const char* kGatherSource =
+    "DeepSpeed ZeRO-3 largest-layer gather (4L, docs 'Memory Requirements') and "
+    "stage3_prefetch_bucket_size";
+constexpr const char* kOverheadSource =
+    "planner-facts.md section 7: CUDA context and workspaces (DeepSpeed#4527, #4093)";
+constexpr const char* kCpuOverheadSource =
+    "accel default for cpu workers: process, Gloo buffers and allocator (planner-facts.md "
+    "section 7 lists the terms formulas leave out)";
+constexpr const char* kReserveSource =
+    "planner-facts.md section 7: caching-allocator reserve and fragmentation 5-10%";
+
+std::string N(int64_t v) { return FormatCount(v); }
+
+std::string DTypeLabel(int64_t bytes) { return bytes == 4 ? "fp32" : "16-bit"; }
+
+ir::MemoryTerm Term(const char* category, int64_t bytes, std::string formula, const char* source) {
+  ir::MemoryTerm t;
+  t.set_category(category);
+  t.set_bytes(bytes);
+  t.set_formula(std::move(formula));
+  t.set_source(source);
+  return t;
+}
+
+// "n × 2 B" or "ceil(n / 8) × 2 B" depending on whether the state is sharded.
+std::string StateFormula(int64_t params, int64_t bytes_per, bool sharded, int64_t degree,
+                         const std::string& what) {
+  std::string count = sharded && degree > 1
+                          ? "ceil(" + N(params) + " / dp_shard " + N(degree) + ")"
+                          : N(params);
+  return count + " params x " + N(bytes_per) + " B (" + what + ")";
+}
+
+const char* LayoutFormula(const MemoryInputs& in) {
+  const bool tp = in.tp > 1;
+  switch (in.recompute) {
+    case RecomputeMode::kFull:
+      return in.sequence_parallel ? "2*s*b*h/t (full recompute: layer input only)"
+                                  : "2*s*b*h (full recompute: layer input only)";
+    case RecomputeMode::kSelective:
+      if (in.sequence_parallel) return "s*b*h*(10 + 8 + 4*ffn/h)/t (tensor + sequence parallel + selective)";
+      return tp ? "s*b*h*(10 + (8 + 4*ffn/h)/t) (tensor parallel + selective)"
+                : "s*b*h*(10 + 8 + 4*ffn/h) (selective recompute)";
+    case RecomputeMode::kNone:
+      break;
+  }
+  if (in.sequence_parallel) return "s*b*h*(10 + 8 + 4*ffn/h + 5*a*s/h)/t (tensor + sequence parallel)";
+  return tp ? "s*b*h*(10 + (8 + 4*ffn/h)/t + 5*a*s/(h*t)) (tensor parallel)"
+            : "s*b*h*(10 + 8 + 4*ffn/h + 5*a*s/h) (no parallelism)";
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+
+absl::StatusOr<int64_t> BytesOf(const std::string& dtype, const char* what) {
+  std::optional<int64_t> bytes = DTypeBytesByName(dtype);
+  if (!bytes) {
+    return absl::InvalidArgumentError(std::string("plan has unknown ") + what + " dtype '" +
+                                      dtype + "'");
+  }
+  return *bytes;
+}
+
+// The peak device total over stages and whether every stage fits.
+struct Outcome {
+  int64_t peak = 0;
+  bool fits = false;
+};
+
+Outcome Evaluate(const MemoryInputs& in) {
+  absl::StatusOr<std::vector<ir::MemoryEstimate>> estimates = EstimateMemory(in);
+  Outcome o;
+  if (!estimates.ok()) return o;
+  o.fits = true;
+  for (const ir::MemoryEstimate& e : *estimates) {
+    o.peak = std::max(o.peak, e.device_total_bytes());
+    o.fits = o.fits && e.fits();
+  }
+  return o;
+}
+
+// Moves `factor` ranks' worth of data parallelism into another axis: dp_replicate first (it
+// holds no shards, so per-rank memory is unchanged), else dp_shard. False when neither divides.
+bool TakeFromDataParallel(MemoryInputs& in, int64_t factor) {
+  if (in.dp_replicate % factor == 0) {
+    in.dp_replicate /= factor;
+    return true;
+  }
+  if (in.dp_shard % factor == 0) {
+    in.dp_shard /= factor;
+    return true;
+  }
+  return false;
+}
+
+std::string Describe(const std::string& field, const std::string& value, int64_t peak,
+                     int64_t limit, const std::string& extra) {
+  return "would fit with " + field + ": " + value + extra + " (" + FormatBytes(peak) +
+         " per device, limit " + FormatBytes(limit) + ")";
+}
+
+}  // namespace
+
+const char* RecomputeName(RecomputeMode mode) {
+  switch (mode) {
+    case RecomputeMode::kNone: return "none";
+    case RecomputeMode::kSelective: return "selective";
+    case RecomputeMode::kFull: return "full";
+  }
+  return "none";
+}
+
+absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool sequence_parallel) {
+  MemoryInputs in;
+  in.model = plan.model();
+  in.seq_len = plan.batch().seq_len();
+  in.micro_batch_size = plan.batch().micro_batch_size();
+
+  const ir::Precision& p = plan.precision();
+  ACCEL_ASSIGN_OR_RETURN(in.param_bytes, BytesOf(p.param_dtype(), "param"));
+  ACCEL_ASSIGN_OR_RETURN(in.compute_bytes,
+                         BytesOf(p.compute_dtype().empty() ? p.param_dtype() : p.compute_dtype(),
+                                 "compute"));
+  ACCEL_ASSIGN_OR_RETURN(in.reduce_bytes,
+                         BytesOf(p.reduce_dtype().empty() ? p.param_dtype() : p.reduce_dtype(),
+                                 "reduce"));
+
+  in.optimizer = plan.training().optimizer().name().empty() ? "adamw"
+                                                            : plan.training().optimizer().name();
+  in.momentum = plan.training().optimizer().momentum();
+  if (in.optimizer != "adamw" && in.optimizer != "sgd") {
+    return absl::InvalidArgumentError("plan has unknown optimizer '" + in.optimizer + "'");
+  }
+  const std::string& recompute = plan.training().recompute();
+  if (recompute.empty() || recompute == "none") in.recompute = RecomputeMode::kNone;
+  else if (recompute == "selective") in.recompute = RecomputeMode::kSelective;
+  else if (recompute == "full") in.recompute = RecomputeMode::kFull;
+  else return absl::InvalidArgumentError("plan has unknown recompute '" + recompute + "'");
+
+  for (const ir::MeshAxis& axis : plan.mesh().axes()) {
+    const int64_t size = std::max<int64_t>(axis.size(), 1);
+    if (axis.name() == "pp") in.pp = size;
+    else if (axis.name() == "dp_replicate") in.dp_replicate = size;
+    else if (axis.name() == "dp_shard") in.dp_shard = size;
+    else if (axis.name() == "cp") in.cp = size;
+    else if (axis.name() == "tp") in.tp = size;
+  }
+  in.sequence_parallel = sequence_parallel && in.tp > 1;
+
+  const ir::Sharding& s = plan.sharding();
+  in.sharding_stage = s.stage();
+  if (s.degree() > 0 && s.degree() != in.dp_shard && plan.mesh().axes().empty()) {
+    in.dp_shard = s.degree();
+  }
+  if (s.offload().empty() || s.offload() == "none") in.offload = spec::Offload::kNone;
+  else if (s.offload() == "optimizer") in.offload = spec::Offload::kOptimizer;
+  else if (s.offload() == "all") in.offload = spec::Offload::kAll;
+  else return absl::InvalidArgumentError("plan has unknown offload '" + s.offload() + "'");
+  in.bucket_elements = s.bucket_elements();
+  in.prefetch_bucket_elements = s.prefetch_bucket_elements();
+
+  const ir::Pipeline& pipe = plan.pipeline();
+  in.pipeline_schedule = pipe.schedule().empty() ? "1f1b" : pipe.schedule();
+  in.microbatches = std::max<int64_t>(pipe.microbatches(), 1);
+  for (const ir::PipelineStage& st : pipe.stages()) {
+    StageLayout layout;
+    layout.index = st.index();
+    layout.layer_begin = st.layer_begin();
+    layout.layer_end = st.layer_end();
+    layout.has_embedding = st.has_embedding();
+    layout.has_lm_head = st.has_lm_head();
+    layout.inflight_microbatches = std::max<int32_t>(st.max_inflight_microbatches(), 1);
+    in.stages.push_back(layout);
+  }
+
+  const ir::Topology& topo = plan.topology();
+  in.devices_per_node = std::max<int64_t>(topo.devices_per_node(), 1);
+  in.device_type = topo.device_type().empty() ? "cuda" : topo.device_type();
+  in.device_memory_bytes = topo.device_memory_bytes();
+  in.runtime_overhead_bytes = topo.runtime_overhead_bytes();
+  return in;
+}
+
+std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
+                                          const std::string& schedule, int64_t microbatches) {
+  pp = std::max<int64_t>(pp, 1);
+  std::vector<StageLayout> stages;
+  const int64_t base = num_layers / pp, extra = num_layers % pp;
+  int64_t begin = 0;
+  for (int64_t i = 0; i < pp; ++i) {
+    StageLayout st;
+    st.index = static_cast<int32_t>(i);
+    st.layer_begin = begin;
+    st.layer_end = begin + base + (i < extra ? 1 : 0);
+    begin = st.layer_end;
+    st.has_embedding = i == 0;
+    st.has_lm_head = i == pp - 1;
+    if (pp == 1) st.inflight_microbatches = 1;
+    else if (schedule == "gpipe") st.inflight_microbatches = std::max<int64_t>(microbatches, 1);
+    else st.inflight_microbatches = std::min<int64_t>(pp - i, std::max<int64_t>(microbatches, 1));
+    stages.push_back(st);
+  }
+  return stages;
+}
+
+absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInputs& in) {
+  ACCEL_ASSIGN_OR_RETURN(ModelStateDtypes dtypes,
+                         ModelStateDtypesFor(in.param_bytes, in.optimizer, in.momentum));
+  const int64_t tp = std::max<int64_t>(in.tp, 1);
+  const ModelParams params = BuildModelParams(in.model, tp);
+  int64_t padded_vocab = in.model.padded_vocab_size();
+  if (padded_vocab < in.model.vocab_size() || padded_vocab % tp != 0) {
+    padded_vocab = PaddedVocabSize(in.model.vocab_size(), tp);
+  }
+  std::vector<StageLayout> stages = in.stages;
+  if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, in.pipeline_schedule, 1);
+
+  const int64_t degree = std::max<int64_t>(in.dp_shard, 1);
+  const int64_t stage = in.sharding_stage;
+  const bool host_optimizer = in.offload != spec::Offload::kNone;
+  const bool host_params = in.offload == spec::Offload::kAll;
+  const int64_t seq = CeilDiv(in.seq_len, std::max<int64_t>(in.cp, 1));
+  const int64_t h = in.model.hidden_size();
+  const int64_t ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * h;
+
+  std::vector<ir::MemoryEstimate> out;
+  for (const StageLayout& layout : stages) {
+    // Parameters this stage holds per tp rank, and its largest shard unit (stage-3 gather).
+    int64_t count = 0, largest_unit = 0;
+    auto add_unit = [&](int64_t unit) {
+      count += unit;
+      largest_unit = std::max(largest_unit, unit);
+    };
+    if (layout.has_embedding) add_unit(LocalCount(params.embedding));
+    for (int64_t l = layout.layer_begin; l < layout.layer_end && l < static_cast<int64_t>(params.layers.size()); ++l) {
+      add_unit(LocalCount(params.layers[l]));
+    }
+    if (layout.has_lm_head) {
+      int64_t head = LocalCount(params.head);
+      // A tied head on a stage without the embedding keeps its own copy of the word
+      // embeddings, kept in sync by an all-reduce of their gradients (Megatron-LM).
+      if (in.model.tie_word_embeddings() && !layout.has_embedding) {
+        head += params.embedding.front().local_count;
+      }
+      add_unit(head);
+    }
+
+    const ModelStateBytes ms = ModelStateBytesPerRank(count, dtypes, stage, degree, in.offload);
+    ir::MemoryEstimate e;
+    e.set_stage(layout.index);
+    auto device = [&e](ir::MemoryTerm t) { *e.add_device() = std::move(t); };
+    auto host = [&e](ir::MemoryTerm t) { *e.add_host() = std::move(t); };
+
+    const std::string param_what = DTypeLabel(dtypes.param_bytes) + " parameters per tp rank";
+    const std::string params_formula =
+        StateFormula(count, dtypes.param_bytes, stage >= 3, degree, param_what);
+    if (host_params) {
+      host(Term("parameters", ms.host_parameters, params_formula, kOffloadSource));
+    } else {
+      device(Term("parameters", ms.parameters, params_formula, kZeroSource));
+    }
+    device(Term("gradients", ms.gradients,
+                StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
+                             DTypeLabel(dtypes.grad_bytes) + " gradients"),
+                kZeroSource));
+    if (dtypes.master_bytes > 0) {
+      std::string f = StateFormula(count, dtypes.master_bytes, stage >= 1, degree,
+                                   "fp32 master weights");
+      if (host_optimizer) host(Term("master_weights", ms.host_master_weights, f, kOffloadSource));
+      else device(Term("master_weights", ms.master_weights, f, kZeroSource));
+    }
+    if (dtypes.grad_copy_bytes > 0) {
+      std::string f = StateFormula(count, dtypes.grad_copy_bytes, stage >= 1, degree,
+                                   "fp32 gradient copy for the optimizer step");
+      if (host_optimizer) host(Term("gradients", ms.host_gradient_copy, f, kOffloadSource));
+      else device(Term("gradients", ms.gradient_copy, f, kZeroSource));
+    }
+    if (dtypes.optimizer_bytes > 0) {
+      std::string f = StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
+                                   in.optimizer == "adamw" ? "AdamW m + v in fp32"
+                                                           : "SGD momentum in fp32");
+      if (host_optimizer) host(Term("optimizer_states", ms.host_optimizer_states, f, kOffloadSource));
+      else device(Term("optimizer_states", ms.optimizer_states, f, kZeroSource));
+    }
+
+    // Activations: Table 2 assumes 16-bit activations; fp32 compute doubles them.
+    const int64_t layers = std::max<int64_t>(layout.layer_end - layout.layer_begin, 0);
+    ActivationShape shape;
+    shape.seq_len = seq;
+    shape.micro_batch = in.micro_batch_size;
+    shape.hidden = h;
+    shape.heads = in.model.num_heads();
+    shape.ffn = ffn;
+    shape.tp = tp;
+    shape.sequence_parallel = in.sequence_parallel;
+    const int64_t per_layer = ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+    const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
+    const std::string dims = "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
+                             " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
+                             (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
+    if (layers > 0) {
+      device(Term("activations", layers * inflight * per_layer,
+                  N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) +
+                      (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ") +
+                      N(per_layer) + " B per layer; " + LayoutFormula(in) + ", " + dims,
+                  kActivationSource));
+      if (in.recompute == RecomputeMode::kFull) {
+        // Backward rematerializes one layer at a time with all its activations.
+        const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
+        device(Term("activations", working,
+                    "1 layer recomputed in backward x " + N(working) +
+                        " B (no-recompute layout), " + dims,
+                    kActivationSource));
+      }
+    }
+    if (layout.has_lm_head) {
+      const int64_t logits = LogitsBytes(seq, in.micro_batch_size, padded_vocab, tp, in.compute_bytes);
+      device(Term("logits", logits,
+                  "s " + N(seq) + " x b " + N(in.micro_batch_size) + " x V_padded/t " +
+                      N(CeilDiv(padded_vocab, tp)) + " x " +
+                      (in.compute_bytes < 4 ? "(4 B fp32 for the loss + " + N(in.compute_bytes) +
+                                                  " B compute copy)"
+                                            : std::string("4 B fp32")),
+                  kLogitsSource));
+    }
+
+    if (in.dp_replicate * in.dp_shard > 1 && in.bucket_elements > 0) {
+      device(Term("communication_buffers", ReduceBucketBytes(in.bucket_elements, in.reduce_bytes),
+                  "2 buckets x " + N(in.bucket_elements) + " elements x " + N(in.reduce_bytes) +
+                      " B (reduce dtype, double-buffered)",
+                  kBucketSource));
+    }
+    if (stage >= 3 && degree > 1) {
+      device(Term("communication_buffers",
+                  GatheredParameterBytes(largest_unit, in.prefetch_bucket_elements,
+                                         dtypes.param_bytes, dtypes.grad_bytes),
+                  "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
+                      N(dtypes.grad_bytes) + " B grad) + prefetch " +
+                      N(in.prefetch_bucket_elements) + " x " + N(dtypes.param_bytes) + " B",
+                  kGatherSource));
+    }
+
+    int64_t subtotal = 0;
+    for (const ir::MemoryTerm& t : e.device()) subtotal += t.bytes();
+    const int64_t reserve = AllocatorReserveBytes(subtotal, in.device_type);
+    if (reserve > 0) {
+      device(Term("runtime_overhead", reserve,
+                  "5% of " + N(subtotal) + " B (allocator reserve)", kReserveSource));
+    }
+    device(Term("runtime_overhead", in.runtime_overhead_bytes,
+                N(in.runtime_overhead_bytes) + " B per device (cluster.runtime_overhead)",
+                in.device_type == "cpu" ? kCpuOverheadSource : kOverheadSource));
+
+    int64_t device_total = 0, host_total = 0;
+    for (const ir::MemoryTerm& t : e.device()) device_total += t.bytes();
+    for (const ir::MemoryTerm& t : e.host()) host_total += t.bytes();
+    e.set_device_total_bytes(device_total);
+    e.set_host_total_bytes(host_total);
+    e.set_device_limit_bytes(in.device_memory_bytes);
+    e.set_fits(in.device_memory_bytes <= 0 || device_total <= in.device_memory_bytes);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
+  std::vector<FitSuggestion> out;
+  if (in.device_memory_bytes <= 0) return out;
+  const int64_t limit = in.device_memory_bytes;
+  auto offer = [&](const std::string& field, const std::string& value, const Outcome& o,
+                   const std::string& extra) {
+    out.push_back({field, value, o.peak, Describe(field, value, o.peak, limit, extra)});
+  };
+
+  // Sharding only helps when there is a shard axis to spread over.
+  if (in.dp_shard > 1) {
+    for (int64_t stage = in.sharding_stage + 1; stage <= 3; ++stage) {
+      MemoryInputs m = in;
+      m.sharding_stage = stage;
+      const Outcome o = Evaluate(m);
+      if (o.fits) {
+        offer("sharding.stage", std::to_string(stage), o, "");
+        break;
+      }
+    }
+  }
+  for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    if (static_cast<int>(mode) <= static_cast<int>(in.recompute)) continue;
+    MemoryInputs m = in;
+    m.recompute = mode;
+    const Outcome o = Evaluate(m);
+    if (o.fits) {
+      offer("training.recompute", RecomputeName(mode), o, "");
+      break;
+    }
+  }
+  // Offload needs sharding (E0409), parameter offload stage 3 (E0414).
+  if (in.sharding_stage >= 1 && in.offload == spec::Offload::kNone) {
+    MemoryInputs m = in;
+    m.offload = spec::Offload::kOptimizer;
+    Outcome o = Evaluate(m);
+    if (o.fits) {
+      offer("sharding.offload", "optimizer", o, "");
+    } else if (in.sharding_stage == 3) {
+      m.offload = spec::Offload::kAll;
+      o = Evaluate(m);
+      if (o.fits) offer("sharding.offload", "all", o, "");
+    }
+  } else if (in.sharding_stage == 3 && in.offload == spec::Offload::kOptimizer) {
+    MemoryInputs m = in;
+    m.offload = spec::Offload::kAll;
+    const Outcome o = Evaluate(m);
+    if (o.fits) offer("sharding.offload", "all", o, "");
+  }
+  for (int64_t b = in.micro_batch_size / 2; b >= 1; b /= 2) {
+    MemoryInputs m = in;
+    m.micro_batch_size = b;
+    const Outcome o = Evaluate(m);
+    if (o.fits) {
+      offer("data.micro_batch_size", std::to_string(b), o,
+            " and " + std::to_string(in.micro_batch_size / b) +
+                "x the gradient accumulation steps to keep the global batch");
+      break;
+    }
+  }
+
+  const int64_t heads = in.model.num_heads();
+  const int64_t kv = in.model.num_kv_heads() > 0 ? in.model.num_kv_heads() : heads;
+  for (int64_t factor = 2; in.tp * factor <= in.devices_per_node; factor *= 2) {
+    const int64_t tp = in.tp * factor;
+    if (heads % tp != 0 || kv % tp != 0) break;
+    MemoryInputs m = in;
+    if (!TakeFromDataParallel(m, factor)) break;
+    m.tp = tp;
+    m.model.set_padded_vocab_size(PaddedVocabSize(m.model.vocab_size(), tp));
+    const Outcome o = Evaluate(m);
+    if (o.fits) {
+      offer("parallel.tensor", std::to_string(tp), o,
+            m.dp_replicate != in.dp_replicate
+                ? " with data_replicate " + std::to_string(m.dp_replicate)
+                : " with data_shard " + std::to_string(m.dp_shard));
+      break;
+    }
+  }
+  for (int64_t factor = 2; in.pp * factor <= in.model.num_layers(); factor *= 2) {
+    const int64_t pp = in.pp * factor;
+    MemoryInputs m = in;
+    if (!TakeFromDataParallel(m, factor)) break;
+    m.pp = pp;
+    m.microbatches = std::max(in.microbatches, pp);
+    m.stages = EvenStageLayouts(in.model.num_layers(), pp, in.pipeline_schedule, m.microbatches);
+    const Outcome o = Evaluate(m);
+    if (o.fits) {
+      offer("parallel.pipeline", std::to_string(pp), o,
+            m.dp_replicate != in.dp_replicate
+                ? " with data_replicate " + std::to_string(m.dp_replicate)
+                : " with data_shard " + std::to_string(m.dp_shard));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace accel::planner

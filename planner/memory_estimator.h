@@ -1,0 +1,94 @@
+#ifndef ACCEL_PLANNER_MEMORY_ESTIMATOR_H_
+#define ACCEL_PLANNER_MEMORY_ESTIMATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
+#include "planner/memory_model.h"
+#include "spec/job_spec.h"
+
+// The per-rank memory estimate of a whole job, built from a small input struct so callers
+// (the estimate-memory pass, `accel estimate-memory`, the "would fit" suggestions) can change
+// one knob and estimate again with exactly the same formulas (planner/memory_model.h).
+namespace accel::planner {
+
+// The layers and extras one pipeline stage holds.
+struct StageLayout {
+  int32_t index = 0;
+  int64_t layer_begin = 0;   // first transformer block
+  int64_t layer_end = 0;     // one past the last block
+  bool has_embedding = false;
+  bool has_lm_head = false;  // also the final norm and the loss
+  int64_t inflight_microbatches = 1;  // activations alive at once (1F1B: p − index; GPipe: m)
+};
+
+// Everything the estimate depends on. Sizes in elements or bytes as named; degrees ≥ 1.
+struct MemoryInputs {
+  ir::Model model;                   // dimensions; padded_vocab_size for `tp`
+  int64_t seq_len = 0;               // tokens per sequence
+  int64_t micro_batch_size = 0;      // sequences per rank per micro-step
+  int64_t param_bytes = 4;           // stored parameter dtype
+  int64_t compute_bytes = 4;         // autocast dtype: activations and logits
+  int64_t reduce_bytes = 4;          // gradient reduction dtype: bucket buffers
+  std::string optimizer = "adamw";   // "adamw" | "sgd"
+  double momentum = 0.0;             // sgd only
+  int64_t pp = 1, dp_replicate = 1, dp_shard = 1, cp = 1, tp = 1;
+  int64_t devices_per_node = 1;      // bounds tp in suggestions (tp stays inside a node)
+  bool sequence_parallel = false;
+  RecomputeMode recompute = RecomputeMode::kNone;
+  int64_t sharding_stage = 0;        // ZeRO 0–3 over dp_shard
+  spec::Offload offload = spec::Offload::kNone;
+  int64_t bucket_elements = 0;       // reduce bucket
+  int64_t prefetch_bucket_elements = 0;  // stage 3 only
+  std::string pipeline_schedule = "1f1b";  // "1f1b" | "gpipe"
+  int64_t microbatches = 1;          // pipeline microbatches m (1 without pipelining)
+  std::vector<StageLayout> stages;   // empty: one stage holding the whole model
+  std::string device_type = "cuda";  // "cuda" | "cpu"
+  int64_t device_memory_bytes = 0;   // per device; 0: unknown, everything "fits"
+  int64_t runtime_overhead_bytes = 0;
+};
+
+// Reads the inputs from a plan after schedule-pipeline (model, batch, precision, training,
+// mesh, pipeline, sharding, topology); `sequence_parallel` comes from the spec (the plan has no
+// field for it). Missing mesh axes count as 1, a missing pipeline as one stage with everything.
+// Errors: InvalidArgument for dtype, recompute, offload or optimizer names the planner never
+// writes (a bug upstream, not a user error).
+absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool sequence_parallel);
+
+// Splits `num_layers` blocks over `pp` stages as evenly as possible, the earlier stages taking
+// the extra layers; stage 0 has the embedding, the last the head; in-flight microbatches are
+// p − index for 1F1B (at most m) and m for GPipe (planner-facts.md §3).
+std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
+                                          const std::string& schedule, int64_t microbatches);
+
+// One MemoryEstimate per stage, in stage order: device terms (parameters, gradients,
+// master_weights, optimizer_states, activations, logits, communication_buffers,
+// runtime_overhead), host terms for offloaded states, totals, limit and fit. Every term carries
+// its formula with the numbers substituted and its source. Errors: InvalidArgument for an
+// unknown optimizer.
+absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInputs& inputs);
+
+// A single change to the job that makes every stage fit, re-estimated with EstimateMemory.
+struct FitSuggestion {
+  std::string field;       // dotted spec path: "sharding.stage", "training.recompute", ...
+  std::string value;       // the new value as written in YAML
+  int64_t peak_bytes = 0;  // largest stage's device total with the change
+  std::string text;        // one line for a diagnostic note
+};
+
+// Tries, in order: a higher sharding stage (when dp_shard > 1), selective then full recompute,
+// optimizer/parameter offload, a smaller micro batch (halving), twice the tensor degree
+// (taken from dp_replicate, else dp_shard; heads and kv heads divisible; within a node), twice
+// the pipeline degree (likewise, at most one layer per stage). For each kind only the
+// smallest change that fits is offered; kinds that cannot fit are left out.
+std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& inputs);
+
+// Name of a recompute mode as written in the spec: "none" | "selective" | "full".
+const char* RecomputeName(RecomputeMode mode);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_MEMORY_ESTIMATOR_H_

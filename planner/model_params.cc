@@ -1,0 +1,227 @@
+#include "planner/model_params.h"
+
+#include <algorithm>
+#include <map>
+
+namespace accel::planner {
+namespace {
+
+// Resolved dimensions with the documented defaults applied once.
+struct Dims {
+  bool gpt2 = true;
+  int64_t h = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;
+  int64_t vocab = 0, positions = 0;
+  bool tied = true, qkv_bias = false;
+};
+
+Dims ResolveDims(const ir::Model& m) {
+  Dims d;
+  d.gpt2 = m.arch() != "llama";
+  d.h = m.hidden_size();
+  d.layers = m.num_layers();
+  d.heads = m.num_heads();
+  d.kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
+  d.head_dim = m.head_dim() > 0 ? m.head_dim() : (m.num_heads() > 0 ? m.hidden_size() / m.num_heads() : 0);
+  d.ffn = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
+  d.vocab = m.vocab_size();
+  d.positions = m.max_seq_len();
+  d.tied = m.tie_word_embeddings();
+  d.qkv_bias = m.qkv_bias();
+  return d;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Builds one entry. A split dimension keeps ceil(size / tp) rows per rank, so uneven splits
+// (which validate-spec rejects for heads) still never undercount.
+ParamInfo Make(std::string name, std::vector<int64_t> shape, int tp_dim, int64_t tp) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.count = 1;
+  for (int64_t s : shape) p.count *= s;
+  p.tp_dim = tp_dim;
+  p.local_count = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    p.local_count *= static_cast<int>(i) == tp_dim ? CeilDiv(shape[i], tp) : shape[i];
+  }
+  p.shape = std::move(shape);
+  return p;
+}
+
+// A vocabulary-parallel tensor [V, h]: the full count uses V, the per-rank count the padded
+// rows (Megatron's VocabParallelEmbedding and the column-parallel output layer).
+ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, int64_t tp) {
+  ParamInfo p = Make(std::move(name), {vocab, h}, 0, tp);
+  p.local_count = padded / tp * h;
+  return p;
+}
+
+}  // namespace
+
+int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
+  const int64_t multiple = 128 * std::max<int64_t>(tp, 1);
+  return CeilDiv(vocab_size, multiple) * multiple;
+}
+
+ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
+  tp = std::max<int64_t>(tp, 1);
+  const Dims d = ResolveDims(model);
+  int64_t padded = model.padded_vocab_size();
+  if (padded < d.vocab || padded % tp != 0) padded = PaddedVocabSize(d.vocab, tp);
+
+  ModelParams out;
+  const int64_t h = d.h;
+  if (d.gpt2) {
+    out.embedding.push_back(MakeVocab("transformer.wte.weight", d.vocab, padded, h, tp));
+    // Megatron keeps learned position embeddings whole on every tp rank.
+    out.embedding.push_back(Make("transformer.wpe.weight", {d.positions, h}, -1, tp));
+    for (int64_t l = 0; l < d.layers; ++l) {
+      const std::string p = "transformer.h." + std::to_string(l) + ".";
+      std::vector<ParamInfo> block;
+      block.push_back(Make(p + "ln_1.weight", {h}, -1, tp));
+      block.push_back(Make(p + "ln_1.bias", {h}, -1, tp));
+      // Conv1D weights are [in, out]: column-parallel splits dim 1, row-parallel dim 0.
+      block.push_back(Make(p + "attn.c_attn.weight", {h, 3 * h}, 1, tp));
+      block.push_back(Make(p + "attn.c_attn.bias", {3 * h}, 0, tp));
+      block.push_back(Make(p + "attn.c_proj.weight", {h, h}, 0, tp));
+      block.push_back(Make(p + "attn.c_proj.bias", {h}, -1, tp));
+      block.push_back(Make(p + "ln_2.weight", {h}, -1, tp));
+      block.push_back(Make(p + "ln_2.bias", {h}, -1, tp));
+      block.push_back(Make(p + "mlp.c_fc.weight", {h, d.ffn}, 1, tp));
+      block.push_back(Make(p + "mlp.c_fc.bias", {d.ffn}, 0, tp));
+      block.push_back(Make(p + "mlp.c_proj.weight", {d.ffn, h}, 0, tp));
+      block.push_back(Make(p + "mlp.c_proj.bias", {h}, -1, tp));
+      out.layers.push_back(std::move(block));
+    }
+    out.head.push_back(Make("transformer.ln_f.weight", {h}, -1, tp));
+    out.head.push_back(Make("transformer.ln_f.bias", {h}, -1, tp));
+  } else {
+    out.embedding.push_back(MakeVocab("model.embed_tokens.weight", d.vocab, padded, h, tp));
+    const int64_t q_out = d.heads * d.head_dim;
+    const int64_t kv_out = d.kv_heads * d.head_dim;
+    for (int64_t l = 0; l < d.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<ParamInfo> block;
+      // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
+      block.push_back(Make(p + "self_attn.q_proj.weight", {q_out, h}, 0, tp));
+      if (d.qkv_bias) block.push_back(Make(p + "self_attn.q_proj.bias", {q_out}, 0, tp));
+      block.push_back(Make(p + "self_attn.k_proj.weight", {kv_out, h}, 0, tp));
+      if (d.qkv_bias) block.push_back(Make(p + "self_attn.k_proj.bias", {kv_out}, 0, tp));
+      block.push_back(Make(p + "self_attn.v_proj.weight", {kv_out, h}, 0, tp));
+      if (d.qkv_bias) block.push_back(Make(p + "self_attn.v_proj.bias", {kv_out}, 0, tp));
+      block.push_back(Make(p + "self_attn.o_proj.weight", {h, q_out}, 1, tp));
+      block.push_back(Make(p + "mlp.gate_proj.weight", {d.ffn, h}, 0, tp));
+      block.push_back(Make(p + "mlp.up_proj.weight", {d.ffn, h}, 0, tp));
+      block.push_back(Make(p + "mlp.down_proj.weight", {h, d.ffn}, 1, tp));
+      block.push_back(Make(p + "input_layernorm.weight", {h}, -1, tp));
+      block.push_back(Make(p + "post_attention_layernorm.weight", {h}, -1, tp));
+      out.layers.push_back(std::move(block));
+    }
+    out.head.push_back(Make("model.norm.weight", {h}, -1, tp));
+  }
+  if (!d.tied) out.head.push_back(MakeVocab("lm_head.weight", d.vocab, padded, h, tp));
+
+  // Counts from the table itself, so the closed form is checked against it in tests.
+  ir::ParameterCount& c = out.counts;
+  c.set_embedding_count(out.embedding.front().count);
+  c.set_position_embedding_count(d.gpt2 ? out.embedding.back().count : 0);
+  c.set_per_layer_count(out.layers.empty() ? 0 : FullCount(out.layers.front()));
+  int64_t layers_total = 0;
+  for (const auto& block : out.layers) layers_total += FullCount(block);
+  c.set_layers_count(layers_total);
+  c.set_final_norm_count(d.gpt2 ? 2 * h : h);
+  c.set_lm_head_count(d.tied ? 0 : d.vocab * h);
+  c.set_total_count(FullCount(out.embedding) + layers_total + FullCount(out.head));
+  return out;
+}
+
+ir::ParameterCount CountParameters(const ir::Model& model) {
+  const Dims d = ResolveDims(model);
+  const int64_t h = d.h;
+  ir::ParameterCount c;
+  c.set_embedding_count(d.vocab * h);
+  int64_t block = 0;
+  if (d.gpt2) {
+    c.set_position_embedding_count(d.positions * h);
+    // c_attn 3h²+3h, c_proj h²+h, c_fc h·f+f, mlp c_proj f·h+h, two LayerNorms 4h.
+    block = 4 * h * h + 2 * h * d.ffn + d.ffn + 9 * h;
+    c.set_final_norm_count(2 * h);
+  } else {
+    c.set_position_embedding_count(0);
+    const int64_t q_out = d.heads * d.head_dim;
+    const int64_t kv_out = d.kv_heads * d.head_dim;
+    // q and o, k and v, gate/up/down, two RMSNorms, optional q/k/v biases.
+    block = 2 * h * q_out + 2 * h * kv_out + 3 * h * d.ffn + 2 * h +
+            (d.qkv_bias ? q_out + 2 * kv_out : 0);
+    c.set_final_norm_count(h);
+  }
+  c.set_per_layer_count(block);
+  c.set_layers_count(d.layers * block);
+  c.set_lm_head_count(d.tied ? 0 : d.vocab * h);
+  c.set_total_count(c.embedding_count() + c.position_embedding_count() + c.layers_count() +
+                    c.final_norm_count() + c.lm_head_count());
+  return c;
+}
+
+ir::Model ModelFromSpec(const spec::ModelSpec& m) {
+  ir::Model model;
+  model.set_arch(spec::Name(m.arch));
+  model.set_model_type(m.model_type);
+  model.set_hidden_size(m.hidden_size);
+  model.set_num_layers(m.num_layers);
+  model.set_num_heads(m.num_heads);
+  model.set_num_kv_heads(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
+  model.set_head_dim(m.num_heads > 0 ? m.hidden_size / m.num_heads : 0);
+  model.set_ffn_hidden_size(m.ffn_hidden_size);
+  model.set_vocab_size(m.vocab_size);
+  model.set_padded_vocab_size(m.vocab_size);
+  model.set_max_seq_len(m.max_seq_len);
+  model.set_tie_word_embeddings(m.tie_word_embeddings);
+  model.set_qkv_bias(m.qkv_bias);
+  model.set_norm_eps(m.norm_eps);
+  model.set_rope_theta(m.rope_theta);
+  *model.mutable_parameters() = CountParameters(model);
+  return model;
+}
+
+int64_t LocalCount(const std::vector<ParamInfo>& params) {
+  int64_t total = 0;
+  for (const ParamInfo& p : params) total += p.local_count;
+  return total;
+}
+
+int64_t FullCount(const std::vector<ParamInfo>& params) {
+  int64_t total = 0;
+  for (const ParamInfo& p : params) total += p.count;
+  return total;
+}
+
+int64_t LargestModuleParameterCount(const ModelParams& params) {
+  // A module is the name without its final ".weight"/".bias"; the table is ordered, so one
+  // ordered map per block is enough and keeps this deterministic.
+  int64_t largest = 0;
+  auto scan = [&largest](const std::vector<ParamInfo>& list) {
+    std::map<std::string, int64_t> modules;
+    for (const ParamInfo& p : list) {
+      modules[p.name.substr(0, p.name.rfind('.'))] += p.count;
+    }
+    for (const auto& [name, count] : modules) largest = std::max(largest, count);
+  };
+  scan(params.embedding);
+  for (const auto& block : params.layers) scan(block);
+  scan(params.head);
+  return largest;
+}
+
+int64_t LargestLayerParameterCount(const ModelParams& params) {
+  int64_t largest = 0;
+  for (const ParamInfo& p : params.embedding) largest = std::max(largest, p.count);
+  for (const auto& block : params.layers) largest = std::max(largest, FullCount(block));
+  // Final norm weight and bias belong to one module; lm_head is its own.
+  std::map<std::string, int64_t> head_modules;
+  for (const ParamInfo& p : params.head) head_modules[p.name.substr(0, p.name.rfind('.'))] += p.count;
+  for (const auto& [name, count] : head_modules) largest = std::max(largest, count);
+  return largest;
+}
+
+}  // namespace accel::planner

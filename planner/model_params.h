@@ -1,0 +1,97 @@
+#ifndef ACCEL_PLANNER_MODEL_PARAMS_H_
+#define ACCEL_PLANNER_MODEL_PARAMS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/plan.pb.h"
+#include "spec/job_spec.h"
+
+// The parameter table of the models accel builds (gpt2, llama), with Hugging Face names and
+// shapes, and the closed-form counts the table must sum to (planner-facts.md §4).
+namespace accel::planner {
+
+// One parameter tensor.
+struct ParamInfo {
+  // Hugging Face name, e.g. "transformer.h.0.attn.c_attn.weight".
+  std::string name;
+  // Full shape in Hugging Face's layout, before tensor parallelism. GPT-2's Conv1D stores
+  // [in, out]; nn.Linear (llama) stores [out, in].
+  std::vector<int64_t> shape;
+  // Elements of the full tensor (product of `shape`, unpadded vocabulary).
+  int64_t count = 0;
+  // Dimension split across tensor-parallel ranks (Megatron-LM, Shoeybi et al. 2019):
+  // column-parallel weights (qkv, c_fc, gate/up) and their biases split the output dim,
+  // row-parallel weights (o_proj, attn/mlp c_proj, down_proj) the input dim, embeddings and
+  // lm_head the vocabulary dim. -1: replicated on every tp rank (norms, row-parallel biases,
+  // learned position embeddings).
+  int tp_dim = -1;
+  // Elements held by one tp rank. Vocabulary-split tensors use padded_vocab_size rows, so
+  // local_count · tp can exceed `count`.
+  int64_t local_count = 0;
+};
+
+// Every parameter of a model grouped the way pipeline stages and shard units take them.
+struct ModelParams {
+  // Token embedding (and gpt2's learned position embedding).
+  std::vector<ParamInfo> embedding;
+  // One entry per transformer block, in order.
+  std::vector<std::vector<ParamInfo>> layers;
+  // Final norm and, when untied, lm_head.weight. A tied head adds no parameter.
+  std::vector<ParamInfo> head;
+  // Exact counts by component with the configured (unpadded) vocabulary; equal to
+  // CountParameters(model) and to the sum of every `count` above.
+  ir::ParameterCount counts;
+};
+
+// Vocabulary rows after Megatron-LM's padding: vocab_size rounded up to a multiple of
+// 128 · tp (make-vocab-size-divisible-by 128; GPT-2's 50257 → 50432 at tp = 2,
+// planner-facts.md §3). `tp` ≥ 1.
+int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp);
+
+// Builds the parameter table of `model` for tensor-parallel degree `tp` (≥ 1).
+// Names and shapes follow Hugging Face GPT2LMHeadModel and LlamaForCausalLM/Qwen2ForCausalLM:
+// gpt2: transformer.{wte,wpe}.weight, transformer.h.N.{ln_1,attn.c_attn,attn.c_proj,ln_2,
+// mlp.c_fc,mlp.c_proj}.{weight,bias}, transformer.ln_f.{weight,bias}, head tied unless
+// tie_word_embeddings is false; llama: model.embed_tokens.weight,
+// model.layers.N.self_attn.{q,k,v,o}_proj.weight (q/k/v bias when qkv_bias),
+// model.layers.N.mlp.{gate,up,down}_proj.weight, model.layers.N.{input,post_attention}_layernorm
+// .weight, model.norm.weight, lm_head.weight unless tied.
+// Defaults for unset fields: num_kv_heads = num_heads, head_dim = hidden_size / num_heads,
+// ffn_hidden_size = 4 · hidden_size, padded_vocab_size = PaddedVocabSize(vocab_size, tp) when
+// the model's own value is unset or not a multiple of tp.
+ModelParams BuildModelParams(const ir::Model& model, int64_t tp);
+
+// Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
+// GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +
+// L·block + 2h (+ V·h when untied). Llama block = 2·h·(a·d) + 2·h·(kv·d) + 3·h·ffn + 2h
+// (+ a·d + 2·kv·d with qkv_bias), d = head_dim; total = V·h + L·block + h (+ V·h untied).
+// Source: planner-facts.md §4 (Hugging Face module definitions); tied weights counted once.
+ir::ParameterCount CountParameters(const ir::Model& model);
+
+// The plan's model message for a spec `model:` section: arch, dimensions, head_dim =
+// hidden_size / num_heads, padded_vocab_size = vocab_size (tp pads it later), and the exact
+// CountParameters counts. Used by `accel estimate-memory --model config.json`.
+ir::Model ModelFromSpec(const spec::ModelSpec& model);
+
+// Sum of `local_count` (elements per tp rank) over a list of parameters.
+int64_t LocalCount(const std::vector<ParamInfo>& params);
+
+// Sum of `count` (full elements) over a list of parameters.
+int64_t FullCount(const std::vector<ParamInfo>& params);
+
+// The largest number of parameters owned directly by one module (weight + bias of one
+// Linear/Conv1D/Embedding/norm, tied weights once): DeepSpeed's `largest_layer_params`
+// (deepspeed/runtime/zero/stage3.py, estimate_zero3_model_states_mem_needs_all_live, which
+// sums `m.parameters(recurse=False)` per module). Full (tp = 1) element counts.
+int64_t LargestModuleParameterCount(const ModelParams& params);
+
+// The largest unit Accelerate's `estimate-memory` treats as one layer: a whole transformer
+// block (the model's no-split module), or a single embedding / norm / lm_head module
+// (accelerate.utils.modeling.calculate_maximum_sizes). Full (tp = 1) element counts.
+int64_t LargestLayerParameterCount(const ModelParams& params);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_MODEL_PARAMS_H_

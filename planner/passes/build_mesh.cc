@@ -1,0 +1,122 @@
+// build-mesh: strides of the mesh axes, the placement of every rank (node, local device, mesh
+// coordinates, stage) and the process groups for every axis and combination the executor uses.
+#include "common/diag_codes.h"
+#include "planner/pass.h"
+
+namespace accel::planner {
+namespace {
+
+// A process-group set: `axes` are indices into the mesh axes (outermost first).
+struct GroupSetSpec {
+  const char* name;
+  std::vector<int> axes;
+};
+
+class BuildMeshPass : public Pass {
+ public:
+  std::string_view name() const override { return "build-mesh"; }
+
+  void Run(PlanContext& context) override {
+    ir::Plan& plan = context.plan();
+    ir::Mesh* mesh = plan.mutable_mesh();
+    const int n_axes = mesh->axes_size();
+    // Row-major with tp innermost: stride(tp) = 1, stride(cp) = tp, ... (torchtitan's order; it
+    // reproduces Megatron-LM's tp-dp-pp rank groups, planner-facts §3).
+    int64_t stride = 1;
+    for (int i = n_axes - 1; i >= 0; --i) {
+      mesh->mutable_axes(i)->set_stride(stride);
+      stride *= mesh->axes(i).size();
+    }
+    const int64_t world = stride;
+    const int64_t per_node = plan.topology().devices_per_node();
+
+    std::vector<int64_t> sizes(n_axes), strides(n_axes);
+    for (int i = 0; i < n_axes; ++i) {
+      sizes[i] = mesh->axes(i).size();
+      strides[i] = mesh->axes(i).stride();
+    }
+
+    auto* ranks = plan.mutable_ranks();
+    ranks->Clear();
+    ranks->Reserve(static_cast<int>(world));
+    for (int64_t r = 0; r < world; ++r) {
+      ir::RankPlacement* placement = ranks->Add();
+      placement->set_rank(static_cast<int32_t>(r));
+      placement->set_node(static_cast<int32_t>(r / per_node));
+      placement->set_local_rank(static_cast<int32_t>(r % per_node));
+      placement->mutable_coords()->Reserve(n_axes);
+      for (int i = 0; i < n_axes; ++i) {
+        placement->add_coords(static_cast<int32_t>((r / strides[i]) % sizes[i]));
+      }
+      placement->set_stage(placement->coords(0));
+    }
+
+    // Axis indices: 0 pp, 1 dp_replicate, 2 dp_shard, 3 cp, 4 tp.
+    const GroupSetSpec sets[] = {
+        {"tp", {4}},           {"cp", {3}},
+        {"dp_shard", {2}},     {"dp_replicate", {1}},
+        {"dp", {1, 2}},        {"dp_shard_cp", {2, 3}},
+        {"pp", {0}},           {"world", {0, 1, 2, 3, 4}},
+    };
+    plan.clear_process_groups();
+    for (const GroupSetSpec& set : sets) {
+      BuildGroups(set, sizes, strides, world, plan.add_process_groups(), *mesh);
+    }
+
+    const int64_t tp = sizes[4];
+    if (tp > 1 && (tp > per_node || per_node % tp != 0)) {
+      const int64_t spans = tp > per_node ? (tp + per_node - 1) / per_node : 2;
+      Diagnostic& d = context.Warning(
+          codes::kTensorParallelCrossesNodes, "parallel.tensor",
+          "tensor-parallel groups of " + std::to_string(tp) + " ranks span " +
+              std::to_string(spans) + " nodes (devices_per_node is " + std::to_string(per_node) +
+              "); tensor parallelism across nodes is bandwidth-bound");
+      context.NoteField(d, "cluster.devices_per_node", "devices_per_node set here");
+    }
+  }
+
+ private:
+  // Enumerates the groups of one set: a group is the ranks that differ only in `set.axes`.
+  // Groups are ordered by their smallest rank and ranks ascend within a group, because strides
+  // decrease from outer to inner axes.
+  static void BuildGroups(const GroupSetSpec& set, const std::vector<int64_t>& sizes,
+                          const std::vector<int64_t>& strides, int64_t world,
+                          ir::ProcessGroupSet* out, const ir::Mesh& mesh) {
+    out->set_name(set.name);
+    int64_t group_size = 1;
+    std::vector<bool> in_set(sizes.size(), false);
+    for (int a : set.axes) {
+      out->add_axes(mesh.axes(a).name());
+      group_size *= sizes[a];
+      in_set[a] = true;
+    }
+    // Offsets of a group's members relative to its base rank, ascending.
+    std::vector<int64_t> offsets = {0};
+    for (int a : set.axes) {
+      std::vector<int64_t> next;
+      next.reserve(offsets.size() * sizes[a]);
+      for (int64_t base : offsets) {
+        for (int64_t c = 0; c < sizes[a]; ++c) next.push_back(base + c * strides[a]);
+      }
+      offsets = std::move(next);
+    }
+    std::sort(offsets.begin(), offsets.end());
+    out->mutable_groups()->Reserve(static_cast<int>(world / group_size));
+    for (int64_t r = 0; r < world; ++r) {
+      bool is_base = true;
+      for (size_t a = 0; a < sizes.size() && is_base; ++a) {
+        if (in_set[a] && (r / strides[a]) % sizes[a] != 0) is_base = false;
+      }
+      if (!is_base) continue;
+      ir::RankGroup* group = out->add_groups();
+      group->mutable_ranks()->Reserve(static_cast<int>(group_size));
+      for (int64_t off : offsets) group->add_ranks(static_cast<int32_t>(r + off));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeBuildMeshPass() { return std::make_unique<BuildMeshPass>(); }
+
+}  // namespace accel::planner

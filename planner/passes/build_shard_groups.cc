@@ -1,0 +1,86 @@
+// build-shard-groups: the shard units (embeddings, one unit per transformer block, the head)
+// with their Hugging Face parameters, and the gradient buckets of each stage, filled in the
+// order gradients become ready in backward (last parameter first) and closed once they reach
+// the bucket size, as PyTorch DDP's reducer does.
+#include "planner/model_params.h"
+#include "planner/pass.h"
+
+namespace accel::planner {
+namespace {
+
+int64_t DTypeBytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
+
+class BuildShardGroupsPass : public Pass {
+ public:
+  std::string_view name() const override { return "build-shard-groups"; }
+
+  void Run(PlanContext& context) override {
+    ir::Plan& plan = context.plan();
+    const int64_t tp = plan.mesh().axes(4).size();
+    const int64_t degree = std::max<int64_t>(1, plan.sharding().degree());
+    ModelParams params = BuildModelParams(plan.model(), tp);
+    ir::Sharding* sharding = plan.mutable_sharding();
+    sharding->clear_units();
+    sharding->clear_buckets();
+
+    auto add_unit = [&](const std::string& name, int32_t stage,
+                        const std::vector<ParamInfo>& list) {
+      ir::ShardUnit* unit = sharding->add_units();
+      unit->set_name(name);
+      unit->set_stage(stage);
+      int64_t local = 0;
+      for (const ParamInfo& p : list) {
+        ir::Parameter* out = unit->add_parameters();
+        out->set_name(p.name);
+        for (int64_t d : p.shape) out->add_shape(d);
+        out->set_count(p.count);
+        out->set_tp_dim(p.tp_dim);
+        out->set_local_count(p.local_count);
+        local += p.local_count;
+      }
+      unit->set_local_count(local);
+      unit->set_shard_count((local + degree - 1) / degree);
+    };
+
+    const auto& stages = plan.pipeline().stages();
+    const int32_t last = static_cast<int32_t>(stages.size()) - 1;
+    add_unit("embeddings", 0, params.embedding);
+    for (const ir::PipelineStage& stage : stages) {
+      for (int64_t l = stage.layer_begin(); l < stage.layer_end(); ++l) {
+        add_unit("layers." + std::to_string(l), stage.index(), params.layers[l]);
+      }
+    }
+    add_unit("head", last, params.head);
+
+    const int64_t cap = sharding->bucket_elements();
+    const int64_t bytes_per = DTypeBytes(plan.precision().reduce_dtype());
+    int32_t index = 0;
+    for (int32_t s = last; s >= 0; --s) {
+      ir::Bucket* bucket = nullptr;
+      for (int u = sharding->units_size() - 1; u >= 0; --u) {
+        const ir::ShardUnit& unit = sharding->units(u);
+        if (unit.stage() != s) continue;
+        for (int p = unit.parameters_size() - 1; p >= 0; --p) {
+          const ir::Parameter& param = unit.parameters(p);
+          if (bucket == nullptr) {
+            bucket = sharding->add_buckets();
+            bucket->set_index(index++);
+            bucket->set_stage(s);
+          }
+          bucket->add_parameters(param.name());
+          bucket->set_elements(bucket->elements() + param.local_count());
+          bucket->set_bytes(bucket->elements() * bytes_per);
+          if (bucket->elements() >= cap) bucket = nullptr;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeBuildShardGroupsPass() {
+  return std::make_unique<BuildShardGroupsPass>();
+}
+
+}  // namespace accel::planner

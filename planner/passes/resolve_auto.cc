@@ -1,0 +1,392 @@
+// resolve-auto: gives every `auto` a value and records why (plan.resolved), and checks the rules
+// that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
+// divisibility, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
+#include <cmath>
+
+#include "common/diag_codes.h"
+#include "common/units.h"
+#include "planner/memory_model.h"
+#include "planner/pass.h"
+
+namespace accel::planner {
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+// One mesh degree as the spec gave it, for arithmetic in messages: "tp(2)", "dp_replicate(auto→4)".
+struct Degree {
+  const char* axis;     // mesh axis name
+  const char* field;    // spec field under parallel.
+  spec::AutoOr<int64_t> given;
+  int64_t value = 0;    // resolved; 0 while unknown
+
+  std::string Show() const {
+    if (!given.is_auto) return std::string(axis) + "(" + Str(given.value) + ")";
+    if (value > 0) return std::string(axis) + "(auto→" + Str(value) + ")";
+    return std::string(axis) + "(auto)";
+  }
+};
+
+class ResolveAutoPass : public Pass {
+ public:
+  std::string_view name() const override { return "resolve-auto"; }
+
+  void Run(PlanContext& context) override {
+    errors_before_ = context.sink().error_count();
+    if (!ResolveDegrees(context)) return;
+    CheckLayout(context);
+    ResolveBatch(context);
+    ResolveSharding(context);
+    ResolveTopology(context);
+  }
+
+ private:
+  // Order used in messages (the and torchtitan's reading order) and in the mesh.
+  std::vector<Degree> degrees_;
+  int errors_before_ = 0;
+  int64_t pp_ = 1, dp_replicate_ = 1, dp_shard_ = 1, cp_ = 1, tp_ = 1;
+
+  bool ResolveDegrees(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ParallelSpec& p = s.parallel;
+    degrees_ = {{"dp_replicate", "data_replicate", p.data_replicate},
+                {"dp_shard", "data_shard", p.data_shard},
+                {"cp", "context", p.context},
+                {"tp", "tensor", p.tensor},
+                {"pp", "pipeline", p.pipeline}};
+    const int64_t world = s.world_size();
+    Degree* open = nullptr;
+    int64_t known_product = 1;
+    for (Degree& d : degrees_) {
+      if (d.given.is_auto) {
+        open = open ? open : &d;  // validate-spec already rejected a second auto
+      } else {
+        d.value = d.given.value;
+        known_product *= d.value;
+      }
+    }
+    auto product_text = [&]() {
+      std::string text;
+      for (const Degree& d : degrees_) {
+        if (std::string(d.axis) == "cp" && !d.given.is_auto && d.given.value == 1) continue;
+        text += (text.empty() ? "" : " * ") + d.Show();
+      }
+      return text;
+    };
+    auto world_note = [&](Diagnostic& diag) {
+      diag.Note(s.Locate("cluster.devices_per_node").file,
+                s.Locate("cluster.devices_per_node").value,
+                "world size = cluster.nodes(" + Str(s.cluster.nodes) +
+                    ") * cluster.devices_per_node(" + Str(s.cluster.devices_per_node) + ") = " +
+                    Str(world));
+    };
+
+    if (open != nullptr) {
+      if (world % known_product != 0) {
+        std::string others;
+        for (const Degree& d : degrees_) {
+          if (&d == open || (std::string(d.axis) == "cp" && d.value == 1)) continue;
+          others += (others.empty() ? "" : " * ") + d.Show();
+        }
+        Diagnostic& diag = context.Error(
+            codes::kWorldSizeMismatch, std::string("parallel.") + open->field,
+            "world size " + Str(world) + " is not divisible by " + others + " = " +
+                Str(known_product) + ", so " + open->field + ": auto has no integer value");
+        world_note(diag);
+        return false;
+      }
+      open->value = world / known_product;
+      std::string others;
+      for (const Degree& d : degrees_) {
+        if (&d == open || (std::string(d.axis) == "cp" && d.value == 1)) continue;
+        others += (others.empty() ? "" : " * ") + d.Show();
+      }
+      context.Resolve(std::string("parallel.") + open->field, Str(open->value),
+                      "leftover ranks: world size " + Str(world) + " / (" + others + ") = " +
+                          Str(open->value));
+    } else if (known_product != world) {
+      Diagnostic& diag = context.Error(
+          codes::kWorldSizeMismatch, "parallel",
+          "parallel degrees do not multiply to the world size: " + product_text() + " = " +
+              Str(known_product) + " != " + Str(world));
+      world_note(diag);
+      diag.Note("set one degree to auto to give it the leftover ranks");
+      return false;
+    }
+    dp_replicate_ = degrees_[0].value;
+    dp_shard_ = degrees_[1].value;
+    cp_ = degrees_[2].value;
+    tp_ = degrees_[3].value;
+    pp_ = degrees_[4].value;
+
+    ir::Mesh* mesh = context.plan().mutable_mesh();
+    mesh->clear_axes();
+    const std::pair<const char*, int64_t> axes[] = {
+        {"pp", pp_}, {"dp_replicate", dp_replicate_}, {"dp_shard", dp_shard_}, {"cp", cp_},
+        {"tp", tp_}};
+    for (const auto& [axis, size] : axes) {
+      ir::MeshAxis* a = mesh->add_axes();
+      a->set_name(axis);
+      a->set_size(size);
+    }
+    return true;
+  }
+
+  void CheckLayout(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ModelSpec& m = s.model;
+    if (m.num_heads % tp_ != 0) {
+      Diagnostic& d = context.Error(codes::kHeadsNotDivisible, "parallel.tensor",
+                                    "tensor degree " + Str(tp_) + " does not divide num_heads " +
+                                        Str(m.num_heads));
+      context.NoteField(d, "model.num_heads", "num_heads set here");
+    } else if (m.num_kv_heads % tp_ != 0) {
+      Diagnostic& d = context.Error(
+          codes::kKvHeadsNotDivisible, "parallel.tensor",
+          "tensor degree " + Str(tp_) + " does not divide num_kv_heads " + Str(m.num_kv_heads));
+      context.NoteField(d, "model.num_kv_heads", "num_kv_heads set here");
+      d.Note("each tensor-parallel rank needs whole key/value heads (Megatron-LM)");
+    }
+    if (m.num_layers < pp_) {
+      Diagnostic& d = context.Error(
+          codes::kTooFewLayers, "parallel.pipeline",
+          "pipeline degree " + Str(pp_) + " exceeds num_layers " + Str(m.num_layers) +
+              ": every stage needs at least one layer");
+      context.NoteField(d, "model.num_layers", "num_layers set here");
+    }
+    if (cp_ > 1 && s.data.seq_len % (2 * cp_) != 0) {
+      Diagnostic& d = context.Error(
+          codes::kContextNotDivisible, "parallel.context",
+          "context degree " + Str(cp_) + " needs seq_len divisible by 2 * cp = " +
+              Str(2 * cp_) + ", but seq_len is " + Str(s.data.seq_len));
+      context.NoteField(d, "data.seq_len", "seq_len set here");
+      d.Note("each context-parallel rank takes two chunks of the sequence for load balance "
+             "(torchtitan)");
+    }
+    if (s.parallel.sequence_parallel && tp_ == 1) {
+      context.Error(codes::kSequenceParallelNeedsTp, "parallel.sequence_parallel",
+                    "sequence_parallel splits activations across the tensor-parallel group, but "
+                    "the tensor degree is 1");
+    }
+    if (s.sharding.hybrid && dp_replicate_ <= 1) {
+      Diagnostic& d = context.Error(
+          codes::kHybridNeedsReplicate, "sharding.hybrid",
+          "hybrid sharding replicates shards across data_replicate, but data_replicate is " +
+              Str(dp_replicate_));
+      context.NoteField(d, "parallel.data_replicate", "data_replicate set here");
+    }
+    if (s.sharding.stage > 0 && dp_shard_ == 1) {
+      context.Warning(codes::kShardingWithoutShardAxis, "sharding.stage",
+                      "sharding stage " + Str(s.sharding.stage) +
+                          " shards over data_shard, which is 1: nothing is sharded");
+    }
+    if (context.sink().error_count() > errors_before_) return;
+
+    // Megatron-LM pads the vocabulary so each tensor-parallel shard of the embedding is a
+    // multiple of 128 rows (make_vocab_size_divisible_by × tp).
+    const int64_t multiple = 128 * tp_;
+    const int64_t padded = (m.vocab_size + multiple - 1) / multiple * multiple;
+    context.plan().mutable_model()->set_padded_vocab_size(padded);
+    if (padded != m.vocab_size) {
+      context.Info("model.vocab_size", "vocab_size " + Str(m.vocab_size) + " is padded to " +
+                                           Str(padded) + " (a multiple of 128 * tp(" + Str(tp_) +
+                                           ") = " + Str(multiple) + ") for the embedding shards");
+      context.Resolve("model.padded_vocab_size", Str(padded),
+                      "vocab_size " + Str(m.vocab_size) + " rounded up to a multiple of 128 * "
+                      "tp(" + Str(tp_) + ") = " + Str(multiple) + " (Megatron-LM)");
+    }
+  }
+
+  void ResolveBatch(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::DataSpec& d = s.data;
+    const spec::ParallelSpec& p = s.parallel;
+    const int64_t micro = d.micro_batch_size;
+    const int64_t dp = dp_replicate_ * dp_shard_;
+    const std::string dp_text = "dp(" + Str(dp) + ")";
+
+    // With pipelining the accumulation steps are the pipeline microbatches: an explicit value
+    // of either fixes both.
+    std::optional<int64_t> accum;
+    if (!d.grad_accum_steps.is_auto) accum = d.grad_accum_steps.value;
+    if (!p.pipeline_microbatches.is_auto) {
+      if (pp_ == 1) {
+        context.Warning(codes::kMicrobatchesWithoutPipeline, "parallel.pipeline_microbatches",
+                        "pipeline_microbatches has no effect without pipeline parallelism "
+                        "(pipeline is 1); use data.grad_accum_steps to accumulate gradients");
+      } else if (accum && *accum != p.pipeline_microbatches.value) {
+        Diagnostic& diag = context.Error(
+            codes::kConflictingBatch, "parallel.pipeline_microbatches",
+            "pipeline_microbatches " + Str(p.pipeline_microbatches.value) +
+                " != grad_accum_steps " + Str(*accum) +
+                ": with pipelining the accumulation steps are the microbatches");
+        context.NoteField(diag, "data.grad_accum_steps", "grad_accum_steps set here");
+        return;
+      } else {
+        accum = p.pipeline_microbatches.value;
+      }
+    }
+
+    int64_t global = 0;
+    if (!d.global_batch_size.is_auto) {
+      global = d.global_batch_size.value;
+      const int64_t per_step = micro * dp;
+      if (accum) {
+        if (global != per_step * *accum) {
+          Diagnostic& diag = context.Error(
+              codes::kBatchArithmetic, "data.global_batch_size",
+              "global_batch_size " + Str(global) + " != micro_batch_size(" + Str(micro) +
+                  ") * " + dp_text + " * grad_accum_steps(" + Str(*accum) + ") = " +
+                  Str(per_step * *accum));
+          context.NoteField(diag, "data.micro_batch_size", "micro_batch_size set here");
+          return;
+        }
+      } else {
+        if (global % per_step != 0) {
+          const int64_t q = std::max<int64_t>(1, global / per_step);
+          Diagnostic& diag = context.Error(
+              codes::kBatchArithmetic, "data.global_batch_size",
+              "global_batch_size " + Str(global) + " is not a multiple of micro_batch_size(" +
+                  Str(micro) + ") * " + dp_text + " = " + Str(per_step) + ": " + Str(global) +
+                  " != " + Str(micro) + " * " + Str(dp) + " * " + Str(q) + " (= " +
+                  Str(micro * dp * q) + ")");
+          context.NoteField(diag, "data.micro_batch_size", "micro_batch_size set here");
+          return;
+        }
+        accum = global / per_step;
+        context.Resolve("data.grad_accum_steps", Str(*accum),
+                        "global_batch_size(" + Str(global) + ") / (micro_batch_size(" +
+                            Str(micro) + ") * " + dp_text + ") = " + Str(*accum));
+      }
+    } else {
+      if (!accum) {
+        if (pp_ > 1) {
+          accum = 4 * pp_;
+          const double bubble = static_cast<double>(pp_ - 1) / (*accum + pp_ - 1);
+          char pct[32];
+          std::snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * bubble);
+          context.Resolve("data.grad_accum_steps", Str(*accum),
+                          "both batch fields are auto: 4 * pp(" + Str(pp_) +
+                              ") microbatches keep the pipeline bubble (p-1)/(m+p-1) at " + pct);
+        } else {
+          accum = 1;
+          context.Resolve("data.grad_accum_steps", "1",
+                          "global_batch_size and grad_accum_steps are both auto: no accumulation");
+        }
+      }
+      global = micro * dp * *accum;
+      context.Resolve("data.global_batch_size", Str(global),
+                      "micro_batch_size(" + Str(micro) + ") * " + dp_text +
+                          " * grad_accum_steps(" + Str(*accum) + ") = " + Str(global));
+    }
+
+    ir::Batch* batch = context.plan().mutable_batch();
+    batch->set_seq_len(d.seq_len);
+    batch->set_micro_batch_size(micro);
+    batch->set_global_batch_size(global);
+    batch->set_grad_accum_steps(*accum);
+    batch->set_data_parallel_size(dp);
+    batch->set_tokens_per_step(global * d.seq_len);
+    batch->set_steps(s.training.steps);
+    batch->set_total_tokens(global * d.seq_len * s.training.steps);
+
+    ir::Pipeline* pipeline = context.plan().mutable_pipeline();
+    pipeline->set_schedule(spec::Name(p.pipeline_schedule));
+    pipeline->set_microbatches(*accum);
+    pipeline->set_bubble_fraction(static_cast<double>(pp_ - 1) /
+                                  static_cast<double>(*accum + pp_ - 1));
+    if (pp_ > 1 && p.pipeline_microbatches.is_auto) {
+      context.Resolve("parallel.pipeline_microbatches", Str(*accum),
+                      "the gradient accumulation steps are the pipeline microbatches");
+    }
+    if (pp_ > 1 && p.pipeline_schedule == spec::PipelineSchedule::k1F1B && *accum < pp_) {
+      const std::string field = !p.pipeline_microbatches.is_auto ? "parallel.pipeline_microbatches"
+                                : !d.grad_accum_steps.is_auto     ? "data.grad_accum_steps"
+                                                                  : "data.global_batch_size";
+      Diagnostic& diag = context.Error(
+          codes::kTooFewMicrobatches, field,
+          "the 1f1b schedule needs at least as many microbatches as pipeline stages: " +
+              Str(*accum) + " microbatches < pp(" + Str(pp_) + ")");
+      context.NoteField(diag, "parallel.pipeline_schedule", "schedule set here");
+      diag.Note("raise global_batch_size or grad_accum_steps, or use pipeline_schedule: gpipe");
+    }
+  }
+
+  void ResolveSharding(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ShardingSpec& sh = s.sharding;
+    const int64_t h = s.model.hidden_size;
+    ir::Sharding* sharding = context.plan().mutable_sharding();
+    sharding->set_stage(sh.stage);
+    sharding->set_degree(dp_shard_);
+    sharding->set_hybrid(sh.hybrid);
+    sharding->set_offload(spec::Name(sh.offload));
+    // DeepSpeed's `auto` conventions as filled by transformers/Accelerate (planner-facts §1).
+    auto resolve = [&](const spec::AutoOr<int64_t>& given, const char* field, int64_t value,
+                       const std::string& formula) {
+      if (!given.is_auto) return given.value;
+      context.Resolve(std::string("sharding.") + field, Str(value),
+                      formula + " with hidden_size " + Str(h) + " (DeepSpeed convention, as "
+                      "Hugging Face transformers fills `auto`)");
+      return value;
+    };
+    sharding->set_bucket_elements(resolve(sh.bucket_size, "bucket_size", h * h, "h*h"));
+    // floor(0.9·h²) in integer arithmetic: a float here broke DeepSpeed >= 0.15 (#6525).
+    sharding->set_prefetch_bucket_elements(
+        resolve(sh.prefetch_bucket_size, "prefetch_bucket_size", h * h * 9 / 10, "floor(0.9*h*h)"));
+    sharding->set_param_persistence_threshold_elements(resolve(
+        sh.param_persistence_threshold, "param_persistence_threshold", 10 * h, "10*h"));
+  }
+
+  void ResolveTopology(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ClusterSpec& c = s.cluster;
+    ir::Topology* topology = context.plan().mutable_topology();
+    topology->set_nodes(c.nodes);
+    topology->set_devices_per_node(c.devices_per_node);
+    topology->set_world_size(s.world_size());
+    topology->set_device_type(spec::Name(c.device));
+    topology->set_device_model(c.device_model);
+
+    if (!c.device_memory_bytes.is_auto) {
+      topology->set_device_memory_bytes(c.device_memory_bytes.value);
+    } else if (c.device == spec::DeviceType::kCuda && !c.device_model.empty()) {
+      std::optional<int64_t> bytes = DeviceMemoryBytes(c.device_model);
+      if (bytes) {
+        topology->set_device_memory_bytes(*bytes);
+        context.Resolve("cluster.device_memory", FormatBytes(*bytes),
+                        "memory of one " + c.device_model + " device");
+      } else {
+        Diagnostic& d = context.Error(
+            codes::kUnresolvedAuto, "cluster.device_memory",
+            "cannot resolve device_memory: auto: unknown device_model '" + c.device_model + "'");
+        context.NoteField(d, "cluster.device_model", "device_model set here");
+        d.Note("set cluster.device_memory, e.g. 80GiB, or use a known device_model");
+      }
+    } else {
+      Diagnostic& d = context.Error(
+          codes::kUnresolvedAuto, "cluster.device_memory",
+          std::string("cannot resolve device_memory: auto for device ") + spec::Name(c.device) +
+              (c.device == spec::DeviceType::kCuda ? " without cluster.device_model"
+                                                   : ": host memory is not planned for"));
+      d.Note(c.device == spec::DeviceType::kCuda
+                 ? "set cluster.device_model (e.g. h100-80gb) or cluster.device_memory"
+                 : "set cluster.device_memory to the memory each rank may use, e.g. 8GiB");
+    }
+
+    if (!c.runtime_overhead_bytes.is_auto) {
+      topology->set_runtime_overhead_bytes(c.runtime_overhead_bytes.value);
+    } else {
+      const int64_t overhead = DefaultRuntimeOverheadBytes(spec::Name(c.device));
+      topology->set_runtime_overhead_bytes(overhead);
+      context.Resolve("cluster.runtime_overhead", FormatBytes(overhead),
+                      RuntimeOverheadReason(spec::Name(c.device)));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeResolveAutoPass() { return std::make_unique<ResolveAutoPass>(); }
+
+}  // namespace accel::planner

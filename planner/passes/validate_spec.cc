@@ -1,0 +1,183 @@
+// validate-spec: copies the parts of the spec that need no resolution into the plan (job, model
+// dimensions and exact parameter counts, data, training, precision, checkpoint) and checks the
+// cross-field rules that do not depend on any `auto` value.
+#include <filesystem>
+
+#include "common/diag_codes.h"
+#include "planner/model_params.h"
+#include "planner/pass.h"
+
+namespace accel::planner {
+namespace {
+
+using spec::Name;
+
+// Joins a relative data path to the spec file's directory, lexically, so the plan names the
+// same file whatever directory `accel run` is started from; absolute paths stay as written.
+std::string ResolveDataPath(const std::string& spec_file, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute() || path.empty()) return path;
+  std::filesystem::path base = std::filesystem::path(spec_file).parent_path();
+  return (base / p).lexically_normal().string();
+}
+
+class ValidateSpecPass : public Pass {
+ public:
+  std::string_view name() const override { return "validate-spec"; }
+
+  void Run(PlanContext& context) override {
+    const spec::JobSpec& s = context.spec();
+    ir::Plan& plan = context.plan();
+
+    ir::Job* job = plan.mutable_job();
+    job->set_name(s.name);
+    job->set_spec_file(s.file);
+    for (const std::string& o : s.overrides) job->add_overrides(o);
+    job->set_backend(s.cluster.device == spec::DeviceType::kCuda ? "nccl" : "gloo");
+
+    const spec::ModelSpec& m = s.model;
+    ir::Model* model = plan.mutable_model();
+    model->set_arch(Name(m.arch));
+    model->set_model_type(m.model_type);
+    model->set_hidden_size(m.hidden_size);
+    model->set_num_layers(m.num_layers);
+    model->set_num_heads(m.num_heads);
+    model->set_num_kv_heads(m.num_kv_heads);
+    model->set_head_dim(m.num_heads > 0 ? m.hidden_size / m.num_heads : 0);
+    model->set_ffn_hidden_size(m.ffn_hidden_size);
+    model->set_vocab_size(m.vocab_size);
+    model->set_padded_vocab_size(m.vocab_size);
+    model->set_max_seq_len(m.max_seq_len);
+    model->set_tie_word_embeddings(m.tie_word_embeddings);
+    model->set_qkv_bias(m.qkv_bias);
+    model->set_norm_eps(m.norm_eps);
+    model->set_rope_theta(m.rope_theta);
+
+    ir::Data* data = plan.mutable_data();
+    data->set_path(ResolveDataPath(s.file, s.data.train.path));
+    data->set_format(Name(s.data.train.format));
+    data->set_tokenizer(Name(s.data.train.tokenizer));
+    data->set_token_dtype(Name(s.data.train.dtype));
+    data->set_shuffle(s.data.shuffle);
+
+    ir::Training* training = plan.mutable_training();
+    training->set_seed(s.training.seed);
+    training->set_log_every_steps(s.training.log_every_steps);
+    training->set_recompute(Name(s.training.recompute));
+    training->set_sample_tokens(s.training.sample_tokens);
+    training->set_grad_clip_norm(s.training.grad_clip_norm);
+    ir::Optimizer* opt = training->mutable_optimizer();
+    opt->set_name(Name(s.training.optimizer.name));
+    opt->set_lr(s.training.optimizer.lr);
+    opt->set_beta1(s.training.optimizer.beta1);
+    opt->set_beta2(s.training.optimizer.beta2);
+    opt->set_eps(s.training.optimizer.eps);
+    opt->set_weight_decay(s.training.optimizer.weight_decay);
+    opt->set_momentum(s.training.optimizer.momentum);
+    ir::LrSchedule* lr = training->mutable_lr_schedule();
+    lr->set_name(Name(s.training.lr_schedule.name));
+    lr->set_warmup_steps(s.training.lr_schedule.warmup_steps);
+    lr->set_total_steps(s.training.steps);
+    lr->set_min_lr_ratio(s.training.lr_schedule.min_lr_ratio);
+
+    ir::Precision* precision = plan.mutable_precision();
+    precision->set_param_dtype(Name(s.precision.params));
+    precision->set_compute_dtype(Name(s.precision.compute));
+    precision->set_reduce_dtype(Name(s.precision.reduce));
+    precision->set_master_dtype(s.precision.params == spec::DType::kFp32 ? "" : "fp32");
+    precision->set_loss_scaling(Name(s.precision.loss_scaling));
+
+    ir::Checkpoint* ckpt = plan.mutable_checkpoint();
+    ckpt->set_dir(s.checkpoint.dir);
+    ckpt->set_every_steps(s.checkpoint.every_steps);
+    ckpt->set_keep(s.checkpoint.keep);
+    ckpt->set_resume(Name(s.checkpoint.resume));
+
+    CheckRules(context);
+
+    if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
+      *model->mutable_parameters() = CountParameters(*model);
+    }
+  }
+
+ private:
+  static void CheckRules(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ModelSpec& m = s.model;
+
+    if (m.num_heads > 0 && m.hidden_size % m.num_heads != 0) {
+      Diagnostic& d = context.Error(
+          codes::kHeadsNotDivisible, "model.hidden_size",
+          "hidden_size " + std::to_string(m.hidden_size) + " is not divisible by num_heads " +
+              std::to_string(m.num_heads) + " (head_dim must be an integer)");
+      context.NoteField(d, "model.num_heads", "num_heads set here");
+    }
+    if (m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0) {
+      Diagnostic& d = context.Error(
+          codes::kKvHeadsNotDivisible, "model.num_kv_heads",
+          "num_heads " + std::to_string(m.num_heads) + " is not a multiple of num_kv_heads " +
+              std::to_string(m.num_kv_heads) + " (each key/value head serves a whole group of "
+              "query heads)");
+      context.NoteField(d, "model.num_heads", "num_heads set here");
+    }
+    if (s.data.seq_len > m.max_seq_len && m.max_seq_len > 0) {
+      Diagnostic& d = context.Error(
+          codes::kSeqLenTooLong, "data.seq_len",
+          "seq_len " + std::to_string(s.data.seq_len) + " exceeds the model's max_seq_len " +
+              std::to_string(m.max_seq_len));
+      context.NoteField(d, "model.max_seq_len", "max_seq_len set here");
+    }
+    if (s.precision.loss_scaling != spec::LossScaling::kNone &&
+        s.precision.compute != spec::DType::kFp16 && s.precision.params != spec::DType::kFp16) {
+      Diagnostic& d = context.Error(
+          codes::kLossScalingNeedsFp16, "precision.loss_scaling",
+          std::string("loss scaling '") + Name(s.precision.loss_scaling) +
+              "' is only needed with fp16; compute dtype is " + Name(s.precision.compute));
+      d.Note("bf16 and fp32 have the exponent range of fp32: set loss_scaling: none");
+    }
+    if (s.sharding.offload != spec::Offload::kNone && s.sharding.stage < 1) {
+      Diagnostic& d = context.Error(
+          codes::kOffloadNeedsSharding, "sharding.offload",
+          std::string("offload '") + Name(s.sharding.offload) +
+              "' needs sharding stage >= 1, but sharding.stage is 0");
+      context.NoteField(d, "sharding.stage", "stage set here");
+    } else if (s.sharding.offload == spec::Offload::kAll && s.sharding.stage < 3) {
+      Diagnostic& d = context.Error(
+          codes::kParamOffloadNeedsStage3, "sharding.offload",
+          "offload 'all' moves parameters to the host, which needs sharding stage 3, but "
+          "sharding.stage is " + std::to_string(s.sharding.stage));
+      context.NoteField(d, "sharding.stage", "stage set here");
+    }
+    if (s.sharding.hybrid && s.sharding.stage != 3) {
+      Diagnostic& d = context.Error(
+          codes::kHybridNeedsStage3, "sharding.hybrid",
+          "hybrid sharding (FSDP HYBRID_SHARD) shards parameters, which needs sharding stage 3, "
+          "but sharding.stage is " + std::to_string(s.sharding.stage));
+      context.NoteField(d, "sharding.stage", "stage set here");
+    }
+
+    const spec::ParallelSpec& p = s.parallel;
+    std::vector<std::string> autos;
+    if (p.pipeline.is_auto) autos.push_back("pipeline");
+    if (p.data_replicate.is_auto) autos.push_back("data_replicate");
+    if (p.data_shard.is_auto) autos.push_back("data_shard");
+    if (p.context.is_auto) autos.push_back("context");
+    if (p.tensor.is_auto) autos.push_back("tensor");
+    if (autos.size() > 1) {
+      std::string list;
+      for (size_t i = 0; i < autos.size(); ++i) list += (i ? ", " : "") + autos[i];
+      Diagnostic& d = context.Error(
+          codes::kTooManyAuto, "parallel." + autos[1],
+          "at most one parallel degree may be auto, but " + std::to_string(autos.size()) +
+              " are: " + list);
+      context.NoteField(d, "parallel." + autos[0], autos[0] + " is auto here");
+      d.Note("the auto degree takes the ranks the others leave; set all but one explicitly");
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeValidateSpecPass() { return std::make_unique<ValidateSpecPass>(); }
+
+}  // namespace accel::planner

@@ -1,0 +1,64 @@
+#ifndef ACCEL_PLANNER_PLAN_CONTEXT_H_
+#define ACCEL_PLANNER_PLAN_CONTEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/diagnostics.h"
+#include "ir/plan.pb.h"
+#include "spec/job_spec.h"
+
+namespace accel::planner {
+
+// Everything a pass reads and writes. The spec is read-only; each pass writes only its own part
+// of `plan` and reports user errors to `sink` (tagged with the pass name).
+class PlanContext {
+ public:
+  PlanContext(const spec::JobSpec& spec, DiagnosticSink& sink) : spec_(spec), sink_(sink) {}
+
+  const spec::JobSpec& spec() const { return spec_; }
+  ir::Plan& plan() { return plan_; }
+  const ir::Plan& plan() const { return plan_; }
+  DiagnosticSink& sink() { return sink_; }
+
+  // When true the estimate-memory pass records a plan that does not fit without reporting
+  // an error (`accel estimate-memory` reports the fit itself).
+  void set_allow_not_fitting(bool allow) { allow_not_fitting_ = allow; }
+  bool allow_not_fitting() const { return allow_not_fitting_; }
+
+  // The pass now running; diagnostics and resolved values are tagged with it.
+  void set_current_pass(std::string_view name) { current_pass_ = name; }
+  const std::string& current_pass() const { return current_pass_; }
+
+  // Reports an error about the spec field `field` (dotted path), located at that field's value
+  // in the spec (or its nearest located ancestor). Returns the diagnostic for notes.
+  Diagnostic& Error(const char* code, const std::string& field, std::string message);
+  Diagnostic& Warning(const char* code, const std::string& field, std::string message);
+  // A standalone note (no code), e.g. "vocab_size 50257 padded to 50432".
+  Diagnostic& Info(const std::string& field, std::string message);
+
+  // Adds a note to `d` pointing at where `field` was set ("num_heads set here"), when the
+  // field has a location.
+  void NoteField(Diagnostic& d, const std::string& field, std::string message) const;
+
+  // Records a decision in plan.resolved: field, value and the reason with its arithmetic.
+  void Resolve(const std::string& field, std::string value, std::string reason);
+
+  // Mirrors plan warnings/notes into plan.notes so `accel plan` can show them.
+  void RecordNote(const Diagnostic& d);
+
+ private:
+  Diagnostic& Report(Severity severity, const char* code, const std::string& field,
+                     std::string message);
+
+  const spec::JobSpec& spec_;
+  DiagnosticSink& sink_;
+  ir::Plan plan_;
+  std::string current_pass_;
+  bool allow_not_fitting_ = false;
+};
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_PLAN_CONTEXT_H_

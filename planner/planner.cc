@@ -1,0 +1,60 @@
+#include "planner/planner.h"
+
+#include "ir/plan_verifier.h"
+#include "planner/pass.h"
+
+namespace accel::planner {
+
+std::vector<std::unique_ptr<Pass>> DefaultPasses() {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(MakeValidateSpecPass());
+  passes.push_back(MakeResolveAutoPass());
+  passes.push_back(MakeBuildMeshPass());
+  passes.push_back(MakeAssignStagesPass());
+  passes.push_back(MakeBuildShardGroupsPass());
+  passes.push_back(MakeSchedulePipelinePass());
+  passes.push_back(MakeEstimateMemoryPass());
+  return passes;
+}
+
+std::vector<std::string> PassNames() {
+  std::vector<std::string> names;
+  for (const auto& pass : DefaultPasses()) names.emplace_back(pass->name());
+  return names;
+}
+
+bool IsPassName(const std::string& name) {
+  for (const std::string& n : PassNames()) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, DiagnosticSink& sink) {
+  PlanContext context(spec, sink);
+  context.set_allow_not_fitting(options.allow_not_fitting);
+  context.plan().set_ir_version(ir::IR_VERSION_CURRENT);
+  PlanResult result;
+  const int errors_before = sink.error_count();
+  for (const auto& pass : DefaultPasses()) {
+    context.set_current_pass(pass->name());
+    pass->Run(context);
+    result.last_pass = std::string(pass->name());
+    if (sink.error_count() > errors_before) break;
+    if (options.verify_each_pass) {
+      for (std::string& violation : ir::VerifyPlan(context.plan())) {
+        result.verifier_violations.push_back(result.last_pass + ": " + violation);
+      }
+    }
+    if (!options.dump_after.empty() && pass->name() == options.dump_after) break;
+  }
+  result.ok = sink.error_count() == errors_before && result.verifier_violations.empty();
+  result.plan = std::move(context.plan());
+  return result;
+}
+
+void CheckSpec(const spec::JobSpec& spec, DiagnosticSink& sink) {
+  BuildPlan(spec, PlanOptions{}, sink);
+}
+
+}  // namespace accel::planner

@@ -1,0 +1,49 @@
+#ifndef ACCEL_PLANNER_PLANNER_H_
+#define ACCEL_PLANNER_PLANNER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.h"
+#include "ir/plan.pb.h"
+#include "spec/job_spec.h"
+
+namespace accel::planner {
+
+struct PlanOptions {
+  // Stop after this pass and return the plan as it is then ("" = run all passes).
+  std::string dump_after;
+  // Run ir::VerifyPlan after every pass; a violation is reported as an internal error
+  // diagnostic (tests turn this on; it costs time on very large worlds).
+  bool verify_each_pass = false;
+  // Skip the memory-fit error (estimate-memory still fills the estimate): used by
+  // `accel estimate-memory`, which reports fit itself.
+  bool allow_not_fitting = false;
+};
+
+// Result of planning: the plan (complete, or as it was after `dump_after`, or after the pass
+// that failed) and the name of the last pass that ran.
+struct PlanResult {
+  ir::Plan plan;
+  std::string last_pass;
+  bool ok = false;  // no errors reported
+  std::vector<std::string> verifier_violations;
+};
+
+// Runs the pass pipeline on a loaded spec. Errors go to `sink`; the pipeline stops after the
+// first pass that reported an error. Unknown `dump_after` names are a usage error the caller
+// checks with IsPassName first.
+PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, DiagnosticSink& sink);
+
+// Runs every pass on `spec` for its diagnostics only (the plan is discarded): what
+// `accel validate` adds to the loader's checks, so CI catches layouts that cannot work.
+void CheckSpec(const spec::JobSpec& spec, DiagnosticSink& sink);
+
+// The pass names in order.
+std::vector<std::string> PassNames();
+bool IsPassName(const std::string& name);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_PLANNER_H_

@@ -1,0 +1,72 @@
+#ifndef ACCEL_SPEC_FIELD_REGISTRY_H_
+#define ACCEL_SPEC_FIELD_REGISTRY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/job_spec.h"
+
+// The table of every key a job file may contain: its dotted path, type, range, enum values,
+// whether `auto` is allowed, whether it is required, and how to store it into a JobSpec. The
+// loader and `--set` overrides are driven by it, and a test walks it against the JSON Schema so
+// the two never drift apart.
+namespace accel::spec {
+
+// What a key holds. kSize is a byte count written as an integer or as "8GiB"/"512MB" (see
+// common/units.h). kNumberPair is a list of exactly two numbers (training.optimizer.betas).
+enum class FieldKind { kSection, kInteger, kNumber, kBoolean, kString, kEnum, kSize, kNumberPair };
+
+// A value that passed its field's type and range checks, ready to be stored.
+struct FieldValue {
+  bool is_auto = false;
+  int64_t integer = 0;        // kInteger; kSize in bytes
+  double number = 0;          // kNumber; one item of a kNumberPair when index >= 0
+  bool boolean = false;       // kBoolean
+  std::string text;           // kString; kEnum spelling as in YAML
+  double pair[2] = {0, 0};    // kNumberPair, both items (index == -1)
+  int index = -1;             // kNumberPair: the item set by `betas[i]`, -1 for the whole list
+};
+
+// One key of the job file.
+struct FieldInfo {
+  std::string path;                 // dotted, as in JobSpec::sources: "training.optimizer.lr"
+  std::string key;                  // last component: "lr"
+  std::string parent;               // section path, "" for top-level keys
+  FieldKind kind = FieldKind::kSection;
+  bool allows_auto = false;         // the plain word `auto` is a valid value
+  bool required = false;            // must be present whenever its section is present
+  bool non_empty = false;           // strings: "" is rejected
+  std::optional<double> minimum;    // numeric kinds (kSize: bytes); items of a kNumberPair
+  bool exclusive_minimum = false;
+  std::optional<double> maximum;
+  bool exclusive_maximum = false;
+  std::vector<std::string> enum_values;  // kEnum, in documentation order
+  std::string pattern;              // kString: the schema's regex for the value, if any
+  // kString: hand-written equivalent of `pattern` (no std::regex: it recurses per character and
+  // overflows the stack on long hostile input); null when there is no pattern.
+  bool (*matches)(std::string_view text) = nullptr;
+  // Writes a checked value into the spec; null for sections.
+  void (*store)(JobSpec& spec, const FieldValue& value) = nullptr;
+};
+
+// Every section and key, parents before children, in the order the documentation lists them.
+const std::vector<FieldInfo>& JobFields();
+
+// The field with dotted `path`, or nullptr.
+const FieldInfo* FindField(std::string_view path);
+
+// Keys directly inside section `section_path` ("" for the top level), in registry order.
+const std::vector<std::string>& ChildKeys(std::string_view section_path);
+
+// Whether `value` matches the field's `pattern` (true when it has none).
+bool MatchesPattern(const FieldInfo& field, std::string_view value);
+
+// "parallel.tensor" + "tensor" style join: `parent` empty gives `key`.
+std::string JoinPath(std::string_view parent, std::string_view key);
+
+}  // namespace accel::spec
+
+#endif  // ACCEL_SPEC_FIELD_REGISTRY_H_

@@ -1,0 +1,213 @@
+#ifndef ACCEL_SPEC_JOB_SPEC_H_
+#define ACCEL_SPEC_JOB_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/source_location.h"
+
+// The typed form of a job file. One struct per top-level YAML section; every field holds its
+// final value after defaults, model config.json and --set overrides were applied. Where the
+// schema allows `auto`, the field is an AutoOr<T> and the planner resolves it (recording why).
+// Units are in the names: *_bytes are bytes, *_steps are optimizer steps, sizes of buckets
+// are in elements (DeepSpeed's convention for reduce_bucket_size and friends).
+namespace accel::spec {
+
+// A value that may be the explicit word `auto` in the spec.
+template <typename T>
+struct AutoOr {
+  bool is_auto = false;
+  T value{};
+
+  static AutoOr Auto() { return AutoOr{true, T{}}; }
+  static AutoOr Of(T v) { return AutoOr{false, v}; }
+  friend bool operator==(const AutoOr&, const AutoOr&) = default;
+};
+
+enum class Arch { kGpt2, kLlama };
+enum class DataFormat { kText, kTokens };
+enum class Tokenizer { kBytes };
+enum class TokenDtype { kUint16, kUint32 };
+enum class OptimizerName { kAdamW, kSgd };
+enum class LrScheduleName { kConstant, kLinear, kCosine };
+enum class DType { kFp32, kBf16, kFp16 };
+enum class LossScaling { kNone, kDynamic, kStatic };
+enum class PipelineSchedule { kGpipe, k1F1B };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Offload { kNone, kOptimizer, kAll };
+enum class DeviceType { kCpu, kCuda };
+enum class ResumeMode { kAuto, kNever };
+
+// `model:` — the architecture and its dimensions. With `config:` the dimensions come from a
+// Hugging Face config.json (path relative to the spec file); fields in the spec override it.
+struct ModelSpec {
+  std::string config;                 // path as written in the spec, "" when absent
+  std::string model_type;             // config.json model_type ("gpt2", "llama", "qwen2", ...)
+  Arch arch = Arch::kGpt2;
+  int64_t hidden_size = 0;            // h
+  int64_t num_layers = 0;             // L, transformer blocks
+  int64_t num_heads = 0;              // a, attention heads
+  int64_t num_kv_heads = 0;           // grouped-query heads; defaults to num_heads
+  int64_t ffn_hidden_size = 0;        // MLP inner size; gpt2 default 4h
+  int64_t vocab_size = 0;             // V, before any padding for tensor parallelism
+  int64_t max_seq_len = 0;            // learned positions (gpt2) / RoPE context (llama)
+  bool tie_word_embeddings = true;    // gpt2 default true, llama default false
+  bool qkv_bias = false;              // llama-family q/k/v projection bias (qwen2: true)
+  double norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+};
+
+// `data.train:` — where tokens come from.
+struct DataSource {
+  std::string path;                   // file or directory, relative to the spec file
+  DataFormat format = DataFormat::kText;
+  Tokenizer tokenizer = Tokenizer::kBytes;
+  TokenDtype dtype = TokenDtype::kUint16;  // only for format: tokens
+};
+
+// `data:` — sequence and batch sizes, in sequences (not tokens).
+struct DataSpec {
+  DataSource train;
+  int64_t seq_len = 0;
+  int64_t micro_batch_size = 0;                 // per rank, per micro-step
+  AutoOr<int64_t> global_batch_size = AutoOr<int64_t>::Auto();
+  AutoOr<int64_t> grad_accum_steps = AutoOr<int64_t>::Auto();
+  bool shuffle = true;
+};
+
+struct OptimizerSpec {
+  OptimizerName name = OptimizerName::kAdamW;
+  double lr = 3e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  double momentum = 0.0;              // sgd only
+};
+
+struct LrScheduleSpec {
+  LrScheduleName name = LrScheduleName::kCosine;
+  int64_t warmup_steps = 0;
+  double min_lr_ratio = 0.1;          // final lr = lr * min_lr_ratio
+};
+
+// `training:` — the optimization loop.
+struct TrainingSpec {
+  int64_t steps = 0;
+  OptimizerSpec optimizer;
+  LrScheduleSpec lr_schedule;
+  double grad_clip_norm = 1.0;        // 0 disables clipping
+  int64_t seed = 1234;
+  int64_t log_every_steps = 10;
+  Recompute recompute = Recompute::kNone;
+  int64_t sample_tokens = 0;          // tokens of generated text printed at the end
+};
+
+// `precision:` — dtypes of stored parameters, of compute (autocast) and of gradient reduction.
+struct PrecisionSpec {
+  DType params = DType::kFp32;
+  DType compute = DType::kFp32;
+  DType reduce = DType::kFp32;
+  LossScaling loss_scaling = LossScaling::kNone;
+};
+
+// `parallel:` — mesh degrees. At most one may be `auto` (it takes the leftover ranks).
+struct ParallelSpec {
+  AutoOr<int64_t> data_replicate = AutoOr<int64_t>::Auto();  // dp_replicate axis
+  AutoOr<int64_t> data_shard = AutoOr<int64_t>::Of(1);       // dp_shard axis
+  AutoOr<int64_t> context = AutoOr<int64_t>::Of(1);          // cp axis
+  AutoOr<int64_t> tensor = AutoOr<int64_t>::Of(1);           // tp axis
+  AutoOr<int64_t> pipeline = AutoOr<int64_t>::Of(1);         // pp axis
+  bool sequence_parallel = false;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
+  AutoOr<int64_t> pipeline_microbatches = AutoOr<int64_t>::Auto();
+};
+
+// `sharding:` — ZeRO stage over the dp_shard axis; FSDP names map onto it (DESIGN.md).
+struct ShardingSpec {
+  int64_t stage = 0;                                               // 0..3
+  bool hybrid = false;                                             // FSDP HYBRID_SHARD
+  Offload offload = Offload::kNone;
+  AutoOr<int64_t> bucket_size = AutoOr<int64_t>::Auto();           // elements
+  AutoOr<int64_t> prefetch_bucket_size = AutoOr<int64_t>::Auto();  // elements
+  AutoOr<int64_t> param_persistence_threshold = AutoOr<int64_t>::Auto();  // elements
+};
+
+// `checkpoint:` — where and how often; resume: auto picks the newest intact checkpoint.
+struct CheckpointSpec {
+  std::string dir;                    // relative to the working directory of `accel run`
+  int64_t every_steps = 0;            // 0: only at the end
+  int64_t keep = 2;
+  ResumeMode resume = ResumeMode::kAuto;
+};
+
+// `cluster:` — the machines the job runs on.
+struct ClusterSpec {
+  int64_t nodes = 1;
+  int64_t devices_per_node = 1;
+  DeviceType device = DeviceType::kCpu;
+  std::string device_model;           // e.g. "h100-80gb"; used to resolve device_memory: auto
+  AutoOr<int64_t> device_memory_bytes = AutoOr<int64_t>::Auto();
+  AutoOr<int64_t> runtime_overhead_bytes = AutoOr<int64_t>::Auto();
+};
+
+// Where a field's value came from, for diagnostics and for the plan's provenance.
+enum class Origin { kDefault, kFile, kModelConfig, kOverride };
+
+// Source of one field, keyed by its dotted path ("parallel.tensor", "training.optimizer.betas").
+struct FieldSource {
+  Origin origin = Origin::kDefault;
+  std::string file;          // spec file, config.json path, or "--set key=value"
+  SourceLocation key;        // location of the key (unknown for defaults and overrides)
+  SourceLocation value;      // location of the value
+};
+
+// The whole job. `sources` has an entry for every field set by the file, a config.json or an
+// override, and for every section mapping present (so "missing field" errors can point at it).
+struct JobSpec {
+  int64_t version = 1;
+  std::string name;
+  ModelSpec model;
+  DataSpec data;
+  TrainingSpec training;
+  PrecisionSpec precision;
+  ParallelSpec parallel;
+  ShardingSpec sharding;
+  CheckpointSpec checkpoint;
+  ClusterSpec cluster;
+
+  std::string file;                                // the spec path as given
+  std::map<std::string, FieldSource> sources;      // dotted path -> where it came from
+  std::vector<std::string> overrides;              // the --set arguments, in order
+
+  // The source of `path`, or of its nearest ancestor present in the file (so a diagnostic about
+  // a defaulted field points at its section), or a FieldSource for the file with no location.
+  FieldSource Locate(const std::string& path) const;
+
+  // nodes × devices_per_node.
+  int64_t world_size() const { return cluster.nodes * cluster.devices_per_node; }
+};
+
+// Spellings used in YAML, the schema and the plan ("gpt2", "1f1b", "bf16", ...).
+const char* Name(Arch v);
+const char* Name(DataFormat v);
+const char* Name(Tokenizer v);
+const char* Name(TokenDtype v);
+const char* Name(OptimizerName v);
+const char* Name(LrScheduleName v);
+const char* Name(DType v);
+const char* Name(LossScaling v);
+const char* Name(PipelineSchedule v);
+const char* Name(Recompute v);
+const char* Name(Offload v);
+const char* Name(DeviceType v);
+const char* Name(ResumeMode v);
+
+// Bytes per element of a dtype: fp32 4, bf16 2, fp16 2.
+int64_t DTypeBytes(DType v);
+
+}  // namespace accel::spec
+
+#endif  // ACCEL_SPEC_JOB_SPEC_H_

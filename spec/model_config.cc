@@ -1,0 +1,240 @@
+#include "spec/model_config.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "common/diag_codes.h"
+#include "spec/file_reader.h"
+#include "spec/text_checks.h"
+
+namespace accel::spec {
+namespace {
+
+using Json = nlohmann::json;
+
+// Collects values from the JSON object and remembers every problem, so a config.json with
+// three missing keys gets three errors.
+class ConfigReader {
+ public:
+  ConfigReader(const Json& object, ModelConfigResult& result, ModelConfigFile& out)
+      : object_(object), result_(result), out_(out) {}
+
+  // A positive integer under `key` (or, when absent, under `fallback_key`), stored into
+  // `target` and recorded as set for `spec_path`. Missing is an error when `required`.
+  void Integer(const char* key, const char* spec_path, int64_t& target, bool required,
+               const char* what, const char* fallback_key = nullptr) {
+    const Json* value = Find(key);
+    const char* used = key;
+    if (value == nullptr && fallback_key != nullptr) {
+      value = Find(fallback_key);
+      used = fallback_key;
+    }
+    if (value == nullptr) {
+      if (required) Issue(codes::kModelConfigInvalid, std::string("has no '") + key + "' (" + what + ")");
+      return;
+    }
+    if (!value->is_number_integer() || value->get<int64_t>() < 1) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + used + "' = " + value->dump() +
+                                            "; it must be a positive integer");
+      return;
+    }
+    target = value->get<int64_t>();
+    out_.fields.push_back(spec_path);
+  }
+
+  // An optional positive number.
+  void Number(const char* key, const char* spec_path, double& target) {
+    const Json* value = Find(key);
+    if (value == nullptr) return;
+    if (!value->is_number() || !(value->get<double>() > 0) || !std::isfinite(value->get<double>())) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + value->dump() +
+                                            "; it must be a positive number");
+      return;
+    }
+    target = value->get<double>();
+    out_.fields.push_back(spec_path);
+  }
+
+  // An optional boolean.
+  void Boolean(const char* key, const char* spec_path, bool& target) {
+    const Json* value = Find(key);
+    if (value == nullptr) return;
+    if (!value->is_boolean()) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + value->dump() +
+                                            "; it must be true or false");
+      return;
+    }
+    target = value->get<bool>();
+    out_.fields.push_back(spec_path);
+  }
+
+  const Json* Find(const char* key) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+
+  void Issue(const char* code, std::string message) {
+    result_.issues.push_back({code, std::move(message), {}});
+  }
+
+ private:
+  const Json& object_;
+  ModelConfigResult& result_;
+  ModelConfigFile& out_;
+};
+
+// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 3, column 5:
+// syntax error while parsing ..."; the location is reported separately, so keep the tail.
+std::string JsonErrorTail(const std::string& what) {
+  size_t at = what.find("parse error");
+  size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
+  if (colon == std::string::npos) return what;
+  return what.substr(colon + 2);
+}
+
+}  // namespace
+
+ModelConfigResult ParseModelConfig(std::string_view json_text) {
+  ModelConfigResult result;
+  result.text = std::string(json_text);
+  if (json_text.size() > kMaxSpecFileBytes) {
+    result.issues.push_back({codes::kModelConfigInvalid,
+                             "is larger than 1 MiB; it is not a model config",
+                             {}});
+    return result;
+  }
+  Json json;
+  try {
+    json = Json::parse(json_text);
+  } catch (const Json::parse_error& e) {
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    result.issues.push_back({codes::kModelConfigInvalid,
+                             "is not valid JSON: " + JsonErrorTail(e.what()),
+                             LocationOfOffset(json_text, offset)});
+    return result;
+  } catch (const Json::exception& e) {
+    result.issues.push_back({codes::kModelConfigInvalid,
+                             std::string("is not valid JSON: ") + e.what(), {}});
+    return result;
+  }
+  if (!json.is_object()) {
+    result.issues.push_back({codes::kModelConfigInvalid,
+                             "must hold a JSON object, got " +
+                                 std::string(json.type_name()),
+                             {1, 1}});
+    return result;
+  }
+  ModelConfigFile file;
+  ConfigReader reader(json, result, file);
+  const Json* type = reader.Find("model_type");
+  if (type == nullptr || !type->is_string()) {
+    reader.Issue(codes::kModelConfigInvalid,
+                 "has no 'model_type' string, so its architecture is unknown");
+    return result;
+  }
+  std::string model_type = type->get<std::string>();
+  ModelSpec& model = file.model;
+  model.model_type = model_type;
+  if (model_type == "gpt2") {
+    model.arch = Arch::kGpt2;
+    file.fields.push_back("model.arch");
+    reader.Integer("n_embd", "model.hidden_size", model.hidden_size, true, "the hidden size");
+    reader.Integer("n_layer", "model.num_layers", model.num_layers, true, "the number of layers");
+    reader.Integer("n_head", "model.num_heads", model.num_heads, true,
+                   "the number of attention heads");
+    reader.Integer("n_positions", "model.max_seq_len", model.max_seq_len, true,
+                   "the maximum sequence length", "n_ctx");
+    reader.Integer("vocab_size", "model.vocab_size", model.vocab_size, true,
+                   "the vocabulary size");
+    reader.Integer("n_inner", "model.ffn_hidden_size", model.ffn_hidden_size, false, "");
+    reader.Number("layer_norm_epsilon", "model.norm_eps", model.norm_eps);
+    reader.Boolean("tie_word_embeddings", "model.tie_word_embeddings", model.tie_word_embeddings);
+  } else if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2") {
+    model.arch = Arch::kLlama;
+    file.fields.push_back("model.arch");
+    // Hugging Face's LlamaConfig default; most files state it anyway.
+    model.norm_eps = 1e-6;
+    reader.Integer("hidden_size", "model.hidden_size", model.hidden_size, true, "the hidden size");
+    reader.Integer("num_hidden_layers", "model.num_layers", model.num_layers, true,
+                   "the number of layers");
+    reader.Integer("num_attention_heads", "model.num_heads", model.num_heads, true,
+                   "the number of attention heads");
+    reader.Integer("num_key_value_heads", "model.num_kv_heads", model.num_kv_heads, false, "");
+    reader.Integer("intermediate_size", "model.ffn_hidden_size", model.ffn_hidden_size, true,
+                   "the MLP hidden size");
+    reader.Integer("vocab_size", "model.vocab_size", model.vocab_size, true,
+                   "the vocabulary size");
+    reader.Integer("max_position_embeddings", "model.max_seq_len", model.max_seq_len, true,
+                   "the maximum sequence length");
+    reader.Boolean("tie_word_embeddings", "model.tie_word_embeddings", model.tie_word_embeddings);
+    reader.Number("rms_norm_eps", "model.norm_eps", model.norm_eps);
+    reader.Number("rope_theta", "model.rope_theta", model.rope_theta);
+    if (model_type == "qwen2") {
+      model.qkv_bias = true;
+      file.fields.push_back("model.qkv_bias");
+    } else {
+      reader.Boolean("attention_bias", "model.qkv_bias", model.qkv_bias);
+    }
+  } else {
+    std::string list;
+    for (const char* name : kSupportedModelTypes) list += std::string(list.empty() ? "" : ", ") + name;
+    reader.Issue(codes::kModelTypeUnsupported,
+                 "has model_type '" + model_type + "'; accel supports " + list);
+    return result;
+  }
+  if (result.issues.empty()) result.config = std::move(file);
+  return result;
+}
+
+ModelConfigResult ReadModelConfig(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileLimited(path, kMaxSpecFileBytes);
+  if (!text.ok()) {
+    ModelConfigResult result;
+    std::string reason(text.status().message());
+    if (text.status().code() == absl::StatusCode::kOutOfRange) {
+      reason = "it is " + reason + " bytes, more than the 1 MiB limit";
+    }
+    result.issues.push_back(
+        {codes::kModelConfigUnreadable, "cannot be read: " + reason, {}});
+    return result;
+  }
+  return ParseModelConfig(*text);
+}
+
+std::optional<ModelSpec> LoadModelConfig(const std::string& path, DiagnosticSink& sink,
+                                         SourceManager& sources) {
+  ModelConfigResult result = ReadModelConfig(path);
+  if (!result.text.empty()) sources.Add(path, result.text);
+  for (const ModelConfigIssue& issue : result.issues) {
+    sink.Error(issue.code, path, issue.location, "", "model config " + issue.message);
+  }
+  if (!result.config) return std::nullopt;
+  ModelConfigFile& file = *result.config;
+  auto is_set = [&](std::string_view field) {
+    for (const std::string& f : file.fields) {
+      if (f == field) return true;
+    }
+    return false;
+  };
+  ApplyArchDefaults(file.model, is_set);
+  return file.model;
+}
+
+absl::StatusOr<ModelSpec> LoadModelConfig(const std::string& path) {
+  DiagnosticSink sink;
+  SourceManager sources;
+  std::optional<ModelSpec> model = LoadModelConfig(path, sink, sources);
+  if (model) return *model;
+  const Diagnostic& first = sink.diagnostics().front();
+  std::string where = path;
+  if (first.location.known()) {
+    where += ":" + std::to_string(first.location.line) + ":" + std::to_string(first.location.column);
+  }
+  std::string message = where + ": " + first.message;
+  if (first.code == codes::kModelConfigUnreadable) return absl::NotFoundError(message);
+  return absl::InvalidArgumentError(message);
+}
+
+}  // namespace accel::spec

@@ -1,0 +1,131 @@
+#include "cli/estimate_memory_command.h"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/exit_codes.h"
+
+namespace accel::cli {
+namespace {
+
+std::string Corpus(const std::string& model) {
+  return std::string(ACCEL_SOURCE_ROOT) + "/../shared/corpus/models/" + model + "/config.json";
+}
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output Run(const EstimateMemoryOptions& options) {
+  std::ostringstream out, err;
+  const int code = RunEstimateMemory(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST_CASE("estimate-memory on a config.json: exact count, Accelerate table, DeepSpeed ZeRO-3") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("gpt2");
+  o.zero_stage = 3;
+  o.gpus = 8;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("parameters: 124,439,808 (every weight and bias") != std::string::npos);
+  CHECK(r.out.find("12 x 7,087,872 = 85,054,464") != std::string::npos);
+  CHECK(r.out.find("Training using Adam") != std::string::npos);
+  // 124,439,808 x 4 B = 474.70 MB in Accelerate's units.
+  CHECK(r.out.find("474.7 MB") != std::string::npos);
+  CHECK(r.out.find("DeepSpeed ZeRO-3 model states (1 node, 8 GPUs per node; 124M total params, "
+                   "38M largest layer params") != std::string::npos);
+  CHECK(r.out.find("offload_param=none, offload_optimizer=none, zero_init=1") != std::string::npos);
+}
+
+TEST_CASE("estimate-memory: Qwen2 with q/k/v biases, dtype subset, ZeRO-2") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("Qwen2-0.5B-Instruct");
+  o.dtypes = {"float16"};
+  o.zero_stage = 2;
+  o.gpus = 4;
+  o.nodes = 2;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("parameters: 494,032,768") != std::string::npos);
+  CHECK(r.out.find("float32 |") == std::string::npos);
+  CHECK(r.out.find("float16 |") != std::string::npos);
+  CHECK(r.out.find("offload_optimizer=cpu") != std::string::npos);
+  CHECK(r.out.find("2 nodes, 4 GPUs per node") != std::string::npos);
+}
+
+TEST_CASE("estimate-memory usage errors") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("gpt2");
+  o.zero_stage = 3;
+  Output r = Run(o);
+  CHECK(r.code == kExitUsage);
+  CHECK(r.err == "error: --zero-stage needs --gpus (GPUs per node, at least 1)\n");
+  o.zero_stage = 0;
+  o.dtypes = {"bfloat8"};
+  CHECK(Run(o).code == kExitUsage);
+  o.dtypes = {"float32"};
+  o.overrides = {"parallel.tensor=2"};
+  CHECK(Run(o).code == kExitUsage);
+}
+
+TEST_CASE("estimate-memory: unreadable config.json is an invalid input") {
+  EstimateMemoryOptions o;
+  o.model = "/nonexistent/config.json";
+  Output r = Run(o);
+  CHECK(r.code == kExitInvalid);
+  CHECK(r.err.find("E0201") != std::string::npos);
+}
+
+// A small cpu job, written to a temporary file because the loader reads paths.
+std::string WriteSpec(const std::string& device_memory) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("accel_estimate_memory_" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
+  std::ofstream(path) << R"(version: 1
+name: tiny
+model: {arch: gpt2, hidden_size: 256, num_layers: 4, num_heads: 4, vocab_size: 256, max_seq_len: 256}
+data:
+  train: {path: data.txt, format: text, tokenizer: bytes}
+  seq_len: 128
+  micro_batch_size: 16
+training: {steps: 10}
+parallel: {data_replicate: auto}
+cluster: {nodes: 1, devices_per_node: 2, device: cpu, device_memory: )" << device_memory << "}\n";
+  return path;
+}
+
+TEST_CASE("estimate-memory on a spec: per-stage breakdown and fit") {
+  EstimateMemoryOptions o;
+  o.model = WriteSpec("8GiB");
+  Output r = Run(o);
+  INFO(r.err);
+  CHECK(r.code == kExitOk);
+  CHECK(r.out.find("stage 0 (layers 0-3, embedding, head): ") != std::string::npos);
+  CHECK(r.out.find(": fits\n") != std::string::npos);
+  CHECK(r.out.find("optimizer_states") != std::string::npos);
+  std::remove(o.model.c_str());
+
+  o.model = WriteSpec("450MiB");
+  r = Run(o);
+  INFO(r.err);
+  CHECK(r.code == kExitInvalid);
+  CHECK(r.out.find("does not fit") != std::string::npos);
+  CHECK(r.out.find("would fit with") != std::string::npos);
+  CHECK(r.err.find("E0501") == std::string::npos);  // reported as output, not as an error
+  std::remove(o.model.c_str());
+}
+
+}  // namespace
+}  // namespace accel::cli

@@ -1,0 +1,169 @@
+#include "executor/communicator.h"
+
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "multi_rank.h"
+
+namespace accel::exec {
+namespace {
+using testing::Expect;
+using testing::Ok;
+using testing::RunRanks;
+
+void CheckAllOk(const std::vector<std::string>& errors) {
+  for (size_t r = 0; r < errors.size(); ++r) {
+    INFO("rank " << r);
+    CHECK(errors[r] == "");
+  }
+}
+
+// Rank r's input: a deterministic tensor that differs per rank.
+torch::Tensor Input(int rank, int64_t n) { return torch::arange(n, torch::kFloat) * (rank + 1) + rank * 0.5; }
+
+TEST_CASE("collectives match a single-process reference") {
+  for (int world : {2, 3, 4}) {
+    INFO("world " << world);
+    const int64_t n = 6;
+    // Reference computed locally from all ranks' inputs.
+    torch::Tensor sum = torch::zeros({n});
+    std::vector<torch::Tensor> inputs;
+    for (int r = 0; r < world; ++r) {
+      inputs.push_back(Input(r, n));
+      sum += inputs.back();
+    }
+    torch::Tensor gathered = torch::cat(inputs);
+    torch::Tensor big_sum = torch::zeros({n * world});
+    for (int r = 0; r < world; ++r) big_sum += torch::cat(inputs) * (r + 1);
+
+    CheckAllOk(RunRanks(world, [&](int rank, Rendezvous& rdzv) {
+      auto comm_or = rdzv.CreateWorld(CommBackend::kGloo);
+      Ok(comm_or.status());
+      Communicator& comm = **comm_or;
+      Expect(comm.Rank() == rank && comm.Size() == world, "rank/size");
+
+      torch::Tensor t = Input(rank, n);
+      Ok(comm.AllReduce(t, ReduceOp::kSum));
+      Expect(torch::allclose(t, sum), "all-reduce sum");
+      t = Input(rank, n).view({2, 3});
+      Ok(comm.AllReduce(t, ReduceOp::kAvg));
+      Expect(torch::allclose(t, (sum / world).view({2, 3})), "all-reduce avg");
+
+      torch::Tensor a = Input(rank, n);
+      auto work = comm.AllReduceAsync(a, ReduceOp::kAvg);
+      Ok(work.status());
+      Ok((*work)->Wait());
+      Expect(torch::allclose(a, sum / world), "async all-reduce avg");
+
+      torch::Tensor out = torch::empty({world, n});
+      Ok(comm.AllGather(Input(rank, n), out));
+      Expect(torch::equal(out.view({-1}), gathered), "flat all-gather");
+
+      // Reduce-scatter: rank r contributes (r+1) * gathered, receives chunk `rank` of the sum.
+      torch::Tensor chunk = torch::empty({n});
+      Ok(comm.ReduceScatter(gathered * (rank + 1), chunk, ReduceOp::kSum));
+      Expect(torch::allclose(chunk, big_sum.narrow(0, rank * n, n)), "reduce-scatter sum");
+      Ok(comm.ReduceScatter(gathered * (rank + 1), chunk, ReduceOp::kAvg));
+      Expect(torch::allclose(chunk, big_sum.narrow(0, rank * n, n) / world), "reduce-scatter avg");
+
+      torch::Tensor b = Input(rank, n);
+      Ok(comm.Broadcast(b, world - 1));
+      Expect(torch::equal(b, inputs[world - 1]), "broadcast");
+
+      // Ring: send to the right, receive from the left; even ranks send first to avoid relying on
+      // buffering.
+      const int right = (rank + 1) % world;
+      const int left = (rank + world - 1) % world;
+      torch::Tensor received = torch::empty({n});
+      if (rank % 2 == 0) {
+        Ok(comm.Send(Input(rank, n), right, 7));
+        Ok(comm.Recv(received, left, 7));
+      } else {
+        Ok(comm.Recv(received, left, 7));
+        Ok(comm.Send(Input(rank, n), right, 7));
+      }
+      Expect(torch::equal(received, inputs[left]), "send/recv");
+
+      torch::Tensor ints = torch::full({3}, rank + 1, torch::kLong);
+      Ok(comm.AllReduce(ints, ReduceOp::kSum));
+      Expect(ints[0].item<int64_t>() == world * (world + 1) / 2, "integer all-reduce");
+      Expect(!comm.AllReduce(ints, ReduceOp::kAvg).ok(), "integer avg is rejected");
+      Ok(comm.Barrier());
+    }));
+  }
+}
+
+TEST_CASE("sub-groups from rank lists reduce only among their members") {
+  const std::vector<std::vector<int>> lists = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {3, 1, 0}};
+  CheckAllOk(RunRanks(4, [&](int rank, Rendezvous& rdzv) {
+    auto groups = rdzv.CreateGroups(lists, CommBackend::kGloo);
+    Ok(groups.status());
+    for (size_t i = 0; i < lists.size(); ++i) {
+      const auto& list = lists[i];
+      const bool member = std::find(list.begin(), list.end(), rank) != list.end();
+      Expect(((*groups)[i] != nullptr) == member, "membership");
+      if (!member) continue;
+      Communicator& comm = *(*groups)[i];
+      Expect(comm.GlobalRanks() == list, "global ranks");
+      Expect(list[comm.Rank()] == rank, "group rank order follows the list");
+      torch::Tensor t = torch::full({2}, static_cast<float>(1 << rank));
+      Ok(comm.AllReduce(t, ReduceOp::kSum));
+      int expected = 0;
+      for (int r : list) expected += 1 << r;
+      Expect(t[0].item<float>() == expected, "group sum");
+      torch::Tensor out = torch::empty({static_cast<int64_t>(list.size())});
+      Ok(comm.AllGather(torch::full({1}, static_cast<float>(rank)), out));
+      for (size_t j = 0; j < list.size(); ++j) Expect(out[j].item<float>() == list[j], "group gather order");
+    }
+  }));
+}
+
+TEST_CASE("bad rank lists are rejected before any group is created") {
+  auto errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    auto dup = rdzv.CreateGroups({{0, 0}}, CommBackend::kGloo);
+    Expect(dup.status().message() == "process group 0 lists rank 0 twice", std::string(dup.status().message()));
+    auto range = rdzv.CreateGroups({{0, 1}, {2}}, CommBackend::kGloo);
+    Expect(range.status().message() == "process group 1 has rank 2 outside world of 2",
+           std::string(range.status().message()));
+    Expect(rdzv.CreateGroups({{}}, CommBackend::kGloo).status().message() == "process group 0 is empty", "empty");
+  });
+  CheckAllOk(errors);
+  RendezvousOptions bad;
+  bad.rank = 3;
+  bad.world_size = 2;
+  CHECK(Rendezvous::Connect(bad).status().message() == "rank 3 outside world of 2");
+}
+
+TEST_CASE("a collective a peer never joins times out instead of hanging") {
+  std::promise<void> done;
+  std::shared_future<void> rank0_done = done.get_future().share();
+  auto errors = RunRanks(
+      2,
+      [&](int rank, Rendezvous& rdzv) {
+        auto comm = rdzv.CreateWorld(CommBackend::kGloo);
+        Ok(comm.status());
+        if (rank == 0) {
+          torch::Tensor t = torch::ones({4});
+          absl::Status s = (*comm)->AllReduce(t, ReduceOp::kSum);
+          done.set_value();
+          Expect(!s.ok(), "all-reduce without a peer must fail");
+        } else {
+          rank0_done.wait();
+        }
+      },
+      std::chrono::seconds(3));
+  CheckAllOk(errors);
+}
+
+TEST_CASE("nccl is reported unavailable on a CPU-only build") {
+  if (NcclAvailable()) return;
+  auto errors = RunRanks(1, [&](int, Rendezvous& rdzv) {
+    auto comm = rdzv.CreateWorld(CommBackend::kNccl);
+    Expect(comm.status().code() == absl::StatusCode::kUnimplemented, std::string(comm.status().message()));
+  });
+  CheckAllOk(errors);
+}
+
+}  // namespace
+}  // namespace accel::exec

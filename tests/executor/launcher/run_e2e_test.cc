@@ -1,0 +1,242 @@
+// `accel run` end to end: the real binary (ACCEL_BINARY), two CPU ranks, a tiny GPT-2 on a text
+// file written here. Covers training + metrics + checkpoints, exact resume, a worker killed
+// mid-run (the ACCEL_TEST_CRASH_AT_STEP hook), SIGTERM to the launcher, and pre-launch refusals.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/checkpoint/checkpoint_store.h"
+
+extern char** environ;
+
+namespace accel::exec {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "accel_run_e2e.XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int CountLines(const std::string& path) {
+  std::string text = ReadAll(path);
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// A started `accel` process with stdout and stderr in files.
+struct Launched {
+  pid_t pid = 0;
+  std::string out_path;
+  std::string err_path;
+};
+
+Launched Launch(const std::vector<std::string>& args, const TempDir& dir,
+                const std::vector<std::string>& extra_env = {}) {
+  Launched l;
+  l.out_path = dir.File("launcher.out");
+  l.err_path = dir.File("launcher.err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, l.out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, l.err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s = {ACCEL_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) env_s.emplace_back(*e);
+  env_s.insert(env_s.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  REQUIRE(posix_spawn(&l.pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return l;
+}
+
+// Waits for the process; -1 (after SIGKILL) when it runs past timeout.
+int WaitExit(pid_t pid, std::chrono::seconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+// A tiny two-rank job. The corpus is generated text (about 20 KB).
+void WriteJob(const TempDir& dir, int steps, int every_steps) {
+  {
+    std::ofstream corpus(dir.File("corpus.txt"));
+    for (int i = 0; i < 400; ++i) corpus << "line " << i << ": the quick brown fox jumps.\n";
+  }
+  std::ofstream(dir.File("job.yaml")) << R"(version: 1
+name: e2e
+model: {arch: gpt2, hidden_size: 32, num_layers: 2, num_heads: 2, vocab_size: 256, max_seq_len: 32}
+data:
+  train: {path: corpus.txt, format: text, tokenizer: bytes}
+  seq_len: 16
+  micro_batch_size: 4
+training:
+  steps: )" << steps << R"(
+  log_every_steps: 1
+  optimizer: {name: adamw, lr: 1.0e-3}
+  lr_schedule: {name: cosine, warmup_steps: 2}
+checkpoint: {dir: )" << dir.File("ckpt") << R"(, every_steps: )" << every_steps << R"(, keep: 2}
+cluster: {nodes: 1, devices_per_node: 2, device: cpu, device_memory: 1GiB}
+)";
+}
+
+std::vector<std::string> RunArgs(const TempDir& dir, std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"run", dir.File("job.yaml"), "--run-dir", dir.File("run"),
+                                   "--threads-per-worker", "1", "--grace-period", "3"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST_CASE("accel run trains two CPU ranks, writes metrics and checkpoints, and resumes",
+          "[e2e]") {
+  TempDir dir;
+  WriteJob(dir, 4, 2);
+  Launched run = Launch(RunArgs(dir), dir);
+  int code = WaitExit(run.pid, std::chrono::seconds(240));
+  INFO(ReadAll(run.out_path) << ReadAll(run.err_path) << ReadAll(dir.File("run/rank1.log")));
+  REQUIRE(code == 0);
+  CHECK(fs::exists(dir.File("run/plan.binpb")));
+  CHECK(fs::exists(dir.File("run/plan.txt")));
+  CHECK(fs::exists(dir.File("run/rank0.log")));
+  CHECK(fs::exists(dir.File("run/rank1.log")));
+  CHECK(CountLines(dir.File("run/metrics.jsonl")) == 4);
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::StartsWith("{\"step\":1,\"loss\":"));
+  // Rank 0's progress reached the terminal.
+  CHECK_THAT(ReadAll(run.out_path), Catch::Contains("step 4/4 | loss "));
+  CHECK_THAT(ReadAll(run.out_path), Catch::Contains("run finished: 2 workers succeeded"));
+  CheckpointStore store(dir.File("ckpt"), 2);
+  auto latest = store.LatestGood();
+  REQUIRE(latest.ok());
+  CHECK(latest->step == 4);
+  CHECK(CheckpointStore::Verify(latest->path).ok());
+
+  // Continue to 6 steps: resumes at step 4 and appends steps 5 and 6.
+  Launched again = Launch(RunArgs(dir, {"--set", "training.steps=6"}), dir);
+  code = WaitExit(again.pid, std::chrono::seconds(240));
+  INFO(ReadAll(again.out_path) << ReadAll(again.err_path));
+  REQUIRE(code == 0);
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("resumed from "));
+  CHECK(CountLines(dir.File("run/metrics.jsonl")) == 6);
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("{\"step\":6,"));
+  CHECK(store.LatestGood()->step == 6);
+}
+
+TEST_CASE("a worker killed mid-run makes accel run exit 4 within 10 s, naming it", "[e2e]") {
+  TempDir dir;
+  WriteJob(dir, 1000, 0);
+  Launched run = Launch(RunArgs(dir), dir,
+                        {"ACCEL_TEST_CRASH_AT_STEP=2", "ACCEL_TEST_CRASH_RANK=1"});
+  // The clock starts when rank 1 announces its death in its log.
+  auto deadline = Clock::now() + std::chrono::seconds(240);
+  while (ReadAll(dir.File("run/rank1.log")).find("test hook") == std::string::npos &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto crashed = Clock::now();
+  int code = WaitExit(run.pid, std::chrono::seconds(60));
+  auto stopped = Clock::now();
+  std::string err = ReadAll(run.err_path);
+  INFO(ReadAll(run.out_path) << err);
+  CHECK(code == 4);
+  CHECK(stopped - crashed < std::chrono::seconds(10));
+  CHECK_THAT(err, Catch::Contains(") was killed by signal 9 (SIGKILL); stopped the other 1 worker in "));
+  CHECK_THAT(err, Catch::StartsWith("error: rank 1 (pid "));
+  CHECK_THAT(err, Catch::Contains("  | test hook: rank 1 kills itself after step 2 "
+                                  "(ACCEL_TEST_CRASH_AT_STEP)\n"));
+}
+
+TEST_CASE("SIGTERM to accel run stops the workers at a step boundary with a checkpoint",
+          "[e2e]") {
+  TempDir dir;
+  WriteJob(dir, 1000, 0);
+  Launched run = Launch(RunArgs(dir), dir);
+  auto deadline = Clock::now() + std::chrono::seconds(240);
+  while (CountLines(dir.File("run/metrics.jsonl")) < 2 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(run.pid, SIGTERM);
+  auto signalled = Clock::now();
+  int code = WaitExit(run.pid, std::chrono::seconds(60));
+  INFO(ReadAll(run.out_path) << ReadAll(run.err_path));
+  CHECK(code == 4);
+  CHECK(Clock::now() - signalled < std::chrono::seconds(10));
+  CHECK_THAT(ReadAll(run.err_path), Catch::StartsWith("error: interrupted by SIGTERM: stopped 2 "
+                                                      "workers in "));
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("stop requested: stopping after step "));
+  CheckpointStore store(dir.File("ckpt"), 2);
+  auto latest = store.LatestGood();
+  REQUIRE(latest.ok());
+  CHECK(latest->step == CountLines(dir.File("run/metrics.jsonl")));
+}
+
+TEST_CASE("accel run refuses unsupported plans and missing data before launching", "[e2e]") {
+  TempDir dir;
+  WriteJob(dir, 4, 0);
+  Launched run = Launch(RunArgs(dir, {"--set", "sharding.stage=2", "--set",
+                                      "parallel.data_shard=2", "--set",
+                                      "parallel.data_replicate=1"}),
+                        dir);
+  CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
+  CHECK(ReadAll(run.err_path) ==
+        "--set sharding.stage=2: error[E0601]: sharding.stage 2 is not supported by the executor "
+        "yet (supported: 0)\n");
+  CHECK_FALSE(fs::exists(dir.File("run")));
+
+  fs::remove(dir.File("corpus.txt"));
+  Launched missing = Launch(RunArgs(dir), dir);
+  CHECK(WaitExit(missing.pid, std::chrono::seconds(60)) == 1);
+  CHECK_THAT(ReadAll(missing.err_path),
+             Catch::Contains("error[E0001]: training data does not exist: " +
+                             dir.File("corpus.txt") + "\n"));
+  CHECK_FALSE(fs::exists(dir.File("run")));
+}
+
+}  // namespace
+}  // namespace accel::exec

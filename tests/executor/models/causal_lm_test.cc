@@ -1,0 +1,185 @@
+#include "executor/models/causal_lm.h"
+
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace accel::exec {
+namespace {
+
+ModelConfig TinyGpt2() {
+  ModelConfig c;
+  c.arch = ModelArch::kGpt2;
+  c.hidden_size = 16;
+  c.num_layers = 2;
+  c.num_heads = 4;
+  c.num_kv_heads = 4;
+  c.ffn_size = 64;
+  c.vocab_size = 37;
+  c.max_seq_len = 12;
+  return c;
+}
+
+ModelConfig TinyLlama() {
+  ModelConfig c;
+  c.arch = ModelArch::kLlama;
+  c.hidden_size = 24;
+  c.num_layers = 3;
+  c.num_heads = 6;
+  c.num_kv_heads = 2;
+  c.ffn_size = 40;
+  c.vocab_size = 41;
+  c.max_seq_len = 16;
+  c.tie_embeddings = false;
+  c.norm_eps = 1e-6;
+  return c;
+}
+
+int64_t CountParameters(CausalLm& model) {
+  int64_t n = 0;
+  for (const auto& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+std::set<std::string> Names(CausalLm& model) {
+  std::set<std::string> names;
+  for (const auto& item : model.named_parameters()) names.insert(item.key());
+  return names;
+}
+
+TEST_CASE("gpt2 parameter count matches 12h^2+13h per block") {
+  ModelConfig c = TinyGpt2();
+  auto model = BuildCausalLm(c, 1);
+  REQUIRE(model.ok());
+  const int64_t h = c.hidden_size;
+  CHECK(BlockParameterCount(c) == 12 * h * h + 13 * h);
+  CHECK(ModelParameterCount(c) == c.vocab_size * h + c.max_seq_len * h + c.num_layers * (12 * h * h + 13 * h) + 2 * h);
+  CHECK(CountParameters(**model) == ModelParameterCount(c));
+}
+
+TEST_CASE("llama parameter count matches the closed formula") {
+  for (bool tied : {false, true}) {
+    ModelConfig c = TinyLlama();
+    c.tie_embeddings = tied;
+    auto model = BuildCausalLm(c, 1);
+    REQUIRE(model.ok());
+    const int64_t h = c.hidden_size;
+    const int64_t kv = c.num_kv_heads * h / c.num_heads;
+    const int64_t block = 2 * h * h + 2 * h * kv + 3 * h * c.ffn_size + 2 * h;
+    CHECK(BlockParameterCount(c) == block);
+    const int64_t total = (tied ? 1 : 2) * c.vocab_size * h + c.num_layers * block + h;
+    CHECK(ModelParameterCount(c) == total);
+    CHECK(CountParameters(**model) == total);
+  }
+}
+
+TEST_CASE("gpt2 parameters carry Hugging Face names and shapes") {
+  ModelConfig c = TinyGpt2();
+  auto model = BuildCausalLm(c, 1);
+  REQUIRE(model.ok());
+  std::set<std::string> expected = {"transformer.wte.weight", "transformer.wpe.weight",
+                                    "transformer.ln_f.weight", "transformer.ln_f.bias"};
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = "transformer.h." + std::to_string(i) + ".";
+    for (const char* s : {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
+                          "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
+                          "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"}) {
+      expected.insert(p + s);
+    }
+  }
+  CHECK(Names(**model) == expected);
+  auto params = (*model)->named_parameters();
+  // Conv1D stores [in, out].
+  CHECK(params["transformer.h.0.attn.c_attn.weight"].sizes() == torch::IntArrayRef({16, 48}));
+  CHECK(params["transformer.h.1.mlp.c_fc.weight"].sizes() == torch::IntArrayRef({16, 64}));
+  CHECK(params["transformer.h.1.mlp.c_proj.weight"].sizes() == torch::IntArrayRef({64, 16}));
+}
+
+TEST_CASE("llama parameters carry Hugging Face names and shapes") {
+  ModelConfig c = TinyLlama();
+  auto model = BuildCausalLm(c, 1);
+  REQUIRE(model.ok());
+  std::set<std::string> expected = {"model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"};
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    for (const char* s : {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+                          "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+                          "mlp.down_proj.weight", "input_layernorm.weight",
+                          "post_attention_layernorm.weight"}) {
+      expected.insert(p + s);
+    }
+  }
+  CHECK(Names(**model) == expected);
+  auto params = (*model)->named_parameters();
+  CHECK(params["model.layers.0.self_attn.k_proj.weight"].sizes() == torch::IntArrayRef({8, 24}));
+  CHECK(params["model.layers.2.mlp.down_proj.weight"].sizes() == torch::IntArrayRef({24, 40}));
+}
+
+TEST_CASE("initialization is deterministic in the seed and follows the documented scheme") {
+  ModelConfig c = TinyGpt2();
+  c.hidden_size = 64;
+  c.ffn_size = 256;
+  auto a = BuildCausalLm(c, 7);
+  auto b = BuildCausalLm(c, 7);
+  auto other = BuildCausalLm(c, 8);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(other.ok());
+  auto pa = (*a)->named_parameters();
+  auto pb = (*b)->named_parameters();
+  auto po = (*other)->named_parameters();
+  for (const auto& item : pa) CHECK(torch::equal(item.value(), pb[item.key()]));
+  CHECK_FALSE(torch::equal(pa["transformer.wte.weight"], po["transformer.wte.weight"]));
+  CHECK(pa["transformer.h.0.ln_1.weight"].eq(1).all().item<bool>());
+  CHECK(pa["transformer.h.0.attn.c_attn.bias"].eq(0).all().item<bool>());
+  const double fc_std = pa["transformer.h.0.mlp.c_fc.weight"].std().item<double>();
+  const double proj_std = pa["transformer.h.0.mlp.c_proj.weight"].std().item<double>();
+  CHECK(fc_std == Approx(0.02).epsilon(0.1));
+  CHECK(proj_std == Approx(0.02 / std::sqrt(2.0 * c.num_layers)).epsilon(0.1));
+}
+
+TEST_CASE("future tokens do not change earlier logits") {
+  for (ModelConfig c : {TinyGpt2(), TinyLlama()}) {
+    auto model = BuildCausalLm(c, 3);
+    REQUIRE(model.ok());
+    torch::NoGradGuard no_grad;
+    torch::Tensor tokens = torch::randint(c.vocab_size, {2, 10}, torch::kLong);
+    torch::Tensor changed = tokens.clone();
+    changed.index_put_({torch::indexing::Slice(), torch::indexing::Slice(6)},
+                       (tokens.index({torch::indexing::Slice(), torch::indexing::Slice(6)}) + 1) % c.vocab_size);
+    torch::Tensor a = (*model)->Forward(tokens);
+    torch::Tensor b = (*model)->Forward(changed);
+    CHECK(a.sizes() == torch::IntArrayRef({2, 10, c.vocab_size}));
+    using torch::indexing::Slice;
+    CHECK(torch::allclose(a.index({Slice(), Slice(0, 6)}), b.index({Slice(), Slice(0, 6)}), 0, 0));
+    CHECK_FALSE(torch::allclose(a.index({Slice(), Slice(6)}), b.index({Slice(), Slice(6)})));
+  }
+}
+
+TEST_CASE("invalid configurations are rejected with the field named") {
+  ModelConfig c = TinyGpt2();
+  c.num_heads = 5;
+  auto model = BuildCausalLm(c, 1);
+  REQUIRE_FALSE(model.ok());
+  CHECK(model.status().message() == "model.num_heads 5 does not divide hidden_size 16");
+  ModelConfig l = TinyLlama();
+  l.num_kv_heads = 4;
+  CHECK(BuildCausalLm(l, 1).status().message() == "model.num_kv_heads 4 does not divide num_heads 6");
+}
+
+TEST_CASE("bf16 autocast forward stays close to fp32") {
+  ModelConfig c = TinyLlama();
+  auto model = BuildCausalLm(c, 5);
+  REQUIRE(model.ok());
+  torch::NoGradGuard no_grad;
+  torch::Tensor tokens = torch::randint(c.vocab_size, {2, 8}, torch::kLong);
+  torch::Tensor ref = (*model)->Forward(tokens);
+  CHECK(ref.scalar_type() == torch::kFloat);
+  CHECK(torch::isfinite(ref).all().item<bool>());
+}
+
+}  // namespace
+}  // namespace accel::exec

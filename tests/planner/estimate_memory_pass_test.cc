@@ -1,0 +1,353 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "common/diagnostics.h"
+#include "common/units.h"
+#include "planner/memory_estimator.h"
+#include "planner/model_params.h"
+#include "planner/pass.h"
+#include "planner/plan_context.h"
+
+namespace accel::planner {
+namespace {
+
+ir::Model Llama7B() {
+  ir::Model m;
+  m.set_arch("llama");
+  m.set_hidden_size(4096);
+  m.set_num_layers(32);
+  m.set_num_heads(32);
+  m.set_num_kv_heads(32);
+  m.set_head_dim(128);
+  m.set_ffn_hidden_size(11008);
+  m.set_vocab_size(32000);
+  m.set_padded_vocab_size(32000);
+  m.set_max_seq_len(4096);
+  m.set_tie_word_embeddings(false);
+  *m.mutable_parameters() = CountParameters(m);
+  return m;
+}
+
+ir::Model Gpt2Small() {
+  ir::Model m;
+  m.set_arch("gpt2");
+  m.set_hidden_size(768);
+  m.set_num_layers(12);
+  m.set_num_heads(12);
+  m.set_num_kv_heads(12);
+  m.set_head_dim(64);
+  m.set_ffn_hidden_size(3072);
+  m.set_vocab_size(50257);
+  m.set_padded_vocab_size(50304);
+  m.set_max_seq_len(1024);
+  m.set_tie_word_embeddings(true);
+  *m.mutable_parameters() = CountParameters(m);
+  return m;
+}
+
+struct Layout {
+  int64_t pp = 1, dp_replicate = 1, dp_shard = 1, tp = 1;
+  int64_t devices_per_node = 8;
+  int64_t microbatches = 1;
+};
+
+// A plan as the passes before estimate-memory leave it, written by hand.
+ir::Plan MakePlan(const ir::Model& model, const Layout& l, int64_t seq, int64_t micro_batch,
+                  const std::string& param_dtype, int64_t sharding_stage,
+                  const std::string& recompute, const std::string& device_type,
+                  int64_t device_memory) {
+  ir::Plan plan;
+  *plan.mutable_model() = model;
+  plan.mutable_batch()->set_seq_len(seq);
+  plan.mutable_batch()->set_micro_batch_size(micro_batch);
+  plan.mutable_precision()->set_param_dtype(param_dtype);
+  plan.mutable_precision()->set_compute_dtype(param_dtype == "fp32" ? "fp32" : param_dtype);
+  plan.mutable_precision()->set_reduce_dtype("fp32");
+  plan.mutable_training()->set_recompute(recompute);
+  plan.mutable_training()->mutable_optimizer()->set_name("adamw");
+  const std::pair<const char*, int64_t> axes[] = {{"pp", l.pp},
+                                                  {"dp_replicate", l.dp_replicate},
+                                                  {"dp_shard", l.dp_shard},
+                                                  {"cp", 1},
+                                                  {"tp", l.tp}};
+  for (const auto& [name, size] : axes) {
+    ir::MeshAxis* axis = plan.mutable_mesh()->add_axes();
+    axis->set_name(name);
+    axis->set_size(size);
+  }
+  plan.mutable_pipeline()->set_schedule("1f1b");
+  plan.mutable_pipeline()->set_microbatches(l.microbatches);
+  for (const StageLayout& s : EvenStageLayouts(model.num_layers(), l.pp, "1f1b", l.microbatches)) {
+    ir::PipelineStage* st = plan.mutable_pipeline()->add_stages();
+    st->set_index(s.index);
+    st->set_layer_begin(s.layer_begin);
+    st->set_layer_end(s.layer_end);
+    st->set_has_embedding(s.has_embedding);
+    st->set_has_lm_head(s.has_lm_head);
+    st->set_max_inflight_microbatches(static_cast<int32_t>(s.inflight_microbatches));
+  }
+  ir::Sharding* sh = plan.mutable_sharding();
+  sh->set_stage(sharding_stage);
+  sh->set_degree(l.dp_shard);
+  sh->set_offload("none");
+  sh->set_bucket_elements(model.hidden_size() * model.hidden_size());
+  sh->set_prefetch_bucket_elements(model.hidden_size() * model.hidden_size() * 9 / 10);
+  ir::Topology* t = plan.mutable_topology();
+  t->set_nodes(1);
+  t->set_devices_per_node(l.devices_per_node);
+  t->set_world_size(l.pp * l.dp_replicate * l.dp_shard * l.tp);
+  t->set_device_type(device_type);
+  t->set_device_memory_bytes(device_memory);
+  t->set_runtime_overhead_bytes(DefaultRuntimeOverheadBytes(device_type));
+  return plan;
+}
+
+struct Ran {
+  ir::Plan plan;
+  std::vector<Diagnostic> diagnostics;
+};
+
+Ran RunPass(const ir::Plan& input, bool allow_not_fitting = false, bool sequence_parallel = false) {
+  spec::JobSpec spec;
+  spec.file = "job.yaml";
+  spec.parallel.sequence_parallel = sequence_parallel;
+  DiagnosticSink sink;
+  PlanContext context(spec, sink);
+  context.set_allow_not_fitting(allow_not_fitting);
+  context.plan() = input;
+  std::unique_ptr<Pass> pass = MakeEstimateMemoryPass();
+  context.set_current_pass(pass->name());
+  pass->Run(context);
+  return {context.plan(), sink.diagnostics()};
+}
+
+int64_t SumTerms(const google::protobuf::RepeatedPtrField<ir::MemoryTerm>& terms) {
+  int64_t sum = 0;
+  for (const ir::MemoryTerm& t : terms) sum += t.bytes();
+  return sum;
+}
+
+const ir::MemoryTerm* Find(const ir::MemoryEstimate& e, const std::string& category) {
+  for (const ir::MemoryTerm& t : e.device()) {
+    if (t.category() == category) return &t;
+  }
+  return nullptr;
+}
+
+TEST_CASE("a small gpt2 job fits on cpu: one estimate with every term, formula and source") {
+  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, "fp32", 0, "none", "cpu", 8 * kGiB);
+  Ran r = RunPass(plan);
+  CHECK(r.diagnostics.empty());
+  REQUIRE(r.plan.memory_size() == 1);
+  const ir::MemoryEstimate& e = r.plan.memory(0);
+  CHECK(e.stage() == 0);
+  CHECK(e.fits());
+  CHECK(e.device_limit_bytes() == 8 * kGiB);
+  CHECK(e.device_total_bytes() == SumTerms(e.device()));
+  CHECK(e.host_total_bytes() == 0);
+  // Parameters per rank: the exact count plus the padded vocabulary rows (50304 - 50257).
+  const int64_t local = 124'439'808 + (50304 - 50257) * 768;
+  REQUIRE(Find(e, "parameters") != nullptr);
+  CHECK(Find(e, "parameters")->bytes() == local * 4);
+  CHECK(Find(e, "gradients")->bytes() == local * 4);
+  CHECK(Find(e, "optimizer_states")->bytes() == local * 8);
+  CHECK(Find(e, "master_weights") == nullptr);  // fp32 params need no master copy
+  // 12 layers x 1 microbatch x Table 2 (t = 1) doubled for fp32 activations.
+  const int64_t per_layer = 2 * (34LL * 128 * 4 * 768 + 5LL * 12 * 128 * 128 * 4);
+  CHECK(Find(e, "activations")->bytes() == 12 * per_layer);
+  CHECK(Find(e, "logits")->bytes() == 128LL * 4 * 50304 * 4);
+  CHECK(Find(e, "communication_buffers") == nullptr);  // no data parallelism
+  CHECK(Find(e, "runtime_overhead")->bytes() == 256 * kMiB);
+  for (const ir::MemoryTerm& t : e.device()) {
+    INFO(t.category());
+    CHECK_FALSE(t.formula().empty());
+    CHECK_FALSE(t.source().empty());
+  }
+}
+
+TEST_CASE("pipeline stages: embedding first, logits and the tied copy last, 1F1B in flight") {
+  Layout l;
+  l.pp = 4;
+  l.dp_replicate = 2;
+  l.microbatches = 8;
+  ir::Plan plan = MakePlan(Gpt2Small(), l, 1024, 2, "bf16", 0, "selective", "cuda",
+                           *DeviceMemoryBytes("a100-40gb"));
+  Ran r = RunPass(plan);
+  CHECK(r.diagnostics.empty());
+  REQUIRE(r.plan.memory_size() == 4);
+  const ModelParams p = BuildModelParams(Gpt2Small(), 1);
+  const int64_t block = LocalCount(p.layers[0]);
+  // Stage 0: embeddings + 3 blocks; stage 3: 3 blocks + ln_f + a copy of wte for the tied head.
+  CHECK(Find(r.plan.memory(0), "parameters")->bytes() == (LocalCount(p.embedding) + 3 * block) * 2);
+  CHECK(Find(r.plan.memory(3), "parameters")->bytes() ==
+        (3 * block + LocalCount(p.head) + p.embedding[0].local_count) * 2);
+  CHECK(Find(r.plan.memory(0), "logits") == nullptr);
+  CHECK(Find(r.plan.memory(3), "logits") != nullptr);
+  ActivationShape s{1024, 2, 768, 12, 3072, 1, false};
+  const int64_t per_layer = ActivationBytesPerLayer(s, RecomputeMode::kSelective);
+  for (int i = 0; i < 4; ++i) {
+    INFO("stage " << i);
+    CHECK(Find(r.plan.memory(i), "activations")->bytes() == 3 * (4 - i) * per_layer);
+    CHECK(r.plan.memory(i).fits());
+  }
+  // Data parallel over 2 replicas: double-buffered fp32 buckets of h*h elements.
+  CHECK(Find(r.plan.memory(1), "communication_buffers")->bytes() == 2 * 768 * 768 * 4);
+}
+
+TEST_CASE("Llama-2-7B on 80 GB: E0501 with breakdown and only suggestions that fit") {
+  Layout l;
+  l.dp_shard = 8;
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, "bf16", 1, "none", "cuda",
+                           *DeviceMemoryBytes("h100-80gb"));
+  Ran r = RunPass(plan);
+  SourceManager sources;
+  INFO(RenderText(r.diagnostics, sources));
+  REQUIRE(r.diagnostics.size() == 1);
+  const Diagnostic& d = r.diagnostics[0];
+  CHECK(d.code == "E0501");
+  CHECK(d.field == "cluster.device_memory");
+  CHECK(d.origin == "estimate-memory");
+  const ir::MemoryEstimate& e = r.plan.memory(0);
+  CHECK_FALSE(e.fits());
+  CHECK(d.message == "stage 0 needs " + FormatBytes(e.device_total_bytes()) +
+                         " per device but cluster.device_memory is 79.65 GiB");
+  // One note per device term first, in order.
+  REQUIRE(d.notes.size() > static_cast<size_t>(e.device_size()));
+  for (int i = 0; i < e.device_size(); ++i) {
+    CHECK(d.notes[i].message.rfind(e.device(i).category() + ": " + FormatBytes(e.device(i).bytes()), 0) == 0);
+  }
+
+  // Every suggestion re-estimated on a modified input really fits, and each note is one.
+  absl::StatusOr<MemoryInputs> in = MemoryInputsFromPlan(plan, false);
+  REQUIRE(in.ok());
+  const std::vector<FitSuggestion> suggestions = SuggestChangesThatFit(*in);
+  REQUIRE_FALSE(suggestions.empty());
+  CHECK(d.notes.size() == static_cast<size_t>(e.device_size()) + suggestions.size());
+  for (const FitSuggestion& s : suggestions) {
+    INFO(s.field << " = " << s.value);
+    MemoryInputs m = *in;
+    if (s.field == "sharding.stage") m.sharding_stage = std::stoi(s.value);
+    else if (s.field == "training.recompute") m.recompute = s.value == "full" ? RecomputeMode::kFull : RecomputeMode::kSelective;
+    else if (s.field == "data.micro_batch_size") m.micro_batch_size = std::stoi(s.value);
+    else if (s.field == "parallel.tensor" || s.field == "parallel.pipeline") continue;  // below
+    else if (s.field == "sharding.offload") m.offload = s.value == "all" ? spec::Offload::kAll : spec::Offload::kOptimizer;
+    absl::StatusOr<std::vector<ir::MemoryEstimate>> again = EstimateMemory(m);
+    REQUIRE(again.ok());
+    int64_t peak = 0;
+    for (const ir::MemoryEstimate& x : *again) {
+      CHECK(x.fits());
+      peak = std::max(peak, x.device_total_bytes());
+    }
+    CHECK(peak == s.peak_bytes);
+    CHECK(s.peak_bytes <= in->device_memory_bytes);
+  }
+  // Sharding alone cannot absorb ~86 GB of attention activations at b = 4 without recompute;
+  // recompute can.
+  for (const FitSuggestion& s : suggestions) CHECK(s.field != "sharding.stage");
+  const bool has_recompute =
+      std::any_of(suggestions.begin(), suggestions.end(),
+                  [](const FitSuggestion& s) { return s.field == "training.recompute"; });
+  CHECK(has_recompute);
+}
+
+TEST_CASE("a suggestion is offered only when its re-estimate fits") {
+  Layout l;
+  l.dp_shard = 8;
+  // Stage 0 with small activations: sharding to stage 1 (model states 20 → 6 B/param) fits.
+  ir::Plan plan = MakePlan(Llama7B(), l, 1024, 1, "bf16", 0, "selective", "cuda",
+                           *DeviceMemoryBytes("h100-80gb"));
+  absl::StatusOr<MemoryInputs> in = MemoryInputsFromPlan(plan, false);
+  REQUIRE(in.ok());
+  std::vector<FitSuggestion> s = SuggestChangesThatFit(*in);
+  auto has = [&s](const std::string& field) {
+    return std::find_if(s.begin(), s.end(), [&](const FitSuggestion& x) { return x.field == field; }) != s.end();
+  };
+  REQUIRE(has("sharding.stage"));
+  CHECK(std::find_if(s.begin(), s.end(), [](const FitSuggestion& x) {
+          return x.field == "sharding.stage";
+        })->value == "1");  // the smallest stage that fits
+  // Recompute cannot remove 125 GiB of model states, and micro batch is already 1.
+  CHECK_FALSE(has("training.recompute"));
+  CHECK_FALSE(has("data.micro_batch_size"));
+  // tp needs data parallel ranks to take: 8-way tp from dp_shard 8 leaves stage 0 replicated.
+  for (const FitSuggestion& x : s) CHECK(x.peak_bytes <= in->device_memory_bytes);
+
+  // With a tiny device nothing fits and the diagnostic says so.
+  plan.mutable_topology()->set_device_memory_bytes(kGiB);
+  Ran r = RunPass(plan);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].notes.back().message.rfind("no single change", 0) == 0);
+}
+
+TEST_CASE("allow_not_fitting records the estimate without an error") {
+  Layout l;
+  l.dp_shard = 8;
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, "bf16", 0, "none", "cuda",
+                           *DeviceMemoryBytes("h100-80gb"));
+  Ran r = RunPass(plan, /*allow_not_fitting=*/true);
+  CHECK(r.diagnostics.empty());
+  REQUIRE(r.plan.memory_size() == 1);
+  CHECK_FALSE(r.plan.memory(0).fits());
+}
+
+TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence parallel") {
+  Layout l;
+  l.dp_shard = 4;
+  l.tp = 2;
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 1, "bf16", 3, "selective", "cuda",
+                           *DeviceMemoryBytes("a100-40gb"));
+  plan.mutable_sharding()->set_offload("optimizer");
+  Ran r = RunPass(plan, false, /*sequence_parallel=*/true);
+  REQUIRE(r.plan.memory_size() == 1);
+  const ir::MemoryEstimate& e = r.plan.memory(0);
+  CHECK(e.host_total_bytes() == SumTerms(e.host()));
+  CHECK(e.host_size() == 3);  // master weights, fp32 gradient copy, optimizer states
+  CHECK(Find(e, "optimizer_states") == nullptr);
+  const ModelParams p = BuildModelParams(Llama7B(), 2);
+  int64_t local = LocalCount(p.embedding) + LocalCount(p.head);
+  for (const auto& b : p.layers) local += LocalCount(b);
+  CHECK(Find(e, "parameters")->bytes() == ShardedCount(local, 4) * 2);
+  int64_t host_optimizer = 0;
+  for (const ir::MemoryTerm& t : e.host()) {
+    if (t.category() == "optimizer_states") host_optimizer = t.bytes();
+  }
+  CHECK(host_optimizer == ShardedCount(local, 4) * 8);
+  ActivationShape s{4096, 1, 4096, 32, 11008, 2, true};
+  CHECK(Find(e, "activations")->bytes() == 32 * ActivationBytesPerLayer(s, RecomputeMode::kSelective));
+  // Gathered largest unit (the 16,384,000-row vocab shard) + its grad + prefetch, then buckets.
+  int64_t comm = 0;
+  for (const ir::MemoryTerm& t : e.device()) {
+    if (t.category() == "communication_buffers") comm += t.bytes();
+  }
+  const int64_t largest = std::max(LocalCount(p.layers[0]), LocalCount(p.embedding));
+  CHECK(comm == GatheredParameterBytes(largest, 4096LL * 4096 * 9 / 10, 2, 2) +
+                    ReduceBucketBytes(4096LL * 4096, 4));
+  CHECK(e.fits());
+  CHECK(r.diagnostics.empty());
+}
+
+TEST_CASE("even stage layouts") {
+  std::vector<StageLayout> s = EvenStageLayouts(10, 4, "1f1b", 8);
+  REQUIRE(s.size() == 4);
+  CHECK(s[0].layer_end - s[0].layer_begin == 3);
+  CHECK(s[1].layer_end - s[1].layer_begin == 3);
+  CHECK(s[2].layer_end - s[2].layer_begin == 2);
+  CHECK(s[3].layer_end == 10);
+  CHECK(s[0].inflight_microbatches == 4);
+  CHECK(s[3].inflight_microbatches == 1);
+  CHECK(EvenStageLayouts(10, 4, "gpipe", 8)[3].inflight_microbatches == 8);
+  CHECK(EvenStageLayouts(10, 1, "1f1b", 8)[0].inflight_microbatches == 1);
+}
+
+TEST_CASE("malformed plan names are internal errors, not crashes") {
+  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, "fp8", 0, "none", "cpu", 8 * kGiB);
+  CHECK_FALSE(MemoryInputsFromPlan(plan, false).ok());
+  Ran r = RunPass(plan);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].message.rfind("internal error", 0) == 0);
+}
+
+}  // namespace
+}  // namespace accel::planner

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "ir/plan_verifier.h"
+#include "planner_test_util.h"
+
+namespace accel::ir {
+namespace {
+
+using planner::testing::kBaseSpec;
+using planner::testing::PlanYaml;
+
+Plan ValidPlan() {
+  auto planned = PlanYaml(kBaseSpec, {"parallel.pipeline=2", "data.grad_accum_steps=4"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  return planned.result.plan;
+}
+
+bool Mentions(const std::vector<std::string>& violations, const std::string& text) {
+  for (const std::string& v : violations) {
+    if (v.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_CASE("a planned job verifies clean after every pass, for many layouts") {
+  const std::vector<std::vector<std::string>> layouts = {
+      {},
+      {"parallel.pipeline=2", "parallel.pipeline_schedule=gpipe"},
+      {"parallel.pipeline=4", "parallel.tensor=4", "data.grad_accum_steps=4"},
+      {"parallel.data_shard=4", "sharding.stage=3"},
+      {"parallel.data_shard=2", "parallel.context=2", "sharding.stage=2"},
+      {"parallel.tensor=1", "parallel.pipeline=8", "data.grad_accum_steps=16"},
+  };
+  for (const auto& overrides : layouts) {
+    auto planned = PlanYaml(kBaseSpec, overrides);
+    INFO(planned.diagnostics);
+    REQUIRE(planned.result.ok);
+    CHECK(planned.result.verifier_violations.empty());
+    CHECK(VerifyPlan(planned.result.plan).empty());
+  }
+}
+
+TEST_CASE("the verifier catches a rank missing from a group") {
+  Plan plan = ValidPlan();
+  plan.mutable_process_groups(0)->mutable_groups(0)->set_ranks(0, 1);
+  CHECK(Mentions(VerifyPlan(plan), "groups of set tp"));
+}
+
+TEST_CASE("the verifier catches a group mixing ranks across other axes") {
+  Plan plan = ValidPlan();
+  // tp groups are [0,1],[2,3],...: swapping 1 and 2 keeps coverage but breaks the axis rule.
+  plan.mutable_process_groups(0)->mutable_groups(0)->set_ranks(1, 2);
+  plan.mutable_process_groups(0)->mutable_groups(1)->set_ranks(0, 1);
+  CHECK(Mentions(VerifyPlan(plan), "differ on axis"));
+}
+
+TEST_CASE("the verifier catches a mesh that does not match the world") {
+  Plan plan = ValidPlan();
+  plan.mutable_mesh()->mutable_axes(4)->set_size(4);
+  CHECK(Mentions(VerifyPlan(plan), "mesh product 32 != world size 16"));
+}
+
+TEST_CASE("the verifier catches a gap between stages") {
+  Plan plan = ValidPlan();
+  plan.mutable_pipeline()->mutable_stages(1)->set_layer_begin(5);
+  CHECK(Mentions(VerifyPlan(plan), "stage 1 starts at layer 5, expected 4"));
+}
+
+TEST_CASE("the verifier catches a parameter left out of the buckets") {
+  Plan plan = ValidPlan();
+  Bucket* bucket = plan.mutable_sharding()->mutable_buckets(0);
+  bucket->mutable_parameters()->RemoveLast();
+  CHECK(!VerifyPlan(plan).empty());
+}
+
+TEST_CASE("the verifier catches a deadlocking schedule") {
+  Plan plan = ValidPlan();
+  // Stage 1 waits for microbatch 0's gradient before anything was sent: move its first op
+  // (RECV_ACTIVATION 0) after a RECV_GRAD that can never be satisfied first.
+  PipelineStage* stage0 = plan.mutable_pipeline()->mutable_stages(0);
+  // Make stage 0 wait for a gradient before its first forward: nobody can produce it.
+  PipelineOp recv;
+  recv.set_kind(RECV_GRAD);
+  recv.set_microbatch(0);
+  recv.set_peer_stage(1);
+  auto* ops = stage0->mutable_ops();
+  ops->Add()->CopyFrom(recv);
+  for (int i = ops->size() - 1; i > 0; --i) ops->SwapElements(i, i - 1);
+  CHECK(Mentions(VerifyPlan(plan), "deadlock"));
+}
+
+TEST_CASE("the verifier catches receives in a different order than sends") {
+  Plan plan = ValidPlan();
+  PipelineStage* stage1 = plan.mutable_pipeline()->mutable_stages(1);
+  // Swap the microbatch numbers of stage 1's first two activation receives.
+  std::vector<int> recv_index;
+  for (int i = 0; i < stage1->ops_size(); ++i) {
+    if (stage1->ops(i).kind() == RECV_ACTIVATION) recv_index.push_back(i);
+  }
+  REQUIRE(recv_index.size() >= 2);
+  stage1->mutable_ops(recv_index[0])->set_microbatch(1);
+  stage1->mutable_ops(recv_index[1])->set_microbatch(0);
+  CHECK(!VerifyPlan(plan).empty());
+}
+
+}  // namespace
+}  // namespace accel::ir

@@ -1,0 +1,148 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/diag_codes.h"
+#include "spec/model_config.h"
+
+using namespace accel;
+using namespace accel::spec;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kCorpusModels = fs::path(ACCEL_CORPUS_DIR) / "models";
+const fs::path kExampleModels = fs::path(ACCEL_SOURCE_ROOT) / "examples" / "models";
+
+std::string ModelTypeOf(const fs::path& path) {
+  std::ifstream in(path);
+  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (!json.is_object() || !json.contains("model_type") || !json["model_type"].is_string()) return "";
+  return json["model_type"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("every supported config.json in the corpus loads", "[model_config][corpus]") {
+  if (!fs::is_directory(kCorpusModels)) {
+    WARN("corpus not found at " << kCorpusModels << "; skipping");
+    return;
+  }
+  int loaded = 0, rejected = 0;
+  for (const fs::directory_entry& dir : fs::directory_iterator(kCorpusModels)) {
+    fs::path config = dir.path() / "config.json";
+    if (!fs::exists(config)) continue;
+    const std::string type = ModelTypeOf(config);
+    const bool supported = type == "gpt2" || type == "llama" || type == "mistral" || type == "qwen2";
+    ModelConfigResult result = ReadModelConfig(config.string());
+    INFO(config.string() << " (" << type << ")");
+    if (supported) {
+      REQUIRE(result.config.has_value());
+      CHECK(result.issues.empty());
+      const ModelSpec& m = result.config->model;
+      CHECK(m.hidden_size > 0);
+      CHECK(m.num_layers > 0);
+      CHECK(m.num_heads > 0);
+      CHECK(m.vocab_size > 0);
+      CHECK(m.max_seq_len > 0);
+      CHECK(m.arch == (type == "gpt2" ? Arch::kGpt2 : Arch::kLlama));
+      if (type != "gpt2") CHECK(m.ffn_hidden_size > 0);
+      ++loaded;
+    } else {
+      CHECK_FALSE(result.config.has_value());
+      REQUIRE_FALSE(result.issues.empty());
+      ++rejected;
+    }
+  }
+  CHECK(loaded >= 12);
+  CHECK(rejected >= 1);
+}
+
+TEST_CASE("gpt2-xl config.json maps onto ModelSpec", "[model_config]") {
+  DiagnosticSink sink;
+  SourceManager sources;
+  std::optional<ModelSpec> m =
+      LoadModelConfig((kExampleModels / "gpt2-xl" / "config.json").string(), sink, sources);
+  REQUIRE(m);
+  CHECK(sink.empty());
+  CHECK(m->arch == Arch::kGpt2);
+  CHECK(m->model_type == "gpt2");
+  CHECK(m->hidden_size == 1600);
+  CHECK(m->num_layers == 48);
+  CHECK(m->num_heads == 25);
+  CHECK(m->num_kv_heads == 25);
+  CHECK(m->ffn_hidden_size == 6400);
+  CHECK(m->vocab_size == 50257);
+  CHECK(m->max_seq_len == 1024);
+  CHECK(m->tie_word_embeddings);
+  CHECK(m->norm_eps == Approx(1e-5));
+}
+
+TEST_CASE("Llama 3.1 8B config.json maps onto ModelSpec", "[model_config]") {
+  absl::StatusOr<ModelSpec> m =
+      LoadModelConfig((kExampleModels / "Llama-3.1-8B-Instruct" / "config.json").string());
+  REQUIRE(m.ok());
+  CHECK(m->arch == Arch::kLlama);
+  CHECK(m->hidden_size == 4096);
+  CHECK(m->num_layers == 32);
+  CHECK(m->num_heads == 32);
+  CHECK(m->num_kv_heads == 8);
+  CHECK(m->ffn_hidden_size == 14336);
+  CHECK(m->vocab_size == 128256);
+  CHECK(m->max_seq_len == 131072);
+  CHECK_FALSE(m->tie_word_embeddings);
+  CHECK_FALSE(m->qkv_bias);
+  CHECK(m->rope_theta == Approx(500000.0));
+}
+
+TEST_CASE("qwen2 configs have q/k/v bias and may tie embeddings", "[model_config]") {
+  ModelConfigResult r = ParseModelConfig(R"({
+    "model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864,
+    "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": true,
+    "rms_norm_eps": 1e-06, "rope_theta": 1000000.0})");
+  REQUIRE(r.config);
+  CHECK(r.config->model.arch == Arch::kLlama);
+  CHECK(r.config->model.qkv_bias);
+  CHECK(r.config->model.tie_word_embeddings);
+  CHECK(r.config->model.norm_eps == Approx(1e-6));
+}
+
+TEST_CASE("ParseModelConfig reports every problem with a code", "[model_config]") {
+  {
+    ModelConfigResult r = ParseModelConfig("{\n  \"model_type\": \"gpt2\",\n}\n");
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].code == codes::kModelConfigInvalid);
+    CHECK(r.issues[0].location == SourceLocation{3, 1});
+  }
+  {
+    ModelConfigResult r = ParseModelConfig(R"({"model_type": "gpt2", "n_layer": "12"})");
+    CHECK_FALSE(r.config);
+    // n_embd, n_head, n_positions, vocab_size missing; n_layer mistyped.
+    CHECK(r.issues.size() == 5);
+  }
+  {
+    ModelConfigResult r = ParseModelConfig(R"({"model_type": "t5"})");
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].code == codes::kModelTypeUnsupported);
+  }
+  {
+    ModelConfigResult r = ParseModelConfig("[1, 2]");
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].message == "must hold a JSON object, got array");
+  }
+  {
+    ModelConfigResult r = ParseModelConfig(R"({"hidden_size": 8})");
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].code == codes::kModelConfigInvalid);
+  }
+}
+
+TEST_CASE("LoadModelConfig fails with a status for missing files", "[model_config]") {
+  absl::StatusOr<ModelSpec> m = LoadModelConfig("/nonexistent/config.json");
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().code() == absl::StatusCode::kNotFound);
+  CHECK(m.status().message() == "/nonexistent/config.json: model config cannot be read: no such file");
+}

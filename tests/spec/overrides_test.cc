@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "spec/overrides.h"
+
+using accel::spec::ParseOverride;
+
+TEST_CASE("ParseOverride splits key paths, indices and values", "[overrides]") {
+  auto o = ParseOverride("parallel.tensor=2");
+  REQUIRE(o);
+  CHECK(o->path == "parallel.tensor");
+  CHECK(o->index == -1);
+  CHECK(o->value == "2");
+
+  o = ParseOverride("training.optimizer.betas[1]=0.99");
+  REQUIRE(o);
+  CHECK(o->path == "training.optimizer.betas");
+  CHECK(o->index == 1);
+  CHECK(o->value == "0.99");
+
+  o = ParseOverride("name=a=b");
+  REQUIRE(o);
+  CHECK(o->path == "name");
+  CHECK(o->value == "a=b");
+
+  o = ParseOverride("data.seq_len=");
+  REQUIRE(o);
+  CHECK(o->value.empty());
+
+  o = ParseOverride(" cluster.device_memory = 80GiB ");
+  REQUIRE(o);
+  CHECK(o->path == "cluster.device_memory");
+  CHECK(o->value == "80GiB");
+}
+
+TEST_CASE("ParseOverride rejects malformed keys", "[overrides]") {
+  for (const char* bad : {"parallel.tensor", "=2", ".a=1", "a.=1", "a..b=1", "a b=1", "a[x]=1",
+                          "a[]=1", "a[1=1", "a[1234567]=1", "a-b=1"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseOverride(bad).has_value());
+  }
+}
