@@ -364,7 +364,9 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
               << JsonNumber(result.grad_norm) << ",\"tokens\":" << done * tokens_per_step
               << ",\"step_seconds\":" << JsonNumber(step_seconds)
               << ",\"tokens_per_second\":" << JsonNumber(tps)
-              << ",\"since_launch_seconds\":" << JsonNumber(since_launch) << "}\n";
+              << ",\"since_launch_seconds\":" << JsonNumber(since_launch)
+              << ",\"unix_time\":" << absl::StrFormat("%.3f", static_cast<double>(UnixNanos()) / 1e9)
+              << "}\n";
       metrics.flush();
       if (first_step && env.launch_unix_ns > 0) {
         Log(absl::StrFormat("first step done %.2f s after launch", since_launch));

@@ -55,7 +55,7 @@ struct WorkerResult {
 // 5. trains plan.batch.steps updates of grad_accum_steps micro-batches each; rank 0 prints a
 //    progress line every training.log_every_steps updates, appends one JSON object per update to
 //    env.run_dir/metrics.jsonl (step, loss, lr, grad_norm, tokens, step_seconds,
-//    tokens_per_second, since_launch_seconds), writes checkpoints every checkpoint.every_steps
+//    tokens_per_second, since_launch_seconds, unix_time), writes checkpoints every checkpoint.every_steps
 //    updates and at the end (also when stopped early), and prints training.sample_tokens sampled
 //    bytes at the end.
 // Errors: InvalidArgument for a plan this worker cannot run or that does not match env;

@@ -110,6 +110,7 @@ std::vector<int64_t> ElidedIndices(int64_t n, int64_t max) {
 void AppendDefaults(std::string_view label, std::string* out) {
   absl::StrAppend(out, "  graph [fontname=\"", kFontName,
                   "\", fontsize=12, labelloc=t, labeljust=l, nodesep=0.12, ranksep=0.45, "
+                  "remincross=false, "
                   "label=\"",
                   EscapeDot(label), "\"];\n");
   absl::StrAppend(out, "  node [fontname=\"", kFontName,
@@ -249,8 +250,8 @@ std::vector<std::vector<const RankPlacement*>> AppendNodeCluster(
                   "\"; style=\"rounded\"; color=\"#666666\"; fontsize=11; margin=8;\n");
   std::set<int32_t> in_tp_cluster;
   std::vector<std::vector<const RankPlacement*>> spanning;
-  // dot lays sibling clusters out mirrored from their input order (flat edges fix the order
-  // inside a cluster, not between clusters), so they are written last to first.
+  // dot tends to mirror sibling clusters relative to their input order (the invisible flat
+  // edges fix the order inside a cluster only), so they are written last to first.
   for (auto it = tp_groups.rbegin(); it != tp_groups.rend(); ++it) {
     const auto& group = *it;
     if (group.size() < 2 || group.front()->node() != node) continue;
@@ -390,30 +391,43 @@ std::string AppendMeshBody(const Plan& plan, std::string* out) {
       }
     }
     AppendRowOrder(all, out);
-    // Nodes holding the same stages share a dot rank; wrap them into rows of at most
-    // kMeshMaxRowRanks ranks, stacked by invisible edges, so a wide data-parallel level does not
-    // become one very long row.
-    std::vector<int32_t> row_last_rank;  // per row: the last rank of its last node
-    std::vector<int32_t> previous_stages;
-    int64_t row_ranks = 0;
+    // Lay the nodes out as a grid. A level is a run of nodes holding the same stages; it is
+    // wrapped into rows of at most kMeshMaxRowRanks ranks (at least one node), and each row
+    // starts below the row above it (the previous row of its level, or the last row of the
+    // previous level): every node is held under the node in the same column one row up by an
+    // invisible edge. Without this a wide data-parallel level is one very long row and the
+    // levels interleave.
+    using NodeRanks = const std::vector<const RankPlacement*>*;
+    std::vector<std::vector<NodeRanks>> levels;
+    std::vector<int32_t> level_stages;
     for (const auto& [node, ranks] : by_node) {
       std::vector<int32_t> stages;
       for (const RankPlacement* r : ranks) stages.push_back(r->stage());
       std::sort(stages.begin(), stages.end());
       stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
-      bool same_level = !row_last_rank.empty() && stages == previous_stages;
-      if (same_level && row_ranks + static_cast<int64_t>(ranks.size()) > kMeshMaxRowRanks) {
-        absl::StrAppend(out, "    ", RankId(row_last_rank.back()), " -> ",
-                        RankId(ranks.front()->rank()), " [style=invis];\n");
-        same_level = false;
+      if (levels.empty() || stages != level_stages) levels.emplace_back();
+      level_stages = std::move(stages);
+      levels.back().push_back(&ranks);
+    }
+    std::vector<NodeRanks> row_above;
+    for (const std::vector<NodeRanks>& level : levels) {
+      size_t per_row = std::max<size_t>(
+          1, static_cast<size_t>(kMeshMaxRowRanks) / std::max<size_t>(1, level.front()->size()));
+      for (size_t begin = 0; begin < level.size(); begin += per_row) {
+        std::vector<NodeRanks> row(level.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   level.begin() + static_cast<std::ptrdiff_t>(
+                                                       std::min(level.size(), begin + per_row)));
+        for (size_t c = 0; c < row.size() && c < row_above.size(); ++c) {
+          // From first rank to first rank (dot keeps the rows' left-to-right order better than
+          // with last-to-first), as many dot ranks down as the node above spans stages.
+          const RankPlacement& above = *row_above[c]->front();
+          int32_t span = row_above[c]->back()->stage() - above.stage() + 1;
+          absl::StrAppend(out, "    ", RankId(above.rank()), " -> ",
+                          RankId(row[c]->front()->rank()), " [style=invis",
+                          span > 1 ? absl::StrCat(", minlen=", span) : "", "];\n");
+        }
+        row_above = std::move(row);
       }
-      if (!same_level) {
-        row_last_rank.push_back(ranks.back()->rank());
-        row_ranks = 0;
-      }
-      row_last_rank.back() = ranks.back()->rank();
-      row_ranks += static_cast<int64_t>(ranks.size());
-      previous_stages = std::move(stages);
     }
     return RankId(all.back()->rank());
   }

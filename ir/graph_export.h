@@ -90,10 +90,12 @@ std::string PlanToDot(const Plan& plan);
 // Lays out `dot` with Graphviz's dot engine in this process (gvc/cgraph, no subprocess) and
 // renders it as `format`: "svg" (UTF-8 XML text) or "png" (binary, Cairo). Graphviz messages
 // are captured, never printed. Errors: InvalidArgument for an unknown format, text that is not
-// a DOT graph (with Graphviz's message, e.g. "syntax error in line 3 near '}'"), or a graph the
-// layout rejects; Internal when a renderer is missing or fails. Calls are serialised by a
-// process-wide mutex because Graphviz keeps global state. Output is deterministic for the same
-// input, Graphviz build and fonts.
+// exactly one DOT graph (with Graphviz's message, e.g. "not a DOT graph: syntax error in line 3
+// near '}'"), or a graph the layout rejects (e.g. a malformed HTML-like label); Internal when a
+// renderer is missing or fails. Calls are serialised by a process-wide mutex because Graphviz
+// keeps global state. The graph is read with a sequential object-ID discipline instead of
+// agmemread's address-based one, so the output is the same on every call for the same input,
+// Graphviz build and fonts.
 absl::StatusOr<std::string> RenderDot(std::string_view dot, std::string_view format);
 
 }  // namespace accel::ir

@@ -72,11 +72,14 @@ std::string Pad(const std::string& text, size_t width) {
   return columns >= width ? text + " " : text + std::string(width - columns, ' ');
 }
 
-const MemoryTerm* FindTerm(const MemoryEstimate& m, const std::string& category) {
+// Sum of a category's device terms (a category may have several, e.g. 16-bit gradients and
+// their fp32 copy); -1 when the estimate has none.
+int64_t CategoryBytes(const MemoryEstimate& m, const std::string& category) {
+  int64_t total = -1;
   for (const MemoryTerm& t : m.device()) {
-    if (t.category() == category) return &t;
+    if (t.category() == category) total = std::max<int64_t>(total, 0) + t.bytes();
   }
-  return nullptr;
+  return total;
 }
 
 }  // namespace
@@ -185,8 +188,13 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   out += "\n";
 
   const Pipeline& pipe = plan.pipeline();
-  line("pipeline", pipe.schedule() + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
-                       Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()));
+  if (pipe.stages_size() > 1) {
+    line("pipeline", pipe.schedule() + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
+                         Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()));
+  } else {
+    line("pipeline", "none (one stage); " + S(pipe.microbatches()) +
+                         " micro-step(s) per optimizer step");
+  }
   for (const PipelineStage& s : pipe.stages()) {
     std::string text = "stage " + S(s.index()) + ": layers " + S(s.layer_begin()) + "-" +
                        S(s.layer_end() - 1) + ", " + FormatCount(s.parameter_count()) +
@@ -217,8 +225,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     for (const MemoryEstimate& e : plan.memory()) {
       std::string row = "  " + Pad(S(e.stage()), 7);
       for (const auto& [category, label] : kColumns) {
-        const MemoryTerm* term = FindTerm(e, category);
-        row += Pad(term ? GiB(term->bytes()) : "-", 9);
+        const int64_t bytes = CategoryBytes(e, category);
+        row += Pad(bytes >= 0 ? GiB(bytes) : "-", 9);
       }
       row += Pad(GiB(e.device_total_bytes()), 9) + Pad(GiB(e.device_limit_bytes()), 9) +
              Pad(GiB(e.host_total_bytes()), 8) + (e.fits() ? "yes" : "NO");

@@ -11,7 +11,8 @@ buckets, THREADS intra-op threads per rank.
 
 Prints one JSON object on stdout: tokens_per_second (over the steps after --skip-steps, wall clock
 between step completions on rank 0), first_step_seconds (script start to the end of the first
-optimizer step on rank 0), final_loss, steps.
+optimizer step on rank 0), first_step_unix_time (that moment, seconds since the epoch, so a caller
+can measure from its own launch), final_loss, steps.
 Run with Debian's /usr/bin/python3, which has python3-torch.
 """
 import argparse
@@ -202,6 +203,7 @@ def main():
         "steps": len(t),
         "tokens_per_second": tokens_per_step * (len(t) - 1 - k) / (t[-1] - t[k]),
         "first_step_seconds": t[0] - START,
+        "first_step_unix_time": t[0],
         "final_loss": r["final_loss"],
     }))
 

@@ -245,7 +245,7 @@ TEST_CASE("buckets cover every parameter in backward order") {
   CHECK(planned.result.verifier_violations.empty());
 }
 
-TEST_CASE("--dump-after stops after the named pass") {
+TEST_CASE("dump-after stops after the named pass") {
   PlanOptions options;
   options.dump_after = "build-mesh";
   auto planned = PlanYaml(kBaseSpec, {}, options);

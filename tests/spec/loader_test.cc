@@ -229,7 +229,7 @@ TEST_CASE("betas keep a location per item", "[loader]") {
   CHECK(r->spec->training.optimizer.beta2 == Approx(0.98));
 }
 
-TEST_CASE("--set overrides are typed, applied in order and recorded", "[loader]") {
+TEST_CASE("overrides (--set) are typed, applied in order and recorded", "[loader]") {
   auto r = Load(kMinimal, {"parallel.tensor=2", "training.optimizer.betas[1]=0.99",
                            "data.global_batch_size=auto", "cluster.device_memory=16GiB",
                            "training.optimizer.lr=1.0e-3", "parallel.tensor=4", "name=renamed",
@@ -297,7 +297,7 @@ TEST_CASE("aliases can reuse values", "[loader]") {
   INFO(r->Text());
   REQUIRE(r->spec);
   CHECK(r->spec->parallel.tensor == AutoOr<int64_t>::Of(4));
-  CHECK(r->spec->sources.at("parallel.tensor").value == SourceLocation{19, 20});
+  CHECK(r->spec->sources.at("parallel.tensor").value == SourceLocation{18, 20});
 }
 
 TEST_CASE("errors are collected, not stopped at the first", "[loader]") {

@@ -211,7 +211,7 @@ TEST_CASE("schema violations map back to line:column", "[schema]") {
   REQUIRE(doc != nullptr);
   JsonPathTarget t = LocateJsonPath(*doc->root, {"a", "b", "1", "c"});
   CHECK(t.field == "a.b[1].c");
-  CHECK(t.location == SourceLocation{2, 16});
+  CHECK(t.location == SourceLocation{2, 14});
   t = LocateJsonPath(*doc->root, {"a"});
   CHECK(t.field == "a");
   CHECK(t.location == SourceLocation{1, 1});  // a mapping: its key

@@ -105,7 +105,7 @@ TEST_CASE("ParseYaml enforces depth and node limits", "[yaml]") {
     CHECK(ParseYaml("a: [[[1]]]\n", "t.yaml", sink, limits) == nullptr);
     REQUIRE(sink.error_count() == 1);
     CHECK(sink.diagnostics()[0].code == codes::kTooDeep);
-    CHECK(sink.diagnostics()[0].location == SourceLocation{1, 7});
+    CHECK(sink.diagnostics()[0].location == SourceLocation{1, 6});
   }
   {
     DiagnosticSink sink;

@@ -8,6 +8,7 @@
 #include <set>
 #include <unistd.h>
 
+#include "executor/data/corpus.h"
 #include "executor/data/token_file.h"
 
 namespace accel::exec {
@@ -134,6 +135,23 @@ TEST_CASE("token files round-trip little-endian in both widths") {
         "token file size 3 is not a multiple of 2 bytes: " + path.string());
   fs::remove(path);
   CHECK(ReadTokenFile(path.string(), TokenWidth::kUint16).status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("LoadCorpus checks token ids against the vocabulary") {
+  namespace fs = std::filesystem;
+  const fs::path path = fs::temp_directory_path() / ("accel_corpus_" + std::to_string(::getpid()) + ".bin");
+  REQUIRE(WriteTokenFile(path.string(), std::vector<uint32_t>{1, 2, 300}, TokenWidth::kUint32).ok());
+  CHECK(LoadCorpus(path.string(), CorpusFormat::kTokensU32, 512)->size() == 3);
+  CHECK(LoadCorpus(path.string(), CorpusFormat::kTokensU32, 256).status().message() ==
+        path.string() + ": token 300 at index 2 is outside the vocabulary of 256");
+  CHECK(LoadCorpus(path.string(), CorpusFormat::kText, 100).status().message() ==
+        "byte-level text needs vocab_size >= 256, got 100");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << "hi\n";
+  }
+  CHECK(*LoadCorpus(path.string(), CorpusFormat::kText, 256) == std::vector<uint32_t>{'h', 'i', '\n'});
+  fs::remove(path);
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ TEST_CASE("workers get torchrun's environment", "[launcher]") {
 
   const std::string port = std::to_string(layout->workers[0].master_port);
   for (int rank = 0; rank < 2; ++rank) {
-    std::string log = ReadAll(dir.File("rank" + std::to_string(rank) + ".log"));
+    std::string log = "\n" + ReadAll(dir.File("rank" + std::to_string(rank) + ".log"));
     std::string r = std::to_string(rank);
     CHECK_THAT(log, Catch::Contains("\nRANK=" + r + "\n"));
     CHECK_THAT(log, Catch::Contains("\nLOCAL_RANK=" + r + "\n"));
@@ -241,6 +241,8 @@ TEST_CASE("SIGTERM to the launcher stops every worker", "[launcher]") {
   };
   SupervisorOptions options = QuietOptions();
   options.handle_signals = true;
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);
   ProcessSupervisor supervisor(options);
   REQUIRE(supervisor.Start(specs).ok());
   std::thread killer([] {
@@ -268,11 +270,10 @@ TEST_CASE("SIGTERM to the launcher stops every worker", "[launcher]") {
   CHECK(ProcessGone(grandchild));
   CHECK_THAT(FormatFailureReport(result), Catch::StartsWith("interrupted by SIGTERM: stopped 2 "
                                                             "workers in "));
-  // The handler is gone again: the default action would end the test binary, so only check
-  // that it is no longer ours.
-  struct sigaction current {};
-  sigaction(SIGTERM, nullptr, &current);
-  CHECK(current.sa_handler == SIG_DFL);
+  // The previous handler (Catch2's) is back.
+  struct sigaction after {};
+  sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
 }
 
 TEST_CASE("workers die when the launcher dies", "[launcher]") {
@@ -469,7 +470,7 @@ TEST_CASE("multi-node by hand needs --node-rank and --master-addr", "[launcher]"
         "--node-rank 2 is outside the plan's nodes 0..1");
 }
 
-// A valid two-rank CPU job; line 16 holds `sharding:`.
+// A valid four-rank CPU job; each test changes it with --set or by editing lines.
 constexpr const char* kCpuJob = R"(version: 1
 name: tiny
 model:
@@ -485,21 +486,30 @@ data:
   micro_batch_size: 2
 training:
   steps: 2
+parallel: {data_replicate: auto, data_shard: 1, tensor: 1}
 sharding: {stage: 0}
 cluster: {nodes: 1, devices_per_node: 4, device: cpu, device_memory: 1GiB}
 )";
 
-// Loads kCpuJob (as "job.yaml" in dir) with overrides, plans it, runs the executor checks and
-// returns every error rendered.
-std::string Refusals(const std::vector<std::string>& overrides, const std::string& dir,
-                     bool cuda = false) {
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// Loads yaml (as "job.yaml" in dir) with overrides, plans it, runs the executor checks and
+// returns their errors rendered as `accel run` prints them.
+std::string Refusals(const std::string& yaml, const std::vector<std::string>& overrides,
+                     const TempDir& dir, bool cuda = false) {
   DiagnosticSink sink;
   SourceManager sources;
   spec::LoadOptions load;
   load.overrides = overrides;
-  auto job = spec::LoadJobSpecFromString(kCpuJob, dir + "/job.yaml", load, sink, sources);
+  auto job = spec::LoadJobSpecFromString(yaml, dir.File("job.yaml"), load, sink, sources);
+  INFO(RenderText(sink.diagnostics(), sources));
   REQUIRE(job.has_value());
   planner::PlanResult planned = planner::BuildPlan(*job, {}, sink);
+  INFO(RenderText(sink.diagnostics(), sources));
   REQUIRE(planned.ok);
   DiagnosticSink checks;
   CheckExecutorSupport(planned.plan, *job, ExecutorCapabilities{cuda}, checks);
@@ -512,12 +522,55 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
   const std::string job = dir.File("job.yaml");
 
-  CHECK(Refusals({}, dir.path()) == "");
+  CHECK(Refusals(kCpuJob, {}, dir) == "");
 
-  CHECK(Refusals({"sharding.stage=3", "parallel.data_shard=4", "parallel.data_replicate=1"},
-                 dir.path()) ==
-        "--set sharding.stage=3: error[E0601]: sharding.stage 3 is not supported by the "
-        "executor yet (supported: 0)\n");
+  std::string sharded = Replace(kCpuJob, "sharding: {stage: 0}", "sharding: {stage: 3}");
+  sharded = Replace(sharded, "data_replicate: auto, data_shard: 1",
+                    "data_replicate: 1, data_shard: 4");
+  CHECK(Refusals(sharded, {}, dir) ==
+        job + ":17:19: error[E0601]: sharding.stage 3 is not supported by the executor yet "
+              "(supported: 0)\n"
+              " sharding: {stage: 3}\n"
+              "                   ^\n");
+
+  CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) ==
+        "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 is not supported by the "
+        "executor yet (supported: 1)\n");
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) ==
+        "--set parallel.pipeline=2: error[E0601]: parallel.pipeline 2 is not supported by the "
+        "executor yet (supported: 1)\n"
+        "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
+        "executor yet (supported: 1)\n");
+
+  std::string gpu = Replace(kCpuJob, "device: cpu", "device: cuda");
+  CHECK(Refusals(gpu, {}, dir) ==
+        job + ":18:50: error[E0601]: cluster.device cuda is not supported by this build of the "
+              "executor (LibTorch without CUDA; supported: cpu)\n"
+              " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 1GiB}\n"
+              "                                                  ^\n");
+  CHECK(Refusals(gpu, {}, dir, /*cuda=*/true) == "");
+}
+
+TEST_CASE("missing or empty training data is refused before launch", "[launcher][refusal]") {
+  TempDir dir;
+  const std::string job = dir.File("job.yaml");
+  CHECK(Refusals(kCpuJob, {}, dir) ==
+        job + ":11:17: error[E0001]: training data does not exist: " + dir.File("corpus.txt") +
+              "\n"
+              "   train: {path: corpus.txt, format: text, tokenizer: bytes}\n"
+              "                 ^\n");
+  { std::ofstream(dir.File("corpus.txt")); }
+  CHECK_THAT(Refusals(kCpuJob, {}, dir),
+             Catch::StartsWith(job + ":11:17: error[E0001]: training data is empty: " +
+                               dir.File("corpus.txt") + "\n"));
+  fs::remove(dir.File("corpus.txt"));
+  fs::create_directory(dir.File("corpus.txt"));
+  { std::ofstream(dir.File("corpus.txt/empty.txt")); }
+  CHECK_THAT(Refusals(kCpuJob, {}, dir),
+             Catch::StartsWith(job + ":11:17: error[E0001]: training data directory has no "
+                               "non-empty files: " + dir.File("corpus.txt") + "\n"));
+  { std::ofstream(dir.File("corpus.txt/text.txt")) << "some text\n"; }
+  CHECK(Refusals(kCpuJob, {}, dir) == "");
 }
 
 }  // namespace
