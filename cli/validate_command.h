@@ -21,7 +21,8 @@ struct ValidateOptions {
 const std::vector<std::string>& ValidateFormats();
 
 // Loads and checks every file (loader, JSON Schema, then each post-load check on specs that
-// loaded). Text diagnostics and the summary line go to `err`; json and github output goes to
+// loaded). Text diagnostics and, when anything was reported, a summary line go to `err` (a
+// clean run prints nothing; standalone notes are never printed); json and github output goes to
 // `out` (one JSON array, or one workflow command per diagnostic, for all files together).
 // Returns 0 when every file is valid, 1 when any has an error; warnings never change it.
 int RunValidateCommand(const ValidateOptions& options, const std::vector<PostLoadCheck>& checks,
