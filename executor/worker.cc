@@ -287,7 +287,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
                          Trainer::Create(model, CausalLmLoss(), trainer_options, trainer_dp));
 
   Log(absl::StrFormat(
-      "rank %d/%d (node %d, local rank %d): %s on %s, %d intra-op threads; model %s with %d "
+      "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "
       "parameters; data %s: %d tokens, %d windows of %d, %d per rank per epoch",
       env.rank, env.world_size, env.node_rank, env.local_rank, world->BackendName(),
       device.str(), at::get_num_threads(), plan.model().arch(), ModelParameterCount(model_config),

@@ -764,6 +764,16 @@ int ReadDotLine(void* channel, char* buffer, int size) {
 
 Agiodisc_t memory_reader = {ReadDotLine, nullptr, nullptr};
 
+// One Graphviz context for the whole process, created on first use and deliberately never
+// freed: Graphviz 2.42's pango plugin keeps a static pointer to the last font name, which lives
+// in the context's font dictionary, so freeing a context and making another makes the next text
+// measurement read freed memory (AddressSanitizer: heap-use-after-free in textspan_size).
+// Callers hold graphviz_mutex.
+GVC_t* SharedContext() {
+  static GVC_t* context = gvContext();
+  return context;
+}
+
 // Restores Graphviz's error reporting and frees what a render allocated, on every path.
 class GraphvizSession {
  public:
@@ -772,14 +782,13 @@ class GraphvizSession {
     previous_handler_ = agseterrf(CaptureGraphvizMessage);
     previous_level_ = agseterr(AGWARN);
     agreseterrors();
-    context_ = gvContext();
+    context_ = SharedContext();
   }
   ~GraphvizSession() {
     if (graph_ != nullptr) {
       if (laid_out_) gvFreeLayout(context_, graph_);
       agclose(graph_);
     }
-    if (context_ != nullptr) gvFreeContext(context_);
     agseterr(previous_level_);
     agseterrf(previous_handler_);
     graphviz_messages = nullptr;

@@ -542,11 +542,12 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
         "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
         "executor yet (supported: 1)\n");
 
-  std::string gpu = Replace(kCpuJob, "device: cpu", "device: cuda");
+  std::string gpu = Replace(kCpuJob, "device: cpu, device_memory: 1GiB",
+                            "device: cuda, device_memory: 8GiB");
   CHECK(Refusals(gpu, {}, dir) ==
         job + ":18:50: error[E0601]: cluster.device cuda is not supported by this build of the "
               "executor (LibTorch without CUDA; supported: cpu)\n"
-              " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 1GiB}\n"
+              " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 8GiB}\n"
               "                                                  ^\n");
   CHECK(Refusals(gpu, {}, dir, /*cuda=*/true) == "");
 }
