@@ -190,8 +190,10 @@ void RegisterRunCommand(CLI::App& app, AppContext& context) {
   CLI::App* sub = app.add_subcommand(
       "run", "Compile a job spec and train it: one worker process per local device");
   sub->add_option("spec", options->spec, "Job spec file (YAML)")->required();
+  // One value per --set, so `accel run --set k=v job.yaml` keeps job.yaml as the spec.
   sub->add_option("--set", options->overrides,
-                  "Override a key, e.g. --set training.steps=10 (repeatable)");
+                  "Override a key, e.g. --set training.steps=10 (repeatable)")
+      ->allow_extra_args(false);
   sub->add_option("--run-dir", options->run_dir,
                   "Directory for the plan, metrics and logs (default runs/<job name>)");
   sub->add_option("--node-rank", *node_rank, "This node's index (multi-node jobs by hand)")

@@ -115,7 +115,10 @@ std::string RenderText(const std::vector<Diagnostic>& diagnostics, const SourceM
     if (!where.empty()) out += where + ": ";
     out += SeverityName(d.severity);
     if (!d.code.empty()) out += "[" + d.code + "]";
-    out += ": " + d.message + "\n";
+    out += ": " + d.message;
+    // Like compilers' "[-Wflag]", a planner diagnostic names the pass that found it.
+    if (!d.origin.empty()) out += " [" + d.origin + "]";
+    out += "\n";
     if (d.location.known()) {
       std::string_view line = sources.Line(d.file, d.location.line);
       if (!line.empty()) AppendSnippet(out, line, d.location.column);

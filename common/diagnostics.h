@@ -83,8 +83,8 @@ class DiagnosticSink {
   int warning_count_ = 0;
 };
 
-// Renders like a compiler:
-//   job.yaml:14:11: error[E0203]: tensor degree 3 does not divide num_heads 16
+// Renders like a compiler, with the pass that found it (Diagnostic::origin) in brackets:
+//   job.yaml:14:11: error[E0403]: tensor degree 3 does not divide num_heads 16 [resolve-auto]
 //      tensor: 3
 //              ^
 //   job.yaml:5:14: note: num_heads set here

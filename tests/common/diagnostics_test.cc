@@ -88,3 +88,13 @@ TEST_CASE("RenderGithub writes workflow commands with escaping", "[diagnostics]"
   sink.Error("E0001", "a,b:c.yaml", {}, "", "50% done");
   CHECK(RenderGithub(sink.diagnostics()) == "::error file=a%2Cb%3Ac.yaml,title=E0001::50%25 done\n");
 }
+
+TEST_CASE("RenderText names the planner pass that found a diagnostic", "[diagnostics]") {
+  DiagnosticSink sink;
+  Diagnostic& d = sink.Error("E0405", "job.yaml", {}, "parallel.pipeline",
+                             "pipeline degree 8 exceeds num_layers 4");
+  d.origin = "resolve-auto";
+  CHECK(RenderText(sink.diagnostics(), SourceManager()) ==
+        "job.yaml: error[E0405]: pipeline degree 8 exceeds num_layers 4 [resolve-auto]\n");
+  CHECK(RenderJson(sink.diagnostics()).find("\"origin\": \"resolve-auto\"") != std::string::npos);
+}

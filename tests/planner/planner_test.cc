@@ -60,7 +60,7 @@ TEST_CASE("degrees that do not multiply to the world size show the arithmetic") 
   CHECK(planned.result.last_pass == "resolve-auto");
   CHECK(planned.diagnostics ==
         "job.yaml:18:1: error[E0401]: parallel degrees do not multiply to the world size: "
-        "dp_replicate(4) * dp_shard(1) * tp(2) * pp(1) = 8 != 16\n"
+        "dp_replicate(4) * dp_shard(1) * tp(2) * pp(1) = 8 != 16 [resolve-auto]\n"
         " parallel:\n"
         " ^\n"
         "job.yaml:23:21: note: world size = cluster.nodes(2) * cluster.devices_per_node(8) = 16\n"
