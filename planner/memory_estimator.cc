@@ -407,6 +407,40 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
       }
     }
   }
+  // Plain data parallelism (nothing on dp_shard): shard over the replicas instead, ZeRO over
+  // the whole data-parallel group. When sharding alone is not enough, the same change with
+  // recompute is offered as one suggestion, since neither alone fits.
+  if (in.dp_shard == 1 && in.dp_replicate > 1) {
+    const std::string moved = " with parallel.data_shard: " + std::to_string(in.dp_replicate) +
+                              " and data_replicate: 1";
+    bool offered = false;
+    for (int64_t stage = std::max<int64_t>(1, in.sharding_stage + 1); stage <= 3 && !offered;
+         ++stage) {
+      MemoryInputs m = in;
+      m.dp_shard = in.dp_replicate;
+      m.dp_replicate = 1;
+      m.sharding_stage = stage;
+      const Outcome o = Evaluate(m);
+      if (o.fits) {
+        offer("sharding.stage", std::to_string(stage), o, moved);
+        offered = true;
+      }
+    }
+    for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+      if (offered || static_cast<int>(mode) <= static_cast<int>(in.recompute)) continue;
+      MemoryInputs m = in;
+      m.dp_shard = in.dp_replicate;
+      m.dp_replicate = 1;
+      m.sharding_stage = 3;
+      m.recompute = mode;
+      const Outcome o = Evaluate(m);
+      if (o.fits) {
+        offer("sharding.stage", "3", o,
+              moved + " and training.recompute: " + RecomputeName(mode));
+        offered = true;
+      }
+    }
+  }
   for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
     if (static_cast<int>(mode) <= static_cast<int>(in.recompute)) continue;
     MemoryInputs m = in;

@@ -79,7 +79,9 @@ struct FitSuggestion {
   std::string text;        // one line for a diagnostic note
 };
 
-// Tries, in order: a higher sharding stage (when dp_shard > 1), selective then full recompute,
+// Tries, in order: a higher sharding stage (when dp_shard > 1); for plain data parallelism
+// (dp_shard 1, dp_replicate > 1) sharding over the replicas, alone or, when that is not enough,
+// together with recompute; selective then full recompute,
 // optimizer/parameter offload, a smaller micro batch (halving), twice the tensor degree
 // (taken from dp_replicate, else dp_shard; heads and kv heads divisible; within a node), twice
 // the pipeline degree (likewise, at most one layer per stage). For each kind only the

@@ -105,3 +105,33 @@ TEST_CASE("a job that does not fit gets its exact diagnostic") {
 
 }  // namespace
 }  // namespace accel::planner
+
+namespace accel::planner {
+namespace {
+
+// The does-not-fit diagnostic's suggestions, applied to the spec as overrides, really fit:
+// the same estimator plans them without an error.
+TEST_CASE("the suggested changes for the does-not-fit spec plan without errors") {
+  InRepoRoot root;
+  const std::string spec_path = "tests/planner/specs/llama-2-7b_8xa100-40gb_dp.yaml";
+  const std::vector<std::vector<std::string>> suggestions = {
+      {"sharding.stage=3", "parallel.data_shard=8", "parallel.data_replicate=1",
+       "training.recompute=selective"},
+      {"parallel.tensor=8", "parallel.data_replicate=1"},
+  };
+  for (const auto& overrides : suggestions) {
+    DiagnosticSink sink;
+    SourceManager sources;
+    spec::LoadOptions options;
+    options.overrides = overrides;
+    auto job = spec::LoadJobSpec(spec_path, options, sink, sources);
+    REQUIRE(job.has_value());
+    PlanResult result = BuildPlan(*job, {}, sink);
+    INFO(RenderText(sink.diagnostics(), sources));
+    CHECK(result.ok);
+    for (const ir::MemoryEstimate& e : result.plan.memory()) CHECK(e.fits());
+  }
+}
+
+}  // namespace
+}  // namespace accel::planner
