@@ -253,7 +253,8 @@ void RegisterEstimateMemoryCommand(CLI::App& app, AppContext& context) {
   sub->add_option("--nodes", options->nodes, "Nodes for the DeepSpeed figures")
       ->capture_default_str();
   sub->add_option("--set", options->overrides,
-                  "Override a spec key, e.g. --set parallel.tensor=2 (repeatable; spec only)");
+                  "Override a spec key, e.g. --set parallel.tensor=2 (repeatable; spec only)")
+      ->allow_extra_args(false);
   sub->callback([options, &context] {
     context.exit_code = RunEstimateMemory(*options, *context.out, *context.err);
   });

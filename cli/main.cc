@@ -6,6 +6,10 @@
 #include "cli/app.h"
 #include "cli/estimate_memory_command.h"
 #include "cli/plan_command.h"
+#ifdef ACCEL_HAVE_EXECUTOR
+#include "cli/run_command.h"
+#include "cli/worker_command.h"
+#endif
 #include "cli/schema_command.h"
 #include "cli/validate_command.h"
 #include "common/exit_codes.h"
@@ -16,6 +20,10 @@ int main(int argc, char** argv) {
       accel::cli::RegisterValidateCommand,
       accel::cli::RegisterSchemaCommand,
       accel::cli::RegisterPlanCommand,
+#ifdef ACCEL_HAVE_EXECUTOR
+      accel::cli::RegisterRunCommand,
+      accel::cli::RegisterWorkerCommand,
+#endif
       accel::cli::RegisterEstimateMemoryCommand,
   };
   accel::cli::AppContext context;

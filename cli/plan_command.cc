@@ -144,7 +144,8 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
               "pipeline stages, per-rank memory, every auto value with its reason");
   sub->add_option("spec", options->spec, "Job spec file (YAML)")->required();
   sub->add_option("--set", options->overrides,
-                  "Override a key, e.g. --set parallel.tensor=2 (repeatable)");
+                  "Override a key, e.g. --set parallel.tensor=2 (repeatable)")
+      ->allow_extra_args(false);
   sub->add_option("--format", options->format,
                   "Output format: text, json, textproto, binpb, dot, svg, png")
       ->capture_default_str();

@@ -65,7 +65,8 @@ void RegisterValidateCommand(CLI::App& app, AppContext& context) {
   sub->add_option("files", options->files, "Job spec files (YAML)")->required()->expected(-1);
   sub->add_option("--set", options->overrides,
                   "Override a key, e.g. --set parallel.tensor=2 (repeatable; applied to every "
-                  "file)");
+                  "file)")
+      ->allow_extra_args(false);
   sub->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember(ValidateFormats()))
       ->capture_default_str();

@@ -210,3 +210,16 @@ TEST_CASE("validate: the planner's checks run too", "[cli]") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("set overrides take one value, so the spec may follow them", "[cli]") {
+  Result plan = Accel(std::string("plan --set training.steps=7 ") + kMain);
+  CHECK(plan.exit_code == 0);
+  CHECK(plan.out.find("7 steps") != std::string::npos);
+  Result validate = Accel(std::string("validate --set training.steps=7 ") + kMain);
+  CHECK(validate.exit_code == 0);
+  CHECK(validate.err.empty());
+}
+
+}  // namespace
