@@ -2,7 +2,7 @@
 # the Debian packages first (scripts/install-deps.sh is idempotent and fast when done).
 JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
-ACCEL := build/accel
+ACCEL := build/cli/accel
 
 .PHONY: deps build build-core build-asan run test test-full test-asan bench clean
 
@@ -25,7 +25,7 @@ build-asan: deps
 run: build
 	$(ACCEL) validate examples/specs/*.yaml
 	$(ACCEL) plan $(MAIN_SPEC)
-	@if $(ACCEL) --help | grep -q ' run '; then $(ACCEL) run $(MAIN_SPEC); fi
+	$(ACCEL) run $(MAIN_SPEC)
 
 # Every test: the full build (with the executor when LibTorch is installed), then the core
 # (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -41,7 +41,9 @@ test-asan: build-asan
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L core
 
 bench: build
-	@for b in build/bench/accel_*_bench; do echo "== $$b"; $$b; done
+	build/bench/accel_validate_bench
+	build/bench/accel_plan_bench --verify
+	bash bench/ddp_bench/run.sh
 
 clean:
 	rm -rf build build-core build-asan

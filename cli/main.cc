@@ -1,15 +1,12 @@
 // The `accel` command. Each subcommand lives in its own cli/<name>_command.cc and is added
-// here with one registrar in kCommands.
+// here with one registrar in kCommands. `run` and `worker` are forwarded to accel-executor.
 #include <exception>
 #include <iostream>
 
 #include "cli/app.h"
 #include "cli/estimate_memory_command.h"
 #include "cli/plan_command.h"
-#ifdef ACCEL_HAVE_EXECUTOR
-#include "cli/run_command.h"
-#include "cli/worker_command.h"
-#endif
+#include "cli/executor_forward.h"
 #include "cli/schema_command.h"
 #include "cli/validate_command.h"
 #include "common/exit_codes.h"
@@ -20,10 +17,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterValidateCommand,
       accel::cli::RegisterSchemaCommand,
       accel::cli::RegisterPlanCommand,
-#ifdef ACCEL_HAVE_EXECUTOR
-      accel::cli::RegisterRunCommand,
-      accel::cli::RegisterWorkerCommand,
-#endif
+      accel::cli::RegisterRunForwarder,
       accel::cli::RegisterEstimateMemoryCommand,
   };
   accel::cli::AppContext context;
@@ -31,6 +25,9 @@ int main(int argc, char** argv) {
   context.err = &std::cerr;
   // `validate` also runs the planner's checks, so layouts that cannot work fail in CI.
   context.post_load_checks.push_back(accel::planner::CheckSpec);
+  // `run` and `worker` are served by accel-executor, the only binary that loads LibTorch.
+  int forwarded_exit = 0;
+  if (accel::cli::ForwardToExecutor(argc, argv, context, &forwarded_exit)) return forwarded_exit;
   try {
     return accel::cli::RunApp(argc, argv, kCommands, context);
   } catch (const std::exception& e) {

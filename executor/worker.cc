@@ -1,6 +1,7 @@
 #include "executor/worker.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <torch/torch.h>
@@ -128,6 +129,22 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
         "bf16)"));
   }
   return options;
+}
+
+// Peak resident set size of this process in bytes (getrusage reports KiB on Linux). On CPU
+// this is the memory the rank really used; on CUDA it is the host side only.
+int64_t PeakResidentBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// "1h02m", "3m05s", "42s".
+std::string FormatDuration(double seconds) {
+  const int64_t s = std::max<int64_t>(0, static_cast<int64_t>(std::llround(seconds)));
+  if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%ds", s);
 }
 
 absl::StatusOr<std::vector<uint32_t>> LoadTokens(const ir::Data& data, int64_t vocab_size) {
@@ -343,6 +360,12 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
                       trainer->step() + 1, total_steps, total_steps));
 
   torch::Tensor stop_flag = torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  // For the ETA and the final summary: steps and seconds of this run, the first step (which
+  // pays for lazy initialisation) excluded from the rate.
+  const int64_t first_step_of_run = trainer->step() + 1;
+  double timed_seconds = 0;
+  int64_t timed_steps = 0;
+  double last_loss = 0;
   while (trainer->step() < total_steps) {
     const auto step_start = Clock::now();
     std::vector<torch::Tensor> batches =
@@ -357,14 +380,26 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
     }
     const double since_launch =
         env.launch_unix_ns > 0 ? static_cast<double>(UnixNanos() - env.launch_unix_ns) / 1e9 : 0;
+    if (done != first_step_of_run) {
+      timed_seconds += step_seconds;
+      ++timed_steps;
+    }
+    last_loss = result.loss;
     if (leader) {
       const double tps = step_seconds > 0 ? tokens_per_step / step_seconds : 0;
+      const double mean_step = timed_steps > 0 ? timed_seconds / timed_steps : step_seconds;
+      const double eta_seconds = mean_step * static_cast<double>(total_steps - done);
       metrics << "{\"step\":" << done << ",\"loss\":" << JsonNumber(result.loss)
               << ",\"lr\":" << JsonNumber(result.lr) << ",\"grad_norm\":"
               << JsonNumber(result.grad_norm) << ",\"tokens\":" << done * tokens_per_step
               << ",\"step_seconds\":" << JsonNumber(step_seconds)
               << ",\"tokens_per_second\":" << JsonNumber(tps)
               << ",\"since_launch_seconds\":" << JsonNumber(since_launch)
+              << ",\"peak_memory_bytes\":" << PeakResidentBytes()
+              << ",\"buckets\":" << result.sync.buckets
+              << ",\"buckets_launched_in_backward\":" << result.sync.launched_during_backward
+              << ",\"backward_seconds\":" << JsonNumber(result.sync.backward_seconds)
+              << ",\"comm_wait_seconds\":" << JsonNumber(result.sync.wait_seconds)
               << ",\"unix_time\":" << absl::StrFormat("%.3f", static_cast<double>(UnixNanos()) / 1e9)
               << "}\n";
       metrics.flush();
@@ -373,9 +408,9 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
       }
       if (done % log_every == 0 || done == total_steps || first_step) {
         Log(absl::StrFormat("step %d/%d | loss %.4f | lr %.3e | grad_norm %.3f | %.0f tok/s | "
-                            "%.0f ms/step",
+                            "%.0f ms/step | ETA %s",
                             done, total_steps, result.loss, result.lr, result.grad_norm, tps,
-                            step_seconds * 1000));
+                            step_seconds * 1000, FormatDuration(eta_seconds)));
       }
     }
     first_step = false;
@@ -403,6 +438,12 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   if (leader) {
     Log(absl::StrFormat("%s after step %d of %d in %.1f s", stopped ? "stopped" : "done",
                         trainer->step(), total_steps, Seconds(Clock::now() - started)));
+    const double mean_tps = timed_seconds > 0 ? timed_steps * tokens_per_step / timed_seconds : 0;
+    Log(absl::StrFormat(
+        "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
+        "%.1f MiB on rank 0, checkpoints in %s",
+        trainer->step() - first_step_of_run + 1, last_loss, mean_tps, env.world_size,
+        static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), plan.checkpoint().dir()));
   }
   WorkerResult out;
   out.steps_done = trainer->step();

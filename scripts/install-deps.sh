@@ -9,8 +9,9 @@ packages=(
   # core (spec, schemas, planner, ir, cli)
   libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libprotobuf-dev protobuf-compiler
   libgraphviz-dev graphviz libcli11-dev libvalijson-dev catch2
-  # executor
-  libtorch-dev libgloo-dev
+  # executor; Debian's libtorch calls the system BLAS (libblas.so.3): OpenBLAS replaces the
+  # reference BLAS through update-alternatives and makes CPU training ~10x faster
+  libtorch-dev libgloo-dev libopenblas0-pthread
   # benchmark baseline (PyTorch DistributedDataParallel) and checkpoint interop checks
   python3 python3-torch python3-numpy
   # main job's training text

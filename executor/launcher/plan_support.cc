@@ -60,6 +60,13 @@ void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
   if (!plan.precision().param_dtype().empty() && plan.precision().param_dtype() != "fp32") {
     Unsupported(spec, "precision.params", plan.precision().param_dtype(), "fp32", sink);
   }
+  if (!plan.precision().compute_dtype().empty() && plan.precision().compute_dtype() != "fp32" &&
+      plan.precision().compute_dtype() != "bf16") {
+    Unsupported(spec, "precision.compute", plan.precision().compute_dtype(), "fp32, bf16", sink);
+  }
+  if (!plan.precision().reduce_dtype().empty() && plan.precision().reduce_dtype() != "fp32") {
+    Unsupported(spec, "precision.reduce", plan.precision().reduce_dtype(), "fp32", sink);
+  }
   if (!plan.precision().loss_scaling().empty() && plan.precision().loss_scaling() != "none") {
     Unsupported(spec, "precision.loss_scaling", plan.precision().loss_scaling(), "none", sink);
   }

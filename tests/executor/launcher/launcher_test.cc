@@ -550,6 +550,15 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
               " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 8GiB}\n"
               "                                                  ^\n");
   CHECK(Refusals(gpu, {}, dir, /*cuda=*/true) == "");
+
+  // Gradients are reduced in fp32 and autocast runs in fp32 or bf16: anything else is refused,
+  // never silently run in another precision.
+  CHECK(Refusals(kCpuJob, {"precision.reduce=bf16"}, dir) ==
+        "--set precision.reduce=bf16: error[E0601]: precision.reduce bf16 is not supported by "
+        "the executor yet (supported: fp32)\n");
+  CHECK(Refusals(kCpuJob, {"precision.compute=fp16"}, dir) ==
+        "--set precision.compute=fp16: error[E0601]: precision.compute fp16 is not supported by "
+        "the executor yet (supported: fp32, bf16)\n");
 }
 
 TEST_CASE("missing or empty training data is refused before launch", "[launcher][refusal]") {
