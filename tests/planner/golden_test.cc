@@ -87,7 +87,7 @@ TEST_CASE("every example spec plans to its golden plan, DOT and summary") {
   }
 }
 
-TEST_CASE("a job that does not fit gets its exact diagnostic") {
+TEST_CASE("a job that does not fit gets its exact golden diagnostic") {
   InRepoRoot root;
   const fs::path spec_path = fs::path("tests") / "planner" / "specs" / "llama-2-7b_8xa100-40gb_dp.yaml";
   DiagnosticSink sink;
