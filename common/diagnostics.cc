@@ -55,28 +55,32 @@ Diagnostic& DiagnosticSink::Add(Diagnostic diagnostic) {
   return diagnostics_.back();
 }
 
-Diagnostic& DiagnosticSink::Error(std::string code, std::string file, SourceLocation location,
-                                  std::string field, std::string message) {
+namespace {
+
+Diagnostic MakeDiagnostic(Severity severity, std::string code, std::string file,
+                          SourceLocation location, std::string field, std::string message) {
   Diagnostic d;
-  d.severity = Severity::kError;
+  d.severity = severity;
   d.code = std::move(code);
   d.file = std::move(file);
   d.location = location;
   d.field = std::move(field);
   d.message = std::move(message);
-  return Add(std::move(d));
+  return d;
+}
+
+}  // namespace
+
+Diagnostic& DiagnosticSink::Error(std::string code, std::string file, SourceLocation location,
+                                  std::string field, std::string message) {
+  return Add(MakeDiagnostic(Severity::kError, std::move(code), std::move(file), location,
+                            std::move(field), std::move(message)));
 }
 
 Diagnostic& DiagnosticSink::Warning(std::string code, std::string file, SourceLocation location,
                                     std::string field, std::string message) {
-  Diagnostic d;
-  d.severity = Severity::kWarning;
-  d.code = std::move(code);
-  d.file = std::move(file);
-  d.location = location;
-  d.field = std::move(field);
-  d.message = std::move(message);
-  return Add(std::move(d));
+  return Add(MakeDiagnostic(Severity::kWarning, std::move(code), std::move(file), location,
+                            std::move(field), std::move(message)));
 }
 
 void DiagnosticSink::Append(const DiagnosticSink& other) {

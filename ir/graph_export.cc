@@ -376,8 +376,11 @@ std::string AppendMeshBody(const Plan& plan, std::string* out) {
     for (const RankPlacement* r : all) by_node[r->node()].push_back(r);
     std::vector<std::vector<const RankPlacement*>> tp_groups = TpGroups(all, axes);
     std::vector<std::vector<const RankPlacement*>> spanning;
-    for (const auto& [node, ranks] : by_node) {
-      auto more = AppendNodeCluster(node, absl::StrCat("node ", node), ranks, tp_groups, axes, out);
+    // Written last to first like the tp clusters inside them: dot mirrors sibling clusters
+    // relative to their input order, and this keeps node 0 on the left.
+    for (auto it = by_node.rbegin(); it != by_node.rend(); ++it) {
+      auto more = AppendNodeCluster(it->first, absl::StrCat("node ", it->first), it->second,
+                                    tp_groups, axes, out);
       spanning.insert(spanning.end(), more.begin(), more.end());
     }
     AppendMeshLegend(plan, axes, out);
