@@ -2,13 +2,12 @@
 // with their Hugging Face parameters, and the gradient buckets of each stage, filled in the
 // order gradients become ready in backward (last parameter first) and closed once they reach
 // the bucket size, as PyTorch DDP's reducer does.
+#include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
 namespace {
-
-int64_t DTypeBytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
 
 class BuildShardGroupsPass : public Pass {
  public:
@@ -53,7 +52,8 @@ class BuildShardGroupsPass : public Pass {
     add_unit("head", last, params.head);
 
     const int64_t cap = sharding->bucket_elements();
-    const int64_t bytes_per = DTypeBytes(plan.precision().reduce_dtype());
+    // validate-spec wrote a known dtype name; fp32 if a hand-built plan left it empty.
+    const int64_t bytes_per = DTypeBytesByName(plan.precision().reduce_dtype()).value_or(4);
     int32_t index = 0;
     for (int32_t s = last; s >= 0; --s) {
       ir::Bucket* bucket = nullptr;

@@ -6,6 +6,7 @@
 #include "common/diag_codes.h"
 #include "common/units.h"
 #include "planner/memory_model.h"
+#include "planner/model_params.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
@@ -185,7 +186,7 @@ class ResolveAutoPass : public Pass {
     // Megatron-LM pads the vocabulary so each tensor-parallel shard of the embedding is a
     // multiple of 128 rows (make_vocab_size_divisible_by × tp).
     const int64_t multiple = 128 * tp_;
-    const int64_t padded = (m.vocab_size + multiple - 1) / multiple * multiple;
+    const int64_t padded = PaddedVocabSize(m.vocab_size, tp_);
     context.plan().mutable_model()->set_padded_vocab_size(padded);
     if (padded != m.vocab_size) {
       context.Info("model.vocab_size", "vocab_size " + Str(m.vocab_size) + " is padded to " +
