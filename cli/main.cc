@@ -7,6 +7,7 @@
 #include "cli/estimate_memory_command.h"
 #include "cli/plan_command.h"
 #include "cli/executor_forward.h"
+#include "cli/export_command.h"
 #include "cli/schema_command.h"
 #include "cli/validate_command.h"
 #include "common/exit_codes.h"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterPlanCommand,
       accel::cli::RegisterRunForwarder,
       accel::cli::RegisterEstimateMemoryCommand,
+      accel::cli::RegisterExportCommand,
   };
   accel::cli::AppContext context;
   context.out = &std::cout;

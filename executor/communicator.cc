@@ -14,6 +14,7 @@
 #endif
 
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -51,11 +52,13 @@ absl::Status CheckAvgDtype(const at::Tensor& tensor, ReduceOp op) {
   return absl::OkStatus();
 }
 
+// A launched c10d work plus what must happen once it is done (the division of kAvg, the copy of
+// an emulated collective's result), run by Wait on the caller's thread.
 class C10dPendingWork final : public PendingWork {
  public:
-  C10dPendingWork(c10::intrusive_ptr<c10d::Work> work, at::Tensor tensor, ReduceOp op, int size,
-                  int rank, std::chrono::milliseconds timeout)
-      : work_(std::move(work)), tensor_(std::move(tensor)), op_(op), size_(size), rank_(rank),
+  C10dPendingWork(c10::intrusive_ptr<c10d::Work> work, std::function<void()> finish,
+                  const char* what, int rank, std::chrono::milliseconds timeout)
+      : work_(std::move(work)), finish_(std::move(finish)), what_(what), rank_(rank),
         timeout_(timeout) {}
 
   ~C10dPendingWork() override {
@@ -73,18 +76,17 @@ class C10dPendingWork final : public PendingWork {
     waited_ = true;
     try {
       work_->wait(timeout_);
-      if (op_ == ReduceOp::kAvg) tensor_.div_(size_);
+      if (finish_) finish_();
     } catch (const std::exception& e) {
-      return FromException("async all-reduce", rank_, e);
+      return FromException(what_, rank_, e);
     }
     return absl::OkStatus();
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
-  at::Tensor tensor_;
-  ReduceOp op_;
-  int size_;
+  std::function<void()> finish_;
+  const char* what_;
   int rank_;
   std::chrono::milliseconds timeout_;
   bool waited_ = false;
@@ -123,27 +125,69 @@ class C10dCommunicator final : public Communicator {
     if (!tensor.is_contiguous()) {
       return absl::InvalidArgumentError("AllReduceAsync needs a contiguous tensor");
     }
-    try {
+    return Launch("async all-reduce", [&]() -> Launched {
       std::vector<at::Tensor> tensors{tensor};
       c10d::AllreduceOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
-      c10::intrusive_ptr<c10d::Work> work = pg_->allreduce(tensors, opts);
-      return std::unique_ptr<PendingWork>(
-          new C10dPendingWork(std::move(work), std::move(tensor), op, Size(), Rank(), timeout_));
-    } catch (const std::exception& e) {
-      return FromException("async all-reduce", Rank(), e);
+      const int size = Size();
+      auto finish = [tensor, op, size]() mutable {
+        if (op == ReduceOp::kAvg) tensor.div_(size);
+      };
+      return {pg_->allreduce(tensors, opts), finish};
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor input,
+                                                              at::Tensor output) override {
+    if (absl::Status s = CheckGatherShapes(input, output); !s.ok()) return s;
+    return Launch("async all-gather", [&]() -> Launched {
+      at::Tensor in = input.contiguous().view({-1});
+      at::Tensor out = output.view({-1});
+      if (backend_ == CommBackend::kNccl) return {pg_->_allgather_base(out, in), nullptr};
+      std::vector<std::vector<at::Tensor>> outputs{Chunks(out, in.numel())};
+      std::vector<at::Tensor> inputs{in};
+      // Gloo writes into the chunk views; `in` must outlive the work.
+      return {pg_->allgather(outputs, inputs), [in] {}};
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor input,
+                                                                  at::Tensor output,
+                                                                  ReduceOp op) override {
+    if (absl::Status s = CheckAvgDtype(input, op); !s.ok()) return s;
+    if (absl::Status s = CheckScatterShapes(input, output); !s.ok()) return s;
+    if (!input.is_contiguous() || !output.is_contiguous()) {
+      return absl::InvalidArgumentError("ReduceScatterAsync needs contiguous tensors");
     }
+    const int size = Size();
+    const int64_t n = output.numel();
+    return Launch("async reduce-scatter", [&]() -> Launched {
+      at::Tensor in = input.view({-1});
+      at::Tensor out = output.view({-1});
+      if (backend_ == CommBackend::kNccl) {
+        c10d::ReduceScatterOptions opts;
+        opts.reduceOp = c10d::ReduceOp::SUM;
+        auto finish = [out, op, size]() mutable {
+          if (op == ReduceOp::kAvg) out.div_(size);
+        };
+        return {pg_->_reduce_scatter_base(out, in, opts), finish};
+      }
+      // Gloo has no reduce-scatter: all-reduce the (clobbered) input and keep this rank's chunk.
+      std::vector<at::Tensor> tensors{in};
+      c10d::AllreduceOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      const int64_t begin = Rank() * n;
+      auto finish = [in, out, op, size, begin, n]() mutable {
+        out.copy_(in.narrow(0, begin, n));
+        if (op == ReduceOp::kAvg) out.div_(size);
+      };
+      return {pg_->allreduce(tensors, opts), finish};
+    });
   }
 
   absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
     const int64_t n = input.numel();
-    if (output.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "AllGather: output must have ", n * Size(), " elements of ",
-          c10::toString(input.scalar_type()), ", got ", output.numel(), " of ",
-          c10::toString(output.scalar_type())));
-    }
-    if (!output.is_contiguous()) return absl::InvalidArgumentError("AllGather: output not contiguous");
+    if (absl::Status s = CheckGatherShapes(input, output); !s.ok()) return s;
     return Guard("all-gather", [&] {
       at::Tensor in = input.contiguous().view({-1});
       at::Tensor out = output.view({-1});
@@ -152,10 +196,7 @@ class C10dCommunicator final : public Communicator {
         return;
       }
       // Gloo has only the list form: hand it views of the flat output, one per rank.
-      std::vector<at::Tensor> chunks;
-      chunks.reserve(Size());
-      for (int r = 0; r < Size(); ++r) chunks.push_back(out.narrow(0, r * n, n));
-      std::vector<std::vector<at::Tensor>> outputs{chunks};
+      std::vector<std::vector<at::Tensor>> outputs{Chunks(out, n)};
       std::vector<at::Tensor> inputs{in};
       pg_->allgather(outputs, inputs)->wait(timeout_);
     });
@@ -164,12 +205,7 @@ class C10dCommunicator final : public Communicator {
   absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp op) override {
     if (absl::Status s = CheckAvgDtype(input, op); !s.ok()) return s;
     const int64_t n = output.numel();
-    if (input.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ReduceScatter: input must have ", n * Size(), " elements of ",
-          c10::toString(output.scalar_type()), ", got ", input.numel(), " of ",
-          c10::toString(input.scalar_type())));
-    }
+    if (absl::Status s = CheckScatterShapes(input, output); !s.ok()) return s;
     return Guard("reduce-scatter", [&] {
       c10d::AllreduceOptions ar_opts;
       ar_opts.reduceOp = c10d::ReduceOp::SUM;
@@ -237,6 +273,53 @@ class C10dCommunicator final : public Communicator {
   }
 
  private:
+  struct Launched {
+    c10::intrusive_ptr<c10d::Work> work;
+    std::function<void()> finish;
+  };
+
+  absl::Status CheckGatherShapes(const at::Tensor& input, const at::Tensor& output) const {
+    const int64_t n = input.numel();
+    if (output.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AllGather: output must have ", n * Size(), " elements of ",
+          c10::toString(input.scalar_type()), ", got ", output.numel(), " of ",
+          c10::toString(output.scalar_type())));
+    }
+    if (!output.is_contiguous()) return absl::InvalidArgumentError("AllGather: output not contiguous");
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckScatterShapes(const at::Tensor& input, const at::Tensor& output) const {
+    const int64_t n = output.numel();
+    if (input.numel() != n * Size() || output.scalar_type() != input.scalar_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ReduceScatter: input must have ", n * Size(), " elements of ",
+          c10::toString(output.scalar_type()), ", got ", input.numel(), " of ",
+          c10::toString(input.scalar_type())));
+    }
+    return absl::OkStatus();
+  }
+
+  // Views of a flat tensor, one per group rank, of n elements each.
+  std::vector<at::Tensor> Chunks(const at::Tensor& flat, int64_t n) const {
+    std::vector<at::Tensor> chunks;
+    chunks.reserve(Size());
+    for (int r = 0; r < Size(); ++r) chunks.push_back(flat.narrow(0, r * n, n));
+    return chunks;
+  }
+
+  template <typename F>
+  absl::StatusOr<std::unique_ptr<PendingWork>> Launch(const char* what, F&& start) {
+    try {
+      Launched launched = start();
+      return std::unique_ptr<PendingWork>(new C10dPendingWork(
+          std::move(launched.work), std::move(launched.finish), what, Rank(), timeout_));
+    } catch (const std::exception& e) {
+      return FromException(what, Rank(), e);
+    }
+  }
+
   template <typename F>
   absl::Status Guard(const char* what, F&& body) {
     try {

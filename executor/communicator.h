@@ -66,6 +66,16 @@ class Communicator {
   virtual absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor tensor,
                                                                       ReduceOp op) = 0;
 
+  // AllGather without waiting; both tensors must stay alive and untouched until Wait() returns.
+  virtual absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor input,
+                                                                      at::Tensor output) = 0;
+
+  // ReduceScatter without waiting; output (contiguous) holds the result after Wait(). input
+  // (contiguous) may be overwritten (Gloo reduces it in place) and must stay alive until then.
+  virtual absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor input,
+                                                                          at::Tensor output,
+                                                                          ReduceOp op) = 0;
+
   // Flat all-gather: output (numel = Size() * input.numel(), same dtype) receives the inputs of all
   // ranks concatenated in group-rank order (torch.distributed.all_gather_into_tensor semantics).
   // Shapes of output are free as long as numel and contiguity match. Gloo: emulated on the list

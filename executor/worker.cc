@@ -21,6 +21,8 @@
 #include "common/diagnostics.h"
 #include "common/status_macros.h"
 #include "executor/checkpoint/checkpoint_store.h"
+#include "executor/checkpoint/hf_config.h"
+#include "executor/checkpoint/sharded_tensors.h"
 #include "executor/communicator.h"
 #include "executor/data/byte_tokenizer.h"
 #include "executor/data/text_source.h"
@@ -30,7 +32,8 @@
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
 #include "executor/train/trainer.h"
-#include "spec/job_spec.h"
+#include "executor/process_groups.h"
+#include "ir/plan_verifier.h"
 
 namespace accel::exec {
 
@@ -62,18 +65,17 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   } else {
     return absl::InvalidArgumentError(absl::StrCat("model.arch '", m.arch(), "' is unknown"));
   }
-  if (m.qkv_bias()) {
-    return absl::InvalidArgumentError("model.qkv_bias true is not supported by the executor yet");
-  }
   config.hidden_size = m.hidden_size();
   config.num_layers = m.num_layers();
   config.num_heads = m.num_heads();
   config.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
   config.ffn_size = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
-  // tp == 1 here, so the padded vocabulary equals the configured one.
-  config.vocab_size = m.vocab_size();
+  // The embedding and head have the plan's padded rows (Megatron's make-vocab-size-divisible-by);
+  // tokens stay below vocab_size.
+  config.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
   config.max_seq_len = m.max_seq_len();
   config.tie_embeddings = m.tie_word_embeddings();
+  config.qkv_bias = m.qkv_bias();
   config.norm_eps = m.norm_eps();
   config.rope_theta = m.rope_theta();
   ACCEL_RETURN_IF_ERROR(ValidateModelConfig(config));
@@ -86,11 +88,8 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   if (t.optimizer().name() == "adamw") {
     options.optimizer = OptimizerKind::kAdamW;
   } else if (t.optimizer().name() == "sgd") {
-    if (t.optimizer().momentum() != 0) {
-      return absl::InvalidArgumentError(
-          "training.optimizer.momentum is not supported by the executor yet (supported: 0)");
-    }
     options.optimizer = OptimizerKind::kSgd;
+    options.momentum = t.optimizer().momentum();
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("training.optimizer.name '", t.optimizer().name(), "' is unknown"));
@@ -100,24 +99,17 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   options.schedule.warmup_steps = lr.warmup_steps();
   options.schedule.total_steps = std::max<int64_t>(1, lr.total_steps());
   options.schedule.min_lr_ratio = lr.min_lr_ratio();
-  if (lr.name() == "cosine") {
-    options.schedule.cosine = true;
-  } else if (lr.name() == "constant") {
-    options.schedule.cosine = false;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "training.lr_schedule.name ", lr.name(),
-        " is not supported by the executor yet (supported: constant, cosine)"));
+  options.schedule.cosine = lr.name() == "cosine";
+  options.schedule.linear = lr.name() == "linear";
+  if (lr.name() != "cosine" && lr.name() != "linear" && lr.name() != "constant") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.lr_schedule.name '", lr.name(), "' is unknown"));
   }
   options.beta1 = t.optimizer().beta1();
   options.beta2 = t.optimizer().beta2();
   options.adam_eps = t.optimizer().eps();
   options.weight_decay = t.optimizer().weight_decay();
   options.grad_clip_norm = t.grad_clip_norm();
-  // Gradients are reduced in fp32 (CheckExecutorSupport refuses other reduce dtypes).
-  if (plan.sharding().bucket_elements() > 0) {
-    options.bucket_bytes = plan.sharding().bucket_elements() * 4;
-  }
   const std::string& compute = plan.precision().compute_dtype();
   if (compute == "bf16") {
     options.precision = ComputePrecision::kBf16;
@@ -166,18 +158,6 @@ absl::StatusOr<std::vector<uint32_t>> LoadTokens(const ir::Data& data, int64_t v
   return tokens;
 }
 
-// The plan's group lists of one ProcessGroupSet, in plan order.
-std::vector<std::vector<int>> GroupLists(const ir::Plan& plan, const std::string& name) {
-  std::vector<std::vector<int>> lists;
-  for (const ir::ProcessGroupSet& set : plan.process_groups()) {
-    if (set.name() != name) continue;
-    for (const ir::RankGroup& group : set.groups()) {
-      lists.emplace_back(group.ranks().begin(), group.ranks().end());
-    }
-  }
-  return lists;
-}
-
 std::string CheckpointRoot(const ir::Plan& plan, const WorkerEnv& env) {
   if (!plan.checkpoint().dir().empty()) return plan.checkpoint().dir();
   return env.run_dir.empty() ? std::string("checkpoints") : env.run_dir + "/checkpoints";
@@ -209,6 +189,106 @@ std::string SampleText(CausalLm& model, int64_t count, uint64_t seed,
   return out;
 }
 
+// dtype names of the plan ("fp32", "bf16", "fp16"); `fallback` for "" (a hand-built plan).
+torch::ScalarType ScalarTypeOf(const std::string& name, torch::ScalarType fallback) {
+  if (name == "bf16") return torch::kBFloat16;
+  if (name == "fp16") return torch::kHalf;
+  if (name == "fp32") return torch::kFloat;
+  return fallback;
+}
+
+// A worker started by hand must not silently run something else: the plan must verify and be
+// within what this executor runs (the launcher refused the same with located diagnostics).
+absl::Status CheckPlanRunnable(const ir::Plan& plan) {
+  std::vector<std::string> problems = ir::VerifyPlan(plan);
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan does not verify: ", absl::StrJoin(problems, "; ")));
+  }
+  std::vector<std::string> messages;
+  for (const SupportIssue& issue : ExecutorSupportIssues(plan, ExecutorCapabilities{ExecutorHasCuda()})) {
+    messages.push_back(issue.message);
+  }
+  if (!messages.empty()) return absl::InvalidArgumentError(absl::StrJoin(messages, "; "));
+  return absl::OkStatus();
+}
+
+// The Trainer over the plan's sharding of this rank's pipeline stage.
+absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
+                                                       const std::shared_ptr<CausalLm>& model,
+                                                       const TrainerOptions& options,
+                                                       const ProcessGroups& groups, int rank) {
+  std::vector<std::pair<std::string, int64_t>> names;
+  for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());
+  ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,
+                         ShardLayout::FromPlan(plan.sharding(), plan.ranks(rank).stage(), names,
+                                               groups.RankIn("dp_shard")));
+  DataParallelGroups dp;
+  dp.dp = groups.Get("dp");
+  dp.dp_shard = groups.Get("dp_shard");
+  dp.dp_replicate = groups.Get("dp_replicate");
+  GradSyncOptions sync;
+  sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
+  sync.tied_embeddings = plan.model().tie_word_embeddings();
+  return Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync);
+}
+
+// config.json for Hugging Face loaders, describing the tensors as stored (padded vocabulary).
+std::string ConfigJsonFor(const ir::Plan& plan) {
+  const ir::Model& m = plan.model();
+  HfModelDims dims;
+  dims.arch = m.arch() == "llama" ? HfArch::kLlama : HfArch::kGpt2;
+  dims.hidden_size = m.hidden_size();
+  dims.num_layers = m.num_layers();
+  dims.num_heads = m.num_heads();
+  dims.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
+  dims.ffn_hidden_size = m.ffn_hidden_size();
+  dims.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
+  dims.max_seq_len = m.max_seq_len();
+  dims.tie_word_embeddings = m.tie_word_embeddings();
+  dims.norm_eps = m.norm_eps();
+  dims.rope_theta = m.rope_theta();
+  dims.qkv_bias = m.qkv_bias();
+  const std::string& dtype = plan.precision().param_dtype();
+  dims.torch_dtype = dtype == "bf16" ? "bfloat16" : dtype == "fp16" ? "float16" : "float32";
+  return HuggingFaceConfigJson(dims);
+}
+
+// Writes a checkpoint of the current step. Single-file state (stage 0, fp32): rank 0 writes it.
+// Sharded state: every rank of the first replica writes its shard file into the step's temporary
+// directory, all ranks meet, then rank 0 publishes it with the shared files.
+absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Trainer& trainer,
+                            const WindowDataset& dataset, const ProcessGroups& groups,
+                            Communicator& world, CheckpointStore& store) {
+  const bool leader = env.rank == 0;
+  std::vector<CheckpointFile> shared;
+  if (leader) {
+    ACCEL_ASSIGN_OR_RETURN(shared, trainer.SaveState(dataset.Position()));
+    shared.push_back({"config.json", ConfigJsonFor(plan)});
+  }
+  std::string dir;
+  if (!trainer.ShardedCheckpoint()) {
+    if (!leader) return absl::OkStatus();
+    ACCEL_ASSIGN_OR_RETURN(dir, store.Write(trainer.step(), shared));
+  } else {
+    ACCEL_ASSIGN_OR_RETURN(std::string tmp, store.BeginStep(trainer.step()));
+    std::vector<CheckpointFile> mine;
+    if (groups.RankIn("dp_replicate") == 0) {
+      ACCEL_ASSIGN_OR_RETURN(std::string shard, trainer.SaveShard());
+      mine.push_back({ShardFileName(env.rank, env.world_size), std::move(shard)});
+    }
+    ACCEL_RETURN_IF_ERROR(CheckpointStore::WriteRankFiles(tmp, env.rank, mine));
+    ACCEL_RETURN_IF_ERROR(world.Barrier());
+    if (leader) {
+      ACCEL_ASSIGN_OR_RETURN(dir, store.Publish(trainer.step(), env.world_size, shared));
+    }
+    // Nobody may look for this checkpoint (a resume, the next save) before it is published.
+    ACCEL_RETURN_IF_ERROR(world.Barrier());
+  }
+  if (leader) Log(absl::StrCat("checkpoint: ", dir));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv& env,
                                            const WorkerOptions& options) {
   const auto started = Clock::now();
@@ -235,17 +315,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
         placement.local_rank(), ", but NODE_RANK=", env.node_rank, " LOCAL_RANK=",
         env.local_rank));
   }
-  {
-    // The launcher refused these with located diagnostics; a worker started by hand must not
-    // silently run something else.
-    DiagnosticSink sink;
-    CheckExecutorSupport(plan, spec::JobSpec{}, ExecutorCapabilities{ExecutorHasCuda()}, sink);
-    if (sink.HasErrors()) {
-      std::vector<std::string> messages;
-      for (const Diagnostic& d : sink.diagnostics()) messages.push_back(d.message);
-      return absl::InvalidArgumentError(absl::StrJoin(messages, "; "));
-    }
-  }
+  ACCEL_RETURN_IF_ERROR(CheckPlanRunnable(plan));
   ACCEL_ASSIGN_OR_RETURN(ModelConfig model_config, ModelConfigFromPlan(plan.model()));
   ACCEL_ASSIGN_OR_RETURN(TrainerOptions trainer_options, TrainerOptionsFromPlan(plan));
 
@@ -255,7 +325,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   const CommBackend backend = plan.job().backend() == "nccl" ? CommBackend::kNccl
                                                             : CommBackend::kGloo;
 
-  // Rendezvous: rank 0 serves the store; everybody builds the world and the dp groups.
+  // Rendezvous: rank 0 serves the store; everybody builds the world and the plan's groups.
   RendezvousOptions rendezvous_options;
   rendezvous_options.master_addr = env.master_addr;
   rendezvous_options.master_port = env.master_port;
@@ -265,32 +335,22 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Rendezvous> rendezvous,
                          Rendezvous::Connect(rendezvous_options));
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> world, rendezvous->CreateWorld(backend));
-  std::shared_ptr<Communicator> dp;
-  std::vector<std::vector<int>> dp_lists = GroupLists(plan, "dp");
-  if (dp_lists.size() == 1 && static_cast<int>(dp_lists[0].size()) == env.world_size) {
-    dp = world;  // pure data parallelism: the world group is the dp group
-  } else if (!dp_lists.empty()) {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<Communicator>> groups,
-                           rendezvous->CreateGroups(dp_lists, backend));
-    for (auto& g : groups) {
-      if (g != nullptr) dp = g;
-    }
-  }
-  const int dp_size = dp != nullptr ? dp->Size() : 1;
-  const int dp_rank = dp != nullptr ? dp->Rank() : 0;
+  ACCEL_ASSIGN_OR_RETURN(ProcessGroups groups,
+                         ProcessGroups::Create(plan, env.rank, *rendezvous, world, backend));
+  const int dp_size = groups.SizeOf("dp");
+  const int dp_rank = groups.RankIn("dp");
   if (dp_size != plan.batch().data_parallel_size()) {
     return absl::InvalidArgumentError(absl::StrCat("the plan's dp groups have ", dp_size,
                                                    " ranks but batch.data_parallel_size is ",
                                                    plan.batch().data_parallel_size()));
   }
-  std::shared_ptr<Communicator> trainer_dp = dp_size > 1 ? dp : nullptr;
 
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model, BuildCausalLm(model_config, seed));
-  model->to(device);
+  model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   ACCEL_ASSIGN_OR_RETURN(std::vector<uint32_t> tokens,
-                         LoadTokens(plan.data(), model_config.vocab_size));
+                         LoadTokens(plan.data(), plan.model().vocab_size()));
   const size_t token_count = tokens.size();
   WindowDatasetOptions data_options;
   data_options.seq_len = plan.batch().seq_len();
@@ -301,7 +361,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<WindowDataset> dataset,
                          WindowDataset::Create(std::move(tokens), data_options, plan.data().path()));
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                         Trainer::Create(model, CausalLmLoss(), trainer_options, trainer_dp));
+                         CreateTrainer(plan, model, trainer_options, groups, env.rank));
 
   Log(absl::StrFormat(
       "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "
@@ -314,6 +374,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Resume.
   const std::string checkpoint_root = CheckpointRoot(plan, env);
   CheckpointStore store(checkpoint_root, static_cast<int>(std::max<int64_t>(1, plan.checkpoint().keep())));
+  // Leftovers of a crashed attempt must not mix into this run's checkpoints.
+  if (leader) ACCEL_RETURN_IF_ERROR(store.RemoveStaleTemporaries());
   bool resumed = false;
   if (plan.checkpoint().resume() == "auto") {
     std::vector<std::string> skipped;
@@ -339,12 +401,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   }
 
   auto save_checkpoint = [&]() -> absl::Status {
-    if (!leader) return absl::OkStatus();
-    ACCEL_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files,
-                           trainer->SaveState(dataset->Position()));
-    ACCEL_ASSIGN_OR_RETURN(std::string dir, store.Write(trainer->step(), files));
-    Log(absl::StrCat("checkpoint: ", dir));
-    return absl::OkStatus();
+    return SaveCheckpoint(plan, env, *trainer, *dataset, groups, *world, store);
   };
 
   const int64_t total_steps = plan.batch().steps();
@@ -432,6 +489,11 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   }
   if (leader) metrics.close();
   ACCEL_RETURN_IF_ERROR(world->Barrier());
+  if (!stopped && plan.training().sample_tokens() > 0) {
+    // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks.
+    ACCEL_RETURN_IF_ERROR(trainer->sync().GatherAll());
+    model->set_unit_hooks(nullptr);
+  }
   if (leader && !stopped && plan.training().sample_tokens() > 0) {
     Log("sample:\n" + SampleText(*model, plan.training().sample_tokens(), seed, device));
   }

@@ -1,5 +1,6 @@
 #include "ir/plan_verifier.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -155,9 +156,19 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
   if (sharding.units_size() == 0) return;
   std::map<std::string, std::pair<int32_t, int64_t>> params;  // name -> (stage, local count)
   int64_t total = 0;
+  const int64_t degree = std::max<int64_t>(1, sharding.degree());
   for (const ShardUnit& unit : sharding.units()) {
     int64_t local = 0;
+    int64_t shard = 0;
     for (const Parameter& p : unit.parameters()) {
+      if (p.shard_count() != (p.local_count() + degree - 1) / degree) {
+        out.push_back("parameter " + p.name() + " shard_count " + S(p.shard_count()) +
+                      " != ceil(" + S(p.local_count()) + " / " + S(degree) + ")");
+      }
+      if (p.persistent() && sharding.stage() != 3) {
+        out.push_back("parameter " + p.name() + " is persistent outside sharding stage 3");
+      }
+      shard += p.shard_count();
       if (!params.emplace(p.name(), std::make_pair(unit.stage(), p.local_count())).second) {
         out.push_back("parameter " + p.name() + " is in more than one shard unit");
       }
@@ -165,6 +176,10 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
       local += p.local_count();
     }
     if (local != unit.local_count()) out.push_back("unit " + unit.name() + " count mismatch");
+    if (shard != unit.shard_count()) {
+      out.push_back("unit " + unit.name() + " shard_count " + S(unit.shard_count()) +
+                    " != sum of its parameters " + S(shard));
+    }
   }
   if (total != plan.model().parameters().total_count()) {
     out.push_back("shard units hold " + S(total) + " parameters, model has " +

@@ -13,7 +13,7 @@ namespace accel::ir {
 // consistent with the mesh strides and topology; every rank is in exactly one group of every
 // process-group set, and each group varies exactly the set's axes; pipeline stages cover all
 // layers in order without gaps or overlaps; shard units and buckets cover every parameter
-// exactly once; every stage's schedule runs each microbatch's forward before its backward, and
+// exactly once with per-parameter shard counts ceil(local / degree); every stage's schedule runs each microbatch's forward before its backward, and
 // the schedules are deadlock-free (simulated: every send meets its matching receive).
 // Returns one human-readable violation per line; empty means the plan is well-formed.
 // A violation is a bug in the planner, never a user error.

@@ -1,11 +1,13 @@
 #include "executor/launcher/plan_support.h"
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "common/diag_codes.h"
+#include "ir/plan_access.h"
 
 namespace accel::exec {
 
@@ -20,58 +22,68 @@ void ReportAt(const spec::JobSpec& spec, const std::string& field, const char* c
   sink.Error(code, file, location, field, message);
 }
 
-int64_t AxisSize(const ir::Plan& plan, const std::string& name) {
-  for (const ir::MeshAxis& axis : plan.mesh().axes()) {
-    if (axis.name() == name) return axis.size();
-  }
-  return 1;
+void Unsupported(const std::string& field, const std::string& value, const std::string& supported,
+                 std::vector<SupportIssue>& out) {
+  out.push_back({field, absl::StrCat(field, " ", value,
+                                     " is not supported by the executor yet (supported: ",
+                                     supported, ")")});
 }
 
-void Unsupported(const spec::JobSpec& spec, const std::string& field, const std::string& value,
-                 const std::string& supported, DiagnosticSink& sink) {
-  ReportAt(spec, field, codes::kExecutorUnsupported,
-           absl::StrCat(field, " ", value, " is not supported by the executor yet (supported: ",
-                        supported, ")"),
-           sink);
+// "" (a hand-built plan) counts as the default.
+bool OneOf(const std::string& value, std::initializer_list<const char*> allowed) {
+  if (value.empty()) return true;
+  for (const char* a : allowed) {
+    if (value == a) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
-                          const ExecutorCapabilities& capabilities, DiagnosticSink& sink) {
-  if (plan.sharding().stage() > 0) {
-    Unsupported(spec, "sharding.stage", absl::StrCat(plan.sharding().stage()), "0", sink);
-  }
-  // Mesh order (pp, dp_replicate, dp_shard, cp, tp) is the plan's; report in spec order.
+std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
+                                                const ExecutorCapabilities& capabilities) {
+  std::vector<SupportIssue> out;
   const struct {
-    const char* axis;
+    ir::Axis axis;
     const char* field;
-  } kAxes[] = {{"tp", "parallel.tensor"}, {"pp", "parallel.pipeline"}, {"cp", "parallel.context"}};
+  } kAxes[] = {{ir::Axis::kTp, "parallel.tensor"},
+               {ir::Axis::kPp, "parallel.pipeline"},
+               {ir::Axis::kCp, "parallel.context"}};
   for (const auto& a : kAxes) {
-    int64_t size = AxisSize(plan, a.axis);
-    if (size > 1) Unsupported(spec, a.field, absl::StrCat(size), "1", sink);
+    const int64_t size = ir::AxisSize(plan, a.axis);
+    if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);
   }
   if (plan.topology().device_type() == "cuda" && !capabilities.cuda) {
-    ReportAt(spec, "cluster.device", codes::kExecutorUnsupported,
-             "cluster.device cuda is not supported by this build of the executor (LibTorch "
-             "without CUDA; supported: cpu)",
-             sink);
+    out.push_back({"cluster.device",
+                   "cluster.device cuda is not supported by this build of the executor (LibTorch "
+                   "without CUDA; supported: cpu)"});
   }
-  if (!plan.precision().param_dtype().empty() && plan.precision().param_dtype() != "fp32") {
-    Unsupported(spec, "precision.params", plan.precision().param_dtype(), "fp32", sink);
+  const ir::Precision& precision = plan.precision();
+  if (!OneOf(precision.param_dtype(), {"fp32", "bf16"})) {
+    Unsupported("precision.params", precision.param_dtype(), "fp32, bf16", out);
   }
-  if (!plan.precision().compute_dtype().empty() && plan.precision().compute_dtype() != "fp32" &&
-      plan.precision().compute_dtype() != "bf16") {
-    Unsupported(spec, "precision.compute", plan.precision().compute_dtype(), "fp32, bf16", sink);
+  if (!OneOf(precision.compute_dtype(), {"fp32", "bf16"})) {
+    Unsupported("precision.compute", precision.compute_dtype(), "fp32, bf16", out);
   }
-  if (!plan.precision().reduce_dtype().empty() && plan.precision().reduce_dtype() != "fp32") {
-    Unsupported(spec, "precision.reduce", plan.precision().reduce_dtype(), "fp32", sink);
+  if (!OneOf(precision.reduce_dtype(), {"fp32", "bf16"})) {
+    Unsupported("precision.reduce", precision.reduce_dtype(), "fp32, bf16", out);
   }
-  if (!plan.precision().loss_scaling().empty() && plan.precision().loss_scaling() != "none") {
-    Unsupported(spec, "precision.loss_scaling", plan.precision().loss_scaling(), "none", sink);
+  if (!OneOf(precision.loss_scaling(), {"none"})) {
+    Unsupported("precision.loss_scaling", precision.loss_scaling(), "none", out);
   }
-  if (!plan.training().recompute().empty() && plan.training().recompute() != "none") {
-    Unsupported(spec, "training.recompute", plan.training().recompute(), "none", sink);
+  if (!OneOf(plan.training().recompute(), {"none"})) {
+    Unsupported("training.recompute", plan.training().recompute(), "none", out);
+  }
+  if (!OneOf(plan.sharding().offload(), {"none"})) {
+    Unsupported("sharding.offload", plan.sharding().offload(), "none", out);
+  }
+  return out;
+}
+
+void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
+                          const ExecutorCapabilities& capabilities, DiagnosticSink& sink) {
+  for (const SupportIssue& issue : ExecutorSupportIssues(plan, capabilities)) {
+    ReportAt(spec, issue.field, codes::kExecutorUnsupported, issue.message, sink);
   }
 }
 

@@ -4,6 +4,9 @@
 #ifndef ACCEL_EXECUTOR_LAUNCHER_PLAN_SUPPORT_H_
 #define ACCEL_EXECUTOR_LAUNCHER_PLAN_SUPPORT_H_
 
+#include <string>
+#include <vector>
+
 #include "common/diagnostics.h"
 #include "ir/plan.pb.h"
 #include "spec/job_spec.h"
@@ -16,13 +19,27 @@ struct ExecutorCapabilities {
   bool cuda = false;
 };
 
-// Adds one error (code E0601, common/diag_codes.h kExecutorUnsupported) per plan feature the
-// executor cannot run, located at the spec value that asked for it (spec.Locate), e.g.
-//   job.yaml:30:11: error[E0601]: sharding.stage 3 is not supported by the executor yet (supported: 0)
-// Checked: sharding.stage > 0, parallel.tensor (tp) > 1, parallel.pipeline (pp) > 1,
-// parallel.context (cp) > 1 (degrees read from the plan's mesh, so `auto` values are caught as
-// resolved), cluster.device cuda without capabilities.cuda, precision.params other than fp32,
-// precision.loss_scaling other than none, training.recompute other than none.
+// One plan feature the executor cannot run: the spec field that asked for it (dotted path) and
+// the message, e.g. {"parallel.tensor", "parallel.tensor 2 is not supported by the executor yet
+// (supported: 1)"}.
+struct SupportIssue {
+  std::string field;
+  std::string message;
+};
+
+// Every plan feature this executor cannot run, in spec order; empty when it can run the plan.
+// Reads only the plan (the workers call it on the plan they loaded). Checked: parallel.tensor
+// (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
+// values are caught), cluster.device cuda without capabilities.cuda, precision.params fp16,
+// precision.compute other than fp32/bf16, precision.reduce other than fp32/bf16,
+// precision.loss_scaling other than none, training.recompute other than none,
+// sharding.offload other than none.
+std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
+                                                const ExecutorCapabilities& capabilities);
+
+// Adds one error (code E0601, common/diag_codes.h kExecutorUnsupported) per ExecutorSupportIssues
+// entry, located at the spec value of its field (spec.Locate), e.g.
+//   job.yaml:30:11: error[E0601]: parallel.tensor 2 is not supported by the executor yet (supported: 1)
 void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
                           const ExecutorCapabilities& capabilities, DiagnosticSink& sink);
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "executor/models/model_config.h"
+#include "executor/models/unit_hooks.h"
 
 namespace accel::exec {
 
@@ -28,8 +29,22 @@ class CausalLm : public torch::nn::Module {
   // The dimensions this model was built with.
   const ModelConfig& config() const { return config_; }
 
+  // Hooks called around every shard unit's forward (see UnitHooks); nullptr (the default): none.
+  // Not owned; must outlive every later Forward.
+  void set_unit_hooks(UnitHooks* hooks) { hooks_ = hooks; }
+
  protected:
+  // Unit numbering of UnitHooks: the head is unit num_layers + 1.
+  int HeadUnit() const { return static_cast<int>(config_.num_layers) + 1; }
+  void EnterUnit(int unit) {
+    if (hooks_ != nullptr) hooks_->BeforeForward(unit);
+  }
+  torch::Tensor ExitUnit(int unit, const torch::Tensor& output) {
+    return hooks_ != nullptr ? hooks_->AfterForward(unit, output) : output;
+  }
+
   ModelConfig config_;
+  UnitHooks* hooks_ = nullptr;
 };
 
 // Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)

@@ -63,10 +63,16 @@ torch::Tensor Gpt2Model::Forward(const torch::Tensor& tokens) {
   TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
               config_.max_seq_len);
   torch::Tensor positions = torch::arange(t, tokens.options().dtype(torch::kLong));
-  torch::Tensor x = wte_->forward(tokens) + wpe_->forward(positions).unsqueeze(0);
-  for (const auto& block : blocks_) x = block->Forward(x);
+  EnterUnit(0);
+  torch::Tensor x = ExitUnit(0, wte_->forward(tokens) + wpe_->forward(positions).unsqueeze(0));
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    EnterUnit(static_cast<int>(i) + 1);
+    x = ExitUnit(static_cast<int>(i) + 1, blocks_[i]->Forward(x));
+  }
+  EnterUnit(HeadUnit());
   x = ln_f_->forward(x);
-  return torch::matmul(x, wte_->weight.t());
+  // The head is tied to wte, which the embeddings unit holds.
+  return ExitUnit(HeadUnit(), torch::matmul(x, wte_->weight.t()));
 }
 
 }  // namespace accel::exec

@@ -34,9 +34,12 @@ LlamaBlock::LlamaBlock(const ModelConfig& config)
   const int64_t h = config.hidden_size;
   const int64_t kv = num_kv_heads_ * head_dim_;
   auto attn = register_module("self_attn", std::make_shared<torch::nn::Module>());
-  q_proj_ = attn->register_module("q_proj", NoBias(h, h));
-  k_proj_ = attn->register_module("k_proj", NoBias(h, kv));
-  v_proj_ = attn->register_module("v_proj", NoBias(h, kv));
+  auto qkv = [&](int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(h, out).bias(config.qkv_bias));
+  };
+  q_proj_ = attn->register_module("q_proj", qkv(h));
+  k_proj_ = attn->register_module("k_proj", qkv(kv));
+  v_proj_ = attn->register_module("v_proj", qkv(kv));
   o_proj_ = attn->register_module("o_proj", NoBias(h, h));
   auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
   gate_proj_ = mlp->register_module("gate_proj", NoBias(h, config.ffn_size));
@@ -96,17 +99,23 @@ torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
   const int64_t t = tokens.size(1);
   TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
               config_.max_seq_len);
-  torch::Tensor x = embed_tokens_->forward(tokens);
+  EnterUnit(0);
+  torch::Tensor x = ExitUnit(0, embed_tokens_->forward(tokens));
   // Rotary tables in fp32 as Hugging Face computes them, then cast to the activation dtype.
   torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(tokens.device()));
   torch::Tensor freqs = torch::outer(positions, inv_freq_.to(tokens.device()));
   torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   torch::Tensor cos = emb.cos().to(x.scalar_type());
   torch::Tensor sin = emb.sin().to(x.scalar_type());
-  for (const auto& layer : layers_) x = layer->Forward(x, cos, sin);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    EnterUnit(static_cast<int>(i) + 1);
+    x = ExitUnit(static_cast<int>(i) + 1, layers_[i]->Forward(x, cos, sin));
+  }
+  EnterUnit(HeadUnit());
   x = norm_->Forward(x);
-  if (lm_head_) return lm_head_->forward(x);
-  return torch::matmul(x, embed_tokens_->weight.t());
+  // A tied head reads embed_tokens, which the embeddings unit holds.
+  torch::Tensor logits = lm_head_ ? lm_head_->forward(x) : torch::matmul(x, embed_tokens_->weight.t());
+  return ExitUnit(HeadUnit(), logits);
 }
 
 }  // namespace accel::exec

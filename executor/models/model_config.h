@@ -38,6 +38,8 @@ struct ModelConfig {
   int64_t max_seq_len = 256;
   // Whether the output head reuses the token embedding (always true for GPT-2).
   bool tie_embeddings = true;
+  // Llama family: q/k/v projections carry a bias (Qwen2's attention_bias).
+  bool qkv_bias = false;
   // Epsilon of LayerNorm (GPT-2, 1e-5) or RMSNorm (Llama, 1e-5/1e-6).
   double norm_eps = 1e-5;
   // RoPE base theta (Llama; Su et al. 2021), ignored by GPT-2.

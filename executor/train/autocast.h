@@ -4,6 +4,7 @@
 #define ACCEL_EXECUTOR_TRAIN_AUTOCAST_H_
 
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 
 namespace accel::exec {
 
@@ -25,6 +26,34 @@ class AutocastScope {
   c10::DeviceType device_type_;
   bool active_ = false;
   bool previous_enabled_ = false;
+};
+
+// The calling thread's autocast settings (autocast state is thread-local): per device type whether
+// it is on and to which dtype it casts, and whether casted weights are cached. The fields that
+// PyTorch's torch/utils/checkpoint.py saves in forward and re-enters for recomputation.
+struct AutocastState {
+  bool cpu_enabled = false;
+  c10::ScalarType cpu_dtype = c10::ScalarType::BFloat16;
+  bool cuda_enabled = false;
+  c10::ScalarType cuda_dtype = c10::ScalarType::Half;
+  bool cache_enabled = true;
+};
+
+// Reads the calling thread's autocast state.
+AutocastState CurrentAutocastState();
+
+// While alive, the calling thread runs under `state` (all fields); restores the previous state on
+// destruction. Counts as an autocast region like torch.autocast: the weight cache is cleared when
+// the outermost region ends.
+class AutocastStateScope {
+ public:
+  explicit AutocastStateScope(const AutocastState& state);
+  ~AutocastStateScope();
+  AutocastStateScope(const AutocastStateScope&) = delete;
+  AutocastStateScope& operator=(const AutocastStateScope&) = delete;
+
+ private:
+  AutocastState previous_;
 };
 
 }  // namespace accel::exec

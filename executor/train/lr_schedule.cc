@@ -22,10 +22,11 @@ double LearningRateAt(const LrSchedule& s, int64_t step) {
   if (step < s.warmup_steps) {
     return s.peak_lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
   }
-  if (!s.cosine) return s.peak_lr;
+  if (!s.cosine && !s.linear) return s.peak_lr;
   const double span = static_cast<double>(std::max<int64_t>(1, s.total_steps - s.warmup_steps));
   const double p = std::clamp(static_cast<double>(step - s.warmup_steps) / span, 0.0, 1.0);
   const double floor = s.peak_lr * s.min_lr_ratio;
+  if (!s.cosine) return s.peak_lr - (s.peak_lr - floor) * p;
   return floor + (s.peak_lr - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * p));
 }
 

@@ -20,8 +20,10 @@ struct LrSchedule {
   int64_t total_steps = 1;
   // Floor as a fraction of peak_lr, in [0, 1].
   double min_lr_ratio = 0.1;
-  // Whether to decay after warmup.
+  // Whether to decay after warmup along a cosine.
   bool cosine = true;
+  // With cosine false: decay linearly to the floor (Megatron-LM's "linear" decay style).
+  bool linear = false;
 };
 
 // Checks the ranges documented on LrSchedule. Errors: InvalidArgument naming the field.
@@ -29,7 +31,8 @@ absl::Status ValidateLrSchedule(const LrSchedule& schedule);
 
 // Learning rate of update step (0-based). After warmup, with
 // p = clamp((step - warmup) / max(1, total - warmup), 0, 1):
-//   lr = min + (peak - min) * (1 + cos(pi * p)) / 2, min = peak * min_lr_ratio.
+//   cosine: lr = min + (peak - min) * (1 + cos(pi * p)) / 2, min = peak * min_lr_ratio;
+//   linear: lr = peak - (peak - min) * p; neither: lr = peak.
 double LearningRateAt(const LrSchedule& schedule, int64_t step);
 
 }  // namespace accel::exec

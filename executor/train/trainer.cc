@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/checkpoint/safetensors.h"
+#include "executor/checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/torch_tensors.h"
 
 namespace accel::exec {
@@ -39,53 +40,82 @@ LossFn CausalLmLoss() {
 }
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::nn::Module> module, LossFn loss,
-                                                         const TrainerOptions& options,
-                                                         std::shared_ptr<Communicator> dp) {
+                                                         const TrainerOptions& options, ShardLayout layout,
+                                                         DataParallelGroups groups, GradSyncOptions sync_options) {
   if (module == nullptr || !loss) return absl::InvalidArgumentError("trainer needs a module and a loss");
   if (absl::Status s = ValidateLrSchedule(options.schedule); !s.ok()) return s;
   if (!(options.grad_clip_norm >= 0)) return absl::InvalidArgumentError("grad_clip_norm must be >= 0");
   if (options.weight_decay < 0) return absl::InvalidArgumentError("weight_decay must be >= 0");
-  std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, std::move(dp)));
+  std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, groups.dp));
   for (const torch::Tensor& p : t->module_->parameters()) {
-    if (p.requires_grad()) t->params_.push_back(p);
+    if (!p.requires_grad()) return absl::InvalidArgumentError("every parameter must require grad");
+    t->params_.push_back(p);
+    // Decided now: stage 3 frees the parameters, and the flat shards the optimizer sees have rank 1.
+    t->decays_.push_back(p.dim() >= 2);
+    t->shapes_.emplace_back(p.sizes().begin(), p.sizes().end());
+    t->param_dtypes_.push_back(p.scalar_type());
   }
   if (t->params_.empty()) return absl::InvalidArgumentError("module has no trainable parameters");
+  absl::StatusOr<std::unique_ptr<GradSync>> sync =
+      MakeGradSync(t->params_, std::move(layout), std::move(groups), sync_options);
+  if (!sync.ok()) return sync.status();
+  t->sync_ = *std::move(sync);
+  if (auto lm = std::dynamic_pointer_cast<CausalLm>(t->module_)) lm->set_unit_hooks(t->sync_->unit_hooks());
+  if (absl::Status s = t->CreateOptimizer(); !s.ok()) return s;
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::nn::Module> module, LossFn loss,
+                                                         const TrainerOptions& options,
+                                                         std::shared_ptr<Communicator> dp) {
+  if (module == nullptr) return absl::InvalidArgumentError("trainer needs a module and a loss");
+  if (options.bucket_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("bucket size must be >= 1 byte, got ", options.bucket_bytes));
+  }
+  std::vector<std::pair<std::string, int64_t>> names;
+  for (const auto& item : module->named_parameters()) names.emplace_back(item.key(), item.value().numel());
+  DataParallelGroups groups;
+  groups.dp = std::move(dp);
+  return Create(std::move(module), std::move(loss), options,
+                ShardLayout::Replicated(names, std::max<int64_t>(1, options.bucket_bytes / 4)), std::move(groups));
+}
+
+// The optimizer updates the GradSync's tensors (whole parameters, master copies or owned ranges);
+// weight decay follows the module parameter's rank, not the (flat) tensor's.
+absl::Status Trainer::CreateOptimizer() {
+  const std::vector<torch::Tensor>& targets = sync_->OptimizerParams();
   try {
-    const double lr = LearningRateAt(options.schedule, 0);
-    if (options.optimizer == OptimizerKind::kSgd) {
-      t->optimizer_ = std::make_unique<torch::optim::SGD>(t->params_, torch::optim::SGDOptions(lr));
-    } else {
-      std::vector<torch::Tensor> decay;
-      std::vector<torch::Tensor> no_decay;
-      for (const torch::Tensor& p : t->params_) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-      auto make = [&](double wd) {
-        return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(lr)
-                                                                .betas({options.beta1, options.beta2})
-                                                                .eps(options.adam_eps)
-                                                                .weight_decay(wd));
-      };
-      std::vector<torch::optim::OptimizerParamGroup> groups;
-      if (!decay.empty()) groups.emplace_back(decay, make(options.weight_decay));
-      if (!no_decay.empty()) groups.emplace_back(no_decay, make(0.0));
-      t->optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups), *make(options.weight_decay));
+    const double lr = LearningRateAt(options_.schedule, 0);
+    if (options_.optimizer == OptimizerKind::kSgd) {
+      optimizer_ = std::make_unique<torch::optim::SGD>(targets, torch::optim::SGDOptions(lr).momentum(options_.momentum));
+      return absl::OkStatus();
     }
+    std::vector<torch::Tensor> decay;
+    std::vector<torch::Tensor> no_decay;
+    for (size_t i = 0; i < targets.size(); ++i) (decays_[i] ? decay : no_decay).push_back(targets[i]);
+    auto make = [&](double wd) {
+      return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(lr)
+                                                              .betas({options_.beta1, options_.beta2})
+                                                              .eps(options_.adam_eps)
+                                                              .weight_decay(wd));
+    };
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    if (!decay.empty()) groups.emplace_back(decay, make(options_.weight_decay));
+    if (!no_decay.empty()) groups.emplace_back(no_decay, make(0.0));
+    optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups), *make(options_.weight_decay));
   } catch (const std::exception& e) {
     return FromException("creating the optimizer failed", e);
   }
-  if (t->dp_ != nullptr && t->dp_->Size() > 1) {
-    absl::StatusOr<std::unique_ptr<GradBucketer>> bucketer =
-        GradBucketer::Create(t->params_, t->dp_, options.bucket_bytes);
-    if (!bucketer.ok()) return bucketer.status();
-    t->bucketer_ = *std::move(bucketer);
-  }
-  return t;
+  return absl::OkStatus();
 }
 
 Trainer::Trainer(std::shared_ptr<torch::nn::Module> module, LossFn loss, const TrainerOptions& options,
                  std::shared_ptr<Communicator> dp)
     : module_(std::move(module)), loss_(std::move(loss)), options_(options), dp_(std::move(dp)) {}
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  if (auto lm = std::dynamic_pointer_cast<CausalLm>(module_)) lm->set_unit_hooks(nullptr);
+}
 
 absl::StatusOr<StepResult> Trainer::Step(const std::vector<torch::Tensor>& micro_batches) {
   if (micro_batches.empty()) return absl::InvalidArgumentError("a step needs at least one micro-batch");
@@ -98,13 +128,11 @@ absl::StatusOr<StepResult> Trainer::Step(const std::vector<torch::Tensor>& micro
 
 absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {
   module_->train();
-  optimizer_->zero_grad();
-  const torch::Device device = params_.front().device();
+  const torch::Device device = micro_batches.front().device();
   const auto accumulation = static_cast<int64_t>(micro_batches.size());
   double loss_sum = 0;
   for (int64_t i = 0; i < accumulation; ++i) {
-    const bool last = i + 1 == accumulation;
-    if (bucketer_) bucketer_->BeginBackward(/*sync=*/last);
+    sync_->BeginMicroStep(/*last=*/i + 1 == accumulation);
     torch::Tensor loss;
     {
       AutocastScope autocast(device.type(), options_.precision);
@@ -112,48 +140,51 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
     }
     (loss / static_cast<double>(accumulation)).backward();
     loss_sum += loss.item<double>();
+    if (absl::Status s = sync_->EndMicroStep(); !s.ok()) return s;
   }
   StepResult result;
   result.step = step_;
-  if (bucketer_) {
-    if (absl::Status s = bucketer_->FinishBackward(); !s.ok()) return s;
-    result.sync = bucketer_->stats();
-  }
+  result.sync = sync_->stats();
   result.loss = loss_sum / static_cast<double>(accumulation);
   if (dp_ != nullptr && dp_->Size() > 1) {
     torch::Tensor l = torch::full({1}, result.loss, torch::TensorOptions().dtype(torch::kDouble).device(device));
     if (absl::Status s = dp_->AllReduce(l, ReduceOp::kAvg); !s.ok()) return s;
     result.loss = l.item<double>();
   }
-
-  // Global norm in fp64 so the value (and the clipping decision) does not depend on summation order.
-  {
-    torch::NoGradGuard no_grad;
-    torch::Tensor sq = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    for (const torch::Tensor& p : params_) {
-      if (p.grad().defined()) sq += p.grad().to(torch::kDouble).pow(2).sum();
-    }
-    result.grad_norm = std::sqrt(sq.item<double>());
-    // Same coefficient as torch.nn.utils.clip_grad_norm_.
-    if (options_.grad_clip_norm > 0) {
-      const double coef = options_.grad_clip_norm / (result.grad_norm + 1e-6);
-      if (coef < 1.0) {
-        for (const torch::Tensor& p : params_) {
-          if (p.grad().defined()) p.grad().mul_(coef);
-        }
-      }
-    }
-  }
+  absl::StatusOr<double> norm = ClipGradients();
+  if (!norm.ok()) return norm.status();
+  result.grad_norm = *norm;
   result.lr = LearningRateAt(options_.schedule, step_);
   for (torch::optim::OptimizerParamGroup& group : optimizer_->param_groups()) group.options().set_lr(result.lr);
   optimizer_->step();
+  if (absl::Status s = sync_->AfterOptimizerStep(); !s.ok()) return s;
   ++step_;
   return result;
 }
 
+// Global L2 norm of the averaged gradient (fp64 sums, so the clipping decision does not depend on
+// summation order), then the same coefficient as torch.nn.utils.clip_grad_norm_.
+absl::StatusOr<double> Trainer::ClipGradients() {
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<double> squared = sync_->GradNormSquared();
+  if (!squared.ok()) return squared.status();
+  const double norm = std::sqrt(*squared);
+  if (options_.grad_clip_norm > 0) {
+    const double coef = options_.grad_clip_norm / (norm + 1e-6);
+    if (coef < 1.0) {
+      for (const torch::Tensor& t : sync_->OptimizerParams()) {
+        if (t.grad().defined()) t.grad().mul_(coef);
+      }
+    }
+  }
+  return norm;
+}
+
 absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const DataPosition& data_position) const {
   std::vector<CheckpointFile> files;
+  const bool sharded = ShardedCheckpoint();
   try {
+    if (!sharded) {
     SafetensorsFile model;
     model.metadata["format"] = "pt";
     for (const auto& item : module_->named_parameters()) {
@@ -170,6 +201,7 @@ absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const DataPositio
     std::ostringstream optimizer_bytes;
     archive.save_to(optimizer_bytes);
     files.push_back({kOptimizerFile, optimizer_bytes.str()});
+    }
 
     SafetensorsFile rng;
     at::Generator gen = at::detail::getDefaultCPUGenerator();
@@ -202,17 +234,24 @@ absl::StatusOr<DataPosition> Trainer::LoadState(const std::string& dir) {
     return absl::DataLossError(absl::StrCat(dir, ": ", kStateFile, " is malformed"));
   }
 
-  absl::StatusOr<std::string> model_bytes = CheckpointStore::ReadFile(dir, kModelFile);
-  if (!model_bytes.ok()) return model_bytes.status();
-  const std::string model_source = absl::StrCat(dir, "/", kModelFile);
-  absl::StatusOr<SafetensorsFile> model = ParseSafetensors(*model_bytes, model_source);
-  if (!model.ok()) return model.status();
-  std::vector<std::pair<std::string, at::Tensor>> targets;
-  for (const auto& item : module_->named_parameters()) targets.emplace_back(item.key(), item.value());
-  if (absl::Status s = LoadInto(*model, targets, model_source); !s.ok()) return s;
-
-  absl::StatusOr<std::string> optimizer_bytes = CheckpointStore::ReadFile(dir, kOptimizerFile);
-  if (!optimizer_bytes.ok()) return optimizer_bytes.status();
+  const bool sharded = ShardedCheckpoint();
+  absl::StatusOr<std::string> optimizer_bytes;
+  if (sharded) {
+    absl::StatusOr<ShardedTensorReader> reader = ShardedTensorReader::Open(dir);
+    if (!reader.ok()) return reader.status();
+    if (absl::Status s = LoadShard(*reader, state["step"].get<int64_t>()); !s.ok()) return s;
+  } else {
+    absl::StatusOr<std::string> model_bytes = CheckpointStore::ReadFile(dir, kModelFile);
+    if (!model_bytes.ok()) return model_bytes.status();
+    const std::string model_source = absl::StrCat(dir, "/", kModelFile);
+    absl::StatusOr<SafetensorsFile> model = ParseSafetensors(*model_bytes, model_source);
+    if (!model.ok()) return model.status();
+    std::vector<std::pair<std::string, at::Tensor>> targets;
+    for (const auto& item : module_->named_parameters()) targets.emplace_back(item.key(), item.value());
+    if (absl::Status s = LoadInto(*model, targets, model_source); !s.ok()) return s;
+    optimizer_bytes = CheckpointStore::ReadFile(dir, kOptimizerFile);
+    if (!optimizer_bytes.ok()) return optimizer_bytes.status();
+  }
   absl::StatusOr<std::string> rng_bytes = CheckpointStore::ReadFile(dir, kRngFile);
   if (!rng_bytes.ok()) return rng_bytes.status();
   absl::StatusOr<SafetensorsFile> rng = ParseSafetensors(*rng_bytes, absl::StrCat(dir, "/", kRngFile));
@@ -221,10 +260,12 @@ absl::StatusOr<DataPosition> Trainer::LoadState(const std::string& dir) {
     return absl::DataLossError(absl::StrCat(dir, ": ", kRngFile, " lacks the cpu generator state"));
   }
   try {
-    std::istringstream in(*optimizer_bytes);
-    torch::serialize::InputArchive archive;
-    archive.load_from(in, params_.front().device());
-    optimizer_->load(archive);
+    if (!sharded) {
+      std::istringstream in(*optimizer_bytes);
+      torch::serialize::InputArchive archive;
+      archive.load_from(in, params_.front().device());
+      optimizer_->load(archive);
+    }
     absl::StatusOr<at::Tensor> rng_state = SafetensorsToTensor(rng->tensors[0]);
     if (!rng_state.ok()) return rng_state.status();
     at::Generator gen = at::detail::getDefaultCPUGenerator();

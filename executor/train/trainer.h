@@ -7,6 +7,7 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,10 +21,13 @@
 #include "executor/data/window_dataset.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/autocast.h"
-#include "executor/train/grad_bucketer.h"
+#include "executor/train/grad_sync.h"
+#include "executor/train/shard_layout.h"
 #include "executor/train/lr_schedule.h"
 
 namespace accel::exec {
+
+class ShardedTensorReader;
 
 // Mean loss of one micro-batch as a scalar tensor (autograd-connected to the module's parameters).
 using LossFn = std::function<torch::Tensor(torch::nn::Module& module, const torch::Tensor& batch)>;
@@ -35,7 +39,7 @@ LossFn CausalLmLoss();
 
 // Optimizer family. kAdamW: decoupled weight decay (Loshchilov & Hutter 2019), torch::optim::AdamW;
 // weight decay applies to parameters with >= 2 dims (matrices and embeddings), not to biases and
-// norm weights (nanoGPT's grouping). kSgd: plain SGD without momentum (tests, Accelerate's example).
+// norm weights (nanoGPT's grouping). kSgd: torch::optim::SGD with TrainerOptions::momentum (0: plain SGD).
 enum class OptimizerKind { kAdamW, kSgd };
 
 // Hyperparameters of a Trainer.
@@ -47,9 +51,12 @@ struct TrainerOptions {
   double beta2 = 0.95;
   double adam_eps = 1e-8;
   double weight_decay = 0.0;
+  // SGD momentum (PyTorch's formulation: buf = momentum * buf + grad; p -= lr * buf).
+  double momentum = 0.0;
   // Clip gradients to this global L2 norm (Pascanu et al. 2013); 0 disables clipping.
   double grad_clip_norm = 0.0;
-  // Data-parallel all-reduce bucket capacity in bytes (PyTorch DDP's default is 25 MiB).
+  // Bucket capacity in bytes for Create without a layout (PyTorch DDP's default is 25 MiB); a
+  // plan's layout brings its own buckets.
   int64_t bucket_bytes = 25 * 1024 * 1024;
   // Forward compute precision (parameters stay fp32).
   ComputePrecision precision = ComputePrecision::kFp32;
@@ -73,8 +80,17 @@ struct StepResult {
 // module and calls Step with its own micro-batches in lockstep.
 class Trainer {
  public:
-  // module: parameters on their final device; loss: see LossFn; dp: the data-parallel group or
-  // nullptr for a single replica. Errors: InvalidArgument for bad options.
+  // module: parameters on their final device and dtype; loss: see LossFn; layout: the plan's
+  // sharding for this rank (ShardLayout::FromPlan) over module->named_parameters(); groups: the
+  // data-parallel communicators (GradSync). A CausalLm gets the stage's unit hooks.
+  // Errors: InvalidArgument for bad options or a layout that does not match the module.
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(std::shared_ptr<torch::nn::Module> module, LossFn loss,
+                                                         const TrainerOptions& options, ShardLayout layout,
+                                                         DataParallelGroups groups,
+                                                         GradSyncOptions sync_options = {});
+
+  // Plain data parallelism without a plan (tests, tools): stage 0, buckets of
+  // options.bucket_bytes filled in reverse parameter order; dp may be nullptr (one replica).
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(std::shared_ptr<torch::nn::Module> module, LossFn loss,
                                                          const TrainerOptions& options,
                                                          std::shared_ptr<Communicator> dp);
@@ -89,6 +105,10 @@ class Trainer {
   // Updates done so far (the index of the next update).
   int64_t step() const { return step_; }
 
+  // The gradient synchronization this trainer runs (its layout, stats and, for stage 3, the
+  // gathering of parameters before sampling).
+  GradSync& sync() { return *sync_; }
+
   // All state needed to continue training exactly, as checkpoint files:
   //   model.safetensors      parameters under their named_parameters() names (metadata format=pt);
   //   optimizer.pt           the optimizer's own serialization (moments and per-parameter step);
@@ -96,6 +116,22 @@ class Trainer {
   //   trainer_state.json     {"step", "data_epoch", "data_index"}.
   // Errors: Internal when serialization fails.
   absl::StatusOr<std::vector<CheckpointFile>> SaveState(const DataPosition& data_position) const;
+
+  // True when the model and optimizer state are saved as sharded ranges (SaveShard) rather than
+  // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, and 16-bit parameters
+  // (whose fp32 master weights the single-file format lacks).
+  bool ShardedCheckpoint() const {
+    return sync_->layout().stage >= 1 ||
+           std::any_of(param_dtypes_.begin(), param_dtypes_.end(), [](auto t) { return t != torch::kFloat; });
+  }
+
+  // This rank's shard file (executor/checkpoint/sharded_tensors.h) for a sharded checkpoint:
+  // for each parameter the owned flat range of its value (parameter dtype), of its fp32 master
+  // weights ("optimizer.master.NAME", 16-bit parameters), and of its optimizer state
+  // ("optimizer.exp_avg.NAME", "optimizer.exp_avg_sq.NAME" for AdamW, "optimizer.momentum.NAME"
+  // for SGD). Whole tensors (stage 0) contribute the range their dp_shard index owns, so the
+  // ranks of one replica together write every element once. Errors: Internal.
+  absl::StatusOr<std::string> SaveShard() const;
 
   // Restores the state SaveState wrote into checkpoint directory dir (files are checked against
   // the manifest) and returns the data position to Seek the dataset to. Errors: DataLoss for a
@@ -105,15 +141,23 @@ class Trainer {
  private:
   Trainer(std::shared_ptr<torch::nn::Module> module, LossFn loss, const TrainerOptions& options,
           std::shared_ptr<Communicator> dp);
+  absl::Status CreateOptimizer();
   absl::StatusOr<StepResult> StepImpl(const std::vector<torch::Tensor>& micro_batches);
+  absl::StatusOr<double> ClipGradients();
+  // Reads this layout's ranges of every parameter, master copy and optimizer state from a
+  // sharded checkpoint (any layout wrote it), then publishes the parameters.
+  absl::Status LoadShard(const ShardedTensorReader& reader, int64_t step);
 
   std::shared_ptr<torch::nn::Module> module_;
   LossFn loss_;
   TrainerOptions options_;
   std::shared_ptr<Communicator> dp_;
   std::vector<torch::Tensor> params_;
+  std::vector<bool> decays_;
+  std::vector<std::vector<int64_t>> shapes_;       // whole parameter shapes
+  std::vector<torch::ScalarType> param_dtypes_;  // per parameter: weight decay applies (matrices and embeddings)
+  std::unique_ptr<GradSync> sync_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::unique_ptr<GradBucketer> bucketer_;
   int64_t step_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // assign-stages: splits the transformer blocks across pipeline stages as evenly as possible
 // (the first L mod p stages take one extra block, keeping the last stage, which also holds the
 // head and the logits, the lightest), and counts each stage's parameters.
+#include "ir/plan_access.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
 
@@ -13,7 +14,7 @@ class AssignStagesPass : public Pass {
 
   void Run(PlanContext& context) override {
     ir::Plan& plan = context.plan();
-    const int64_t pp = plan.mesh().axes(0).size();
+    const int64_t pp = ir::AxisSize(plan, ir::Axis::kPp);
     const int64_t layers = plan.model().num_layers();
     const ir::ParameterCount& count = plan.model().parameters();
     const int64_t base = layers / pp, extra = layers % pp;

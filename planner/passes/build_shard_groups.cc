@@ -2,6 +2,7 @@
 // with their Hugging Face parameters, and the gradient buckets of each stage, filled in the
 // order gradients become ready in backward (last parameter first) and closed once they reach
 // the bucket size, as PyTorch DDP's reducer does.
+#include "ir/plan_access.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
@@ -15,8 +16,10 @@ class BuildShardGroupsPass : public Pass {
 
   void Run(PlanContext& context) override {
     ir::Plan& plan = context.plan();
-    const int64_t tp = plan.mesh().axes(4).size();
+    const int64_t tp = ir::AxisSize(plan, ir::Axis::kTp);
     const int64_t degree = std::max<int64_t>(1, plan.sharding().degree());
+    const bool stage3 = plan.sharding().stage() == 3;
+    const int64_t persistence = plan.sharding().param_persistence_threshold_elements();
     ModelParams params = BuildModelParams(plan.model(), tp);
     ir::Sharding* sharding = plan.mutable_sharding();
     sharding->clear_units();
@@ -28,6 +31,7 @@ class BuildShardGroupsPass : public Pass {
       unit->set_name(name);
       unit->set_stage(stage);
       int64_t local = 0;
+      int64_t shard = 0;
       for (const ParamInfo& p : list) {
         ir::Parameter* out = unit->add_parameters();
         out->set_name(p.name);
@@ -35,10 +39,13 @@ class BuildShardGroupsPass : public Pass {
         out->set_count(p.count);
         out->set_tp_dim(p.tp_dim);
         out->set_local_count(p.local_count);
+        out->set_shard_count((p.local_count + degree - 1) / degree);
+        out->set_persistent(stage3 && p.local_count <= persistence);
         local += p.local_count;
+        shard += out->shard_count();
       }
       unit->set_local_count(local);
-      unit->set_shard_count((local + degree - 1) / degree);
+      unit->set_shard_count(shard);
     };
 
     const auto& stages = plan.pipeline().stages();

@@ -219,14 +219,11 @@ TEST_CASE("SIGTERM to accel run stops the workers at a step boundary with a chec
 TEST_CASE("accel run refuses unsupported plans and missing data before launching", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 4, 0);
-  Launched run = Launch(RunArgs(dir, {"--set", "sharding.stage=2", "--set",
-                                      "parallel.data_shard=2", "--set",
-                                      "parallel.data_replicate=1"}),
-                        dir);
+  Launched run = Launch(RunArgs(dir, {"--set", "parallel.tensor=2"}), dir);
   CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
   CHECK(ReadAll(run.err_path) ==
-        "--set sharding.stage=2: error[E0601]: sharding.stage 2 is not supported by the executor "
-        "yet (supported: 0)\n");
+        "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 is not supported by the executor "
+        "yet (supported: 1)\n");
   CHECK_FALSE(fs::exists(dir.File("run")));
 
   fs::remove(dir.File("corpus.txt"));

@@ -1,0 +1,253 @@
+#include "executor/train/bucketed_sync.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace accel::exec {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Runs a callback after the gradient accumulator of a leaf wrote .grad (the hook PyTorch DDP's
+// reducer uses; it sees the accumulated gradient, unlike a tensor hook).
+class AfterAccumulateHook final : public torch::autograd::FunctionPostHook {
+ public:
+  explicit AfterAccumulateHook(std::function<void()> fn) : fn_(std::move(fn)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    fn_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> fn_;
+};
+
+}  // namespace
+
+// Shared with the hooks, which outlive this object on the module's parameters.
+struct BucketedGradSync::HookState {
+  std::mutex mu;
+  BucketedGradSync* owner = nullptr;
+};
+
+BucketedGradSync::BucketedGradSync(std::vector<at::Tensor> params, ShardLayout layout,
+                                   DataParallelGroups groups, GradSyncOptions options)
+    : params_(std::move(params)), layout_(std::move(layout)), groups_(std::move(groups)),
+      options_(options), hook_state_(std::make_shared<HookState>()) {}
+
+BucketedGradSync::~BucketedGradSync() {
+  {
+    std::lock_guard<std::mutex> lock(hook_state_->mu);
+    hook_state_->owner = nullptr;
+  }
+  for (BucketState& bucket : buckets_) {
+    if (bucket.work) bucket.work->Wait().IgnoreError();
+  }
+}
+
+absl::Status BucketedGradSync::Init() {
+  if (params_.size() != layout_.params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the module has ", params_.size(),
+                                                   " parameters but the layout ",
+                                                   layout_.params.size()));
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].numel() != layout_.params[i].numel) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", layout_.params[i].name, " has ",
+                                                     params_[i].numel(), " elements, layout ",
+                                                     layout_.params[i].numel));
+    }
+  }
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) opt_.push_back(MakeOptimizerTensor(static_cast<int>(i)));
+  buckets_.resize(layout_.buckets.size());
+  ready_.assign(params_.size(), false);
+  hook_state_->owner = this;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(params_[i]);
+    if (acc == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", layout_.params[i].name, " does not require grad"));
+    }
+    std::shared_ptr<HookState> state = hook_state_;
+    const int p = static_cast<int>(i);
+    acc->add_post_hook(std::make_unique<AfterAccumulateHook>([state, p] {
+      std::lock_guard<std::mutex> lock(state->mu);
+      if (state->owner != nullptr) state->owner->OnGradReady(p);
+    }));
+    accumulators_.push_back(std::move(acc));
+  }
+  return absl::OkStatus();
+}
+
+void BucketedGradSync::OnNewStep() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    params_[i].mutable_grad().reset();
+    if (IsMaster(static_cast<int>(i))) opt_[i].mutable_grad().reset();
+  }
+}
+
+void BucketedGradSync::BeginMicroStep(bool last) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (new_step_) {
+    new_step_ = false;
+    stats_ = GradSyncStats{};
+    OnNewStep();
+  }
+  armed_ = ReducesOn(last);
+  for (BucketState& bucket : buckets_) bucket = BucketState{};
+  ready_.assign(params_.size(), false);
+  next_launch_ = 0;
+  launch_error_ = absl::OkStatus();
+  backward_start_ = std::chrono::steady_clock::now();
+}
+
+void BucketedGradSync::MarkReady(int p, const at::Tensor& grad) {
+  const ParamSlot& slot = layout_.params[p];
+  BucketState& bucket = buckets_[slot.bucket];
+  if (!bucket.buffer.defined()) bucket.buffer = NewBucketBuffer(layout_.buckets[slot.bucket]);
+  if (grad.defined()) CopyIn(p, grad, bucket.buffer);
+  if (DropsGradAfterCopy()) params_[p].mutable_grad().reset();
+  ready_[p] = true;
+  ++bucket.ready;
+  OnGradCopied(p);
+}
+
+void BucketedGradSync::OnGradReady(int p) {
+  // The engine's thread holds no lock of ours here; mu_ orders hooks against EndMicroStep.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!armed_ || ready_[p]) return;
+  torch::NoGradGuard no_grad;
+  MarkReady(p, params_[p].grad());
+  const BucketLayout& bucket = layout_.buckets[layout_.params[p].bucket];
+  if (buckets_[bucket.index].ready == static_cast<int64_t>(bucket.params.size())) {
+    LaunchReady(/*from_hook=*/true);
+  }
+}
+
+void BucketedGradSync::LaunchReady(bool from_hook) {
+  while (next_launch_ < static_cast<int>(buckets_.size())) {
+    BucketState& state = buckets_[next_launch_];
+    const BucketLayout& bucket = layout_.buckets[next_launch_];
+    if (state.ready != static_cast<int64_t>(bucket.params.size())) return;
+    if (stats_.buckets == 0) stats_.first_launch_seconds = Seconds(std::chrono::steady_clock::now() - backward_start_);
+    absl::StatusOr<std::unique_ptr<PendingWork>> work = Launch(state, bucket);
+    if (!work.ok()) {
+      // A hook cannot return a status; keep the first error for EndMicroStep.
+      if (launch_error_.ok()) launch_error_ = work.status();
+    } else {
+      state.work = *std::move(work);
+    }
+    state.launched = true;
+    ++stats_.buckets;
+    if (from_hook) ++stats_.launched_during_backward;
+    ++next_launch_;
+  }
+}
+
+absl::Status BucketedGradSync::EndMicroStep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!armed_) return absl::OkStatus();
+  armed_ = false;
+  const auto end_of_backward = std::chrono::steady_clock::now();
+  stats_.backward_seconds = Seconds(end_of_backward - backward_start_);
+  try {
+    torch::NoGradGuard no_grad;
+    // Parameters that took no part in this backward contribute their current gradient or zeros.
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!ready_[i]) MarkReady(static_cast<int>(i), params_[i].grad());
+    }
+    LaunchReady(/*from_hook=*/false);
+    absl::Status status = launch_error_;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      BucketState& state = buckets_[b];
+      if (state.work) {
+        absl::Status s = state.work->Wait();
+        state.work.reset();
+        if (status.ok()) status = s;
+      }
+      if (status.ok()) status = Finish(state, layout_.buckets[b]);
+      state.buffer = at::Tensor();
+      state.output = at::Tensor();
+    }
+    stats_.wait_seconds += Seconds(std::chrono::steady_clock::now() - end_of_backward);
+    return status;
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("gradient synchronization failed: ", e.what()));
+  }
+}
+
+absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
+  torch::NoGradGuard no_grad;
+  at::Tensor sq = at::zeros({1}, opt_.front().options().dtype(at::kDouble));
+  for (const at::Tensor& t : opt_) {
+    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum();
+  }
+  if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {
+    if (absl::Status s = groups_.dp_shard->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;
+  }
+  return sq.item<double>();
+}
+
+absl::Status BucketedGradSync::AfterOptimizerStep() {
+  new_step_ = true;
+  try {
+    torch::NoGradGuard no_grad;
+    return Publish();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("publishing updated parameters failed: ", e.what()));
+  }
+}
+
+at::Tensor BucketedGradSync::OwnedView(int p) const {
+  const ParamSlot& slot = layout_.params[p];
+  return params_[p].detach().view({-1}).narrow(0, slot.owned_begin, slot.owned_numel());
+}
+
+absl::Status BucketedGradSync::AllGatherUnits(const std::function<bool(const ParamSlot&)>& select) {
+  const int64_t degree = layout_.degree;
+  std::vector<std::unique_ptr<PendingWork>> works(layout_.units.size());
+  std::vector<at::Tensor> outputs(layout_.units.size());
+  for (size_t u = 0; u < layout_.units.size(); ++u) {
+    const UnitLayout& unit = layout_.units[u];
+    bool any = false;
+    for (int p : unit.params) any = any || select(layout_.params[p]);
+    if (!any || unit.params.empty()) continue;
+    at::Tensor input = at::zeros({unit.shard_numel}, params_[unit.params.front()].options());
+    for (int p : unit.params) {
+      const ParamSlot& slot = layout_.params[p];
+      input.narrow(0, slot.unit_shard_offset, slot.owned_numel()).copy_(opt_[p].view({-1}));
+    }
+    outputs[u] = at::empty({degree * unit.shard_numel}, input.options());
+    if (degree == 1) {
+      outputs[u].copy_(input);
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<PendingWork>> work = groups_.dp_shard->AllGatherAsync(input, outputs[u]);
+    if (!work.ok()) return work.status();
+    works[u] = *std::move(work);
+  }
+  for (size_t u = 0; u < layout_.units.size(); ++u) {
+    if (!outputs[u].defined()) continue;
+    if (works[u]) ACCEL_RETURN_IF_ERROR(works[u]->Wait());
+    const UnitLayout& unit = layout_.units[u];
+    at::Tensor blocks = outputs[u].view({degree, unit.shard_numel});
+    for (int p : unit.params) {
+      const ParamSlot& slot = layout_.params[p];
+      if (!select(slot)) continue;
+      at::Tensor full = blocks.narrow(1, slot.unit_shard_offset, slot.shard_numel).reshape({-1});
+      params_[p].detach().view({-1}).copy_(full.narrow(0, 0, slot.numel));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace accel::exec

@@ -1,0 +1,105 @@
+// The machinery every sharding stage shares: gradient-ready hooks on each parameter's gradient
+// accumulator, buckets launched strictly in plan order as soon as they are full (so
+// communication overlaps backward, as PyTorch DDP's reducer does), the optimizer tensors, the
+// global gradient norm, and the per-unit all-gather that publishes updated shards. The stage
+// classes in zero_sync.cc fill in the collective and the layout of bucket buffers.
+#ifndef ACCEL_EXECUTOR_TRAIN_BUCKETED_SYNC_H_
+#define ACCEL_EXECUTOR_TRAIN_BUCKETED_SYNC_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "executor/train/grad_sync.h"
+
+namespace accel::exec {
+
+class BucketedGradSync : public GradSync {
+ public:
+  BucketedGradSync(std::vector<at::Tensor> params, ShardLayout layout, DataParallelGroups groups,
+                   GradSyncOptions options);
+  ~BucketedGradSync() override;
+
+  const std::vector<at::Tensor>& OptimizerParams() const override { return opt_; }
+  void BeginMicroStep(bool last) override;
+  absl::Status EndMicroStep() override;
+  absl::StatusOr<double> GradNormSquared() override;
+  absl::Status AfterOptimizerStep() override;
+  absl::Status GatherAll() override { return absl::OkStatus(); }
+  UnitHooks* unit_hooks() override { return nullptr; }
+  const ShardLayout& layout() const override { return layout_; }
+  const GradSyncStats& stats() const override { return stats_; }
+
+  // Creates the optimizer tensors (MakeOptimizerTensor) and registers the hooks. Called once by
+  // MakeGradSync. Errors: InvalidArgument for a parameter/layout mismatch.
+  virtual absl::Status Init();
+
+ protected:
+  struct BucketState {
+    at::Tensor buffer;   // gradients in, reduce dtype (layout decided by the stage)
+    at::Tensor output;   // reduce-scatter result (stages 2–3)
+    int64_t ready = 0;
+    bool launched = false;
+    std::unique_ptr<PendingWork> work;
+  };
+
+  // Whether the hooks reduce in this micro-step (stages 0–1: the last one only).
+  virtual bool ReducesOn(bool last) const = 0;
+  // A zeroed buffer for bucket b's gradients.
+  virtual at::Tensor NewBucketBuffer(const BucketLayout& bucket) = 0;
+  // Copies parameter p's gradient into its place in the bucket buffer.
+  virtual void CopyIn(int p, const at::Tensor& grad, at::Tensor& buffer) = 0;
+  // Whether the module's full gradient is dropped once copied (stages 2–3).
+  virtual bool DropsGradAfterCopy() const = 0;
+  // Starts bucket b's collective; a null work means there is nothing to communicate.
+  virtual absl::StatusOr<std::unique_ptr<PendingWork>> Launch(BucketState& state,
+                                                              const BucketLayout& bucket) = 0;
+  // After the collective: writes the averaged gradients where the optimizer reads them.
+  virtual absl::Status Finish(BucketState& state, const BucketLayout& bucket) = 0;
+  // The fp32 tensor the optimizer updates for parameter p (see GradSync::OptimizerParams).
+  virtual at::Tensor MakeOptimizerTensor(int p) = 0;
+  // Called once parameter p's gradient has been copied into its bucket (stage 3 frees units).
+  virtual void OnGradCopied(int /*p*/) {}
+  // Makes the module's parameters match the updated optimizer tensors.
+  virtual absl::Status Publish() = 0;
+  // Called when a new optimizer step begins, before its first micro-step.
+  virtual void OnNewStep();
+
+  // All-gathers, unit by unit over dp_shard, the owned ranges of the parameters for which
+  // `select` is true into the module's parameters (stages 1–3 after the update).
+  absl::Status AllGatherUnits(const std::function<bool(const ParamSlot&)>& select);
+  // Parameter p's owned flat range, as a view of its (whole) module tensor.
+  at::Tensor OwnedView(int p) const;
+  // True when the optimizer tensor of p is not the module parameter itself.
+  bool IsMaster(int p) const { return !opt_[p].is_same(params_[p]); }
+
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> opt_;
+  ShardLayout layout_;
+  DataParallelGroups groups_;
+  GradSyncOptions options_;
+  GradSyncStats stats_;
+
+ private:
+  struct HookState;
+  void OnGradReady(int p);
+  void MarkReady(int p, const at::Tensor& grad);
+  void LaunchReady(bool from_hook);
+
+  std::shared_ptr<HookState> hook_state_;
+  std::vector<std::shared_ptr<void>> accumulators_;  // keeps the hooked accumulators alive
+  std::vector<BucketState> buckets_;
+  std::vector<bool> ready_;
+  std::mutex mu_;
+  bool armed_ = false;
+  bool new_step_ = true;
+  int next_launch_ = 0;
+  absl::Status launch_error_;
+  std::chrono::steady_clock::time_point backward_start_;
+};
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_TRAIN_BUCKETED_SYNC_H_

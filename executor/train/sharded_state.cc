@@ -1,0 +1,129 @@
+// Trainer state of sharding stages 1–3 as flat ranges of global tensors (sharded_tensors.h):
+// every rank writes the ranges it owns and reads the ranges its layout owns on resume, so a
+// checkpoint saved on one layout (stage, degree) loads into another.
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "absl/strings/str_cat.h"
+#include "executor/checkpoint/sharded_tensors.h"
+#include "executor/checkpoint/torch_tensors.h"
+#include "executor/train/trainer.h"
+
+namespace accel::exec {
+namespace {
+
+// The optimizer's state map is keyed by the tensor's address: a string in LibTorch 1.x, the
+// pointer itself in 2.x.
+#if TORCH_VERSION_MAJOR >= 2
+void* StateKey(const torch::Tensor& t) { return t.unsafeGetTensorImpl(); }
+#else
+std::string StateKey(const torch::Tensor& t) { return c10::guts::to_string(t.unsafeGetTensorImpl()); }
+#endif
+
+absl::StatusOr<TensorSlice> Slice(const std::string& name, const torch::Tensor& values,
+                                  const std::vector<int64_t>& shape, const ParamSlot& slot) {
+  absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors(name, values.reshape({-1}));
+  if (!record.ok()) return record.status();
+  return TensorSlice{name, record->dtype, shape, slot.owned_begin, slot.owned_end, std::move(record->data)};
+}
+
+// Reads `name`'s owned range into `target` (same element count), casting the dtype.
+absl::Status ReadInto(const ShardedTensorReader& reader, const std::string& name,
+                      const std::string& dtype, const ParamSlot& slot, torch::Tensor target) {
+  absl::StatusOr<std::string> bytes = reader.ReadRange(name, slot.owned_begin, slot.owned_end);
+  if (!bytes.ok()) return bytes.status();
+  SafetensorsTensor record{name, dtype, {slot.owned_numel()}, *std::move(bytes)};
+  absl::StatusOr<at::Tensor> values = SafetensorsToTensor(record);
+  if (!values.ok()) return values.status();
+  torch::NoGradGuard no_grad;
+  target.view({-1}).copy_(*values);
+  return absl::OkStatus();
+}
+
+std::string DtypeOf(const ShardedTensorReader& reader, const std::string& name) {
+  for (const GlobalTensorInfo& info : reader.Tensors()) {
+    if (info.name == name) return info.dtype;
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Trainer::SaveShard() const {
+  std::vector<TensorSlice> slices;
+  const ShardLayout& layout = sync_->layout();
+  const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
+  try {
+    for (size_t i = 0; i < opt.size(); ++i) {
+      const ParamSlot& slot = layout.params[i];
+      const std::vector<int64_t>& shape = shapes_[i];
+      const torch::Tensor& master = opt[i];
+      // Whole tensors (stage 0) write the range this rank's dp_shard index owns.
+      const bool whole = master.numel() == slot.numel && slot.owned_numel() != slot.numel;
+      auto add = [&](const std::string& name, const torch::Tensor& t) -> absl::Status {
+        torch::Tensor values = whole ? t.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel()) : t;
+        absl::StatusOr<TensorSlice> s = Slice(name, values, shape, slot);
+        if (!s.ok()) return s.status();
+        slices.push_back(*std::move(s));
+        return absl::OkStatus();
+      };
+      if (absl::Status s = add(slot.name, master.to(param_dtypes_[i])); !s.ok()) return s;
+      if (param_dtypes_[i] != torch::kFloat) {
+        if (absl::Status s = add("optimizer.master." + slot.name, master); !s.ok()) return s;
+      }
+      auto it = optimizer_->state().find(StateKey(master));
+      if (it == optimizer_->state().end()) continue;
+      if (auto* adam = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+        if (absl::Status s = add("optimizer.exp_avg." + slot.name, adam->exp_avg()); !s.ok()) return s;
+        if (absl::Status s = add("optimizer.exp_avg_sq." + slot.name, adam->exp_avg_sq()); !s.ok()) return s;
+      } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
+        if (absl::Status s = add("optimizer.momentum." + slot.name, sgd->momentum_buffer()); !s.ok()) return s;
+      }
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("saving the parameter shard failed: ", e.what()));
+  }
+  return SerializeShardFile(slices);
+}
+
+absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step) {
+  const ShardLayout& layout = sync_->layout();
+  const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
+  try {
+    for (size_t i = 0; i < opt.size(); ++i) {
+      // Whole tensors (stage 0) read every element; shards their owned range.
+      ParamSlot slot = layout.params[i];
+      if (opt[i].numel() == slot.numel) {
+        slot.owned_begin = 0;
+        slot.owned_end = slot.numel;
+      }
+      const std::string master = "optimizer.master." + slot.name;
+      const bool has_master = !DtypeOf(reader, master).empty();
+      const std::string source = has_master ? master : slot.name;
+      if (absl::Status s = ReadInto(reader, source, DtypeOf(reader, source), slot, opt[i]); !s.ok()) return s;
+      const std::string exp_avg = "optimizer.exp_avg." + slot.name;
+      const std::string momentum = "optimizer.momentum." + slot.name;
+      if (options_.optimizer == OptimizerKind::kAdamW && !DtypeOf(reader, exp_avg).empty()) {
+        auto state = std::make_unique<torch::optim::AdamWParamState>();
+        state->step(step);
+        state->exp_avg(torch::zeros_like(opt[i]));
+        state->exp_avg_sq(torch::zeros_like(opt[i]));
+        if (absl::Status s = ReadInto(reader, exp_avg, "F32", slot, state->exp_avg()); !s.ok()) return s;
+        const std::string sq = "optimizer.exp_avg_sq." + slot.name;
+        if (absl::Status s = ReadInto(reader, sq, "F32", slot, state->exp_avg_sq()); !s.ok()) return s;
+        optimizer_->state()[StateKey(opt[i])] = std::move(state);
+      } else if (options_.optimizer == OptimizerKind::kSgd && !DtypeOf(reader, momentum).empty()) {
+        auto state = std::make_unique<torch::optim::SGDParamState>();
+        state->momentum_buffer(torch::zeros_like(opt[i]));
+        if (absl::Status s = ReadInto(reader, momentum, "F32", slot, state->momentum_buffer()); !s.ok()) return s;
+        optimizer_->state()[StateKey(opt[i])] = std::move(state);
+      }
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("restoring the parameter shard failed: ", e.what()));
+  }
+  // The module's parameters follow the restored optimizer tensors.
+  return sync_->AfterOptimizerStep();
+}
+
+}  // namespace accel::exec

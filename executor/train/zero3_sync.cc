@@ -1,0 +1,243 @@
+// Stage 3: parameters held only as owned ranges and gathered unit by unit around their use
+// (ZeRO-3, Rajbhandari et al. 2020 §5.3; FSDP FULL_SHARD, Zhao et al. 2023). Gradients as stage 2.
+#include <torch/torch.h>
+
+#include <map>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "executor/train/zero_sync.h"
+
+namespace accel::exec {
+namespace {
+
+class ParamShardSync final : public GradShardSync, public UnitHooks {
+ public:
+  using GradShardSync::GradShardSync;
+
+  absl::Status Init() override;
+  UnitHooks* unit_hooks() override { return this; }
+  absl::Status GatherAll() override;
+  absl::Status EndMicroStep() override;
+
+  void BeforeForward(int unit) override;
+  at::Tensor AfterForward(int unit, const at::Tensor& output) override;
+
+ protected:
+  at::Tensor MakeOptimizerTensor(int p) override;
+  absl::Status Publish() override;
+  void OnGradCopied(int p) override;
+
+ private:
+  struct UnitState {
+    bool gathered = false;
+    at::Tensor pending_output;              // an all-gather in flight into this buffer
+    std::unique_ptr<PendingWork> pending;
+    int64_t grads_outstanding = 0;          // parameters whose gradient this backward awaits
+  };
+
+  int UnitIndex(int hook_unit) const;
+  bool KeptAfterForward(int u) const;
+  absl::Status Launch(int u);
+  absl::Status EnsureGathered(int u);
+  absl::Status Prefetch(int from, int step);
+  void Free(int u);
+  void Check(const absl::Status& status) const;
+
+  std::vector<UnitState> units_;
+  std::vector<std::vector<int64_t>> shapes_;  // every parameter's whole shape
+  std::vector<int> unit_of_hook_;  // hook numbering (0 embeddings, 1+i blocks, last head) → unit
+  std::recursive_mutex unit_mu_;
+};
+
+at::Tensor ParamShardSync::MakeOptimizerTensor(int p) {
+  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/layout_.params[p].persistent);
+}
+
+absl::Status ParamShardSync::Init() {
+  if (absl::Status s = GradShardSync::Init(); !s.ok()) return s;
+  units_ = std::vector<UnitState>(layout_.units.size());
+  for (size_t u = 0; u < units_.size(); ++u) {
+    units_[u].grads_outstanding = static_cast<int64_t>(layout_.units[u].params.size());
+  }
+  for (const at::Tensor& p : params_) shapes_.emplace_back(p.sizes().begin(), p.sizes().end());
+  std::map<std::string, int> by_name;
+  for (size_t u = 0; u < layout_.units.size(); ++u) by_name[layout_.units[u].name] = static_cast<int>(u);
+  if (!by_name.count("embeddings") || !by_name.count("head")) {
+    return absl::InvalidArgumentError("sharding stage 3 needs the units embeddings and head");
+  }
+  unit_of_hook_.push_back(by_name["embeddings"]);
+  for (int i = 0; by_name.count(absl::StrCat("layers.", i)); ++i) {
+    unit_of_hook_.push_back(by_name[absl::StrCat("layers.", i)]);
+  }
+  unit_of_hook_.push_back(by_name["head"]);
+  // Every rank built the whole model; from here on only the owned ranges exist.
+  for (size_t u = 0; u < units_.size(); ++u) {
+    units_[u].gathered = true;
+    Free(static_cast<int>(u));
+  }
+  return absl::OkStatus();
+}
+
+int ParamShardSync::UnitIndex(int hook_unit) const {
+  TORCH_CHECK(hook_unit >= 0 && hook_unit < static_cast<int>(unit_of_hook_.size()),
+              "model unit ", hook_unit, " is not in the plan's shard units");
+  return unit_of_hook_[hook_unit];
+}
+
+// The head is needed again at once by backward (torchtitan does not reshard it either); a tied
+// embedding is read again by the head.
+bool ParamShardSync::KeptAfterForward(int u) const {
+  return u == unit_of_hook_.back() || (options_.tied_embeddings && u == unit_of_hook_.front());
+}
+
+void ParamShardSync::Check(const absl::Status& status) const {
+  TORCH_CHECK(status.ok(), std::string(status.message()));
+}
+
+absl::Status ParamShardSync::Launch(int u) {
+  const UnitLayout& unit = layout_.units[u];
+  UnitState& state = units_[u];
+  at::Tensor input = at::zeros({unit.shard_numel}, params_[unit.params.front()].options());
+  for (int p : unit.params) {
+    const ParamSlot& slot = layout_.params[p];
+    input.narrow(0, slot.unit_shard_offset, slot.owned_numel()).copy_(opt_[p].view({-1}));
+  }
+  state.pending_output = at::empty({layout_.degree * unit.shard_numel}, input.options());
+  ++stats_.unit_gathers;
+  if (layout_.degree == 1) {
+    state.pending_output.copy_(input);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> work =
+      groups_.dp_shard->AllGatherAsync(input, state.pending_output);
+  if (!work.ok()) return work.status();
+  state.pending = *std::move(work);
+  return absl::OkStatus();
+}
+
+absl::Status ParamShardSync::EnsureGathered(int u) {
+  UnitState& state = units_[u];
+  if (state.gathered) return absl::OkStatus();
+  if (!state.pending_output.defined()) {
+    if (absl::Status s = Launch(u); !s.ok()) return s;
+  }
+  if (state.pending) {
+    absl::Status s = state.pending->Wait();
+    state.pending.reset();
+    if (!s.ok()) return s;
+  }
+  torch::NoGradGuard no_grad;
+  const UnitLayout& unit = layout_.units[u];
+  at::Tensor blocks = state.pending_output.view({layout_.degree, unit.shard_numel});
+  for (int p : unit.params) {
+    const ParamSlot& slot = layout_.params[p];
+    if (slot.persistent) continue;
+    at::Tensor full = at::empty({slot.numel}, params_[p].options());
+    full.copy_(blocks.narrow(1, slot.unit_shard_offset, slot.shard_numel).reshape({-1}).narrow(0, 0, slot.numel));
+    params_[p].set_data(full.view(shapes_[p]));
+  }
+  state.pending_output = at::Tensor();
+  state.gathered = true;
+  return absl::OkStatus();
+}
+
+void ParamShardSync::Free(int u) {
+  UnitState& state = units_[u];
+  if (!state.gathered) return;
+  for (int p : layout_.units[u].params) {
+    if (!layout_.params[p].persistent) params_[p].set_data(at::empty({0}, params_[p].options()));
+  }
+  state.gathered = false;
+}
+
+absl::Status ParamShardSync::Prefetch(int from, int step) {
+  int64_t budget = layout_.prefetch_elements;
+  bool launched = false;
+  for (int h = from; h >= 0 && h < static_cast<int>(unit_of_hook_.size()); h += step) {
+    const int u = unit_of_hook_[h];
+    UnitState& state = units_[u];
+    if (state.gathered || state.pending_output.defined()) continue;
+    const int64_t numel = layout_.units[u].numel;
+    if (launched && numel > budget) break;
+    if (absl::Status s = Launch(u); !s.ok()) return s;
+    budget -= numel;
+    launched = true;
+  }
+  return absl::OkStatus();
+}
+
+void ParamShardSync::BeforeForward(int hook_unit) {
+  std::lock_guard<std::recursive_mutex> lock(unit_mu_);
+  const int u = UnitIndex(hook_unit);
+  Check(EnsureGathered(u));
+  Check(Prefetch(hook_unit + 1, +1));
+}
+
+at::Tensor ParamShardSync::AfterForward(int hook_unit, const at::Tensor& output) {
+  std::lock_guard<std::recursive_mutex> lock(unit_mu_);
+  const int u = UnitIndex(hook_unit);
+  if (!KeptAfterForward(u)) Free(u);
+  if (!output.requires_grad()) return output;
+  // Before this unit's backward: gather it again and prefetch the units before it.
+  at::Tensor out = output;
+  out.register_hook([this, u, hook_unit](const at::Tensor&) {
+    std::lock_guard<std::recursive_mutex> hook_lock(unit_mu_);
+    Check(EnsureGathered(u));
+    Check(Prefetch(hook_unit - 1, -1));
+  });
+  return out;
+}
+
+void ParamShardSync::OnGradCopied(int p) {
+  std::lock_guard<std::recursive_mutex> lock(unit_mu_);
+  // A unit's backward is over once every one of its parameters has its gradient.
+  UnitState& state = units_[layout_.params[p].unit];
+  if (--state.grads_outstanding == 0) Free(layout_.params[p].unit);
+}
+
+absl::Status ParamShardSync::EndMicroStep() {
+  absl::Status status = GradShardSync::EndMicroStep();
+  std::lock_guard<std::recursive_mutex> lock(unit_mu_);
+  for (size_t u = 0; u < units_.size(); ++u) {
+    UnitState& state = units_[u];
+    if (state.pending) {
+      absl::Status s = state.pending->Wait();
+      if (status.ok()) status = s;
+      state.pending.reset();
+    }
+    state.pending_output = at::Tensor();
+    state.grads_outstanding = static_cast<int64_t>(layout_.units[u].params.size());
+    Free(static_cast<int>(u));
+  }
+  return status;
+}
+
+absl::Status ParamShardSync::GatherAll() {
+  std::lock_guard<std::recursive_mutex> lock(unit_mu_);
+  try {
+    for (size_t u = 0; u < units_.size(); ++u) {
+      if (absl::Status s = EnsureGathered(static_cast<int>(u)); !s.ok()) return s;
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("gathering parameters failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParamShardSync::Publish() {
+  // Units gathered for sampling hold the old values: drop them; the next use gathers anew.
+  for (size_t u = 0; u < units_.size(); ++u) Free(static_cast<int>(u));
+  return AllGatherUnits([](const ParamSlot& slot) { return slot.persistent; });
+}
+
+}  // namespace
+
+std::unique_ptr<BucketedGradSync> MakeParamShardSync(std::vector<at::Tensor> params,
+                                                     ShardLayout layout, DataParallelGroups groups,
+                                                     GradSyncOptions options) {
+  return std::make_unique<ParamShardSync>(std::move(params), std::move(layout), std::move(groups),
+                                          options);
+}
+
+}  // namespace accel::exec
