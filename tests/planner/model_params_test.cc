@@ -45,7 +45,7 @@ ir::Model Llama(int64_t h, int64_t layers, int64_t heads, int64_t kv, int64_t ff
 
 // The minimal config.json reading the tests need (the CLI uses spec/'s loader).
 ir::Model FromConfigJson(const std::string& name) {
-  const std::string path = std::string(ACCEL_SOURCE_ROOT) + "/../shared/corpus/models/" + name +
+  const std::string path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/models/" + name +
                            "/config.json";
   std::ifstream in(path);
   REQUIRE(in.good());

@@ -133,7 +133,7 @@ TEST_CASE("Llama config.json, byte for byte") {
 }
 
 TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
-  const std::string corpus = std::string(ACCEL_SOURCE_ROOT) + "/../shared/corpus/models/";
+  const std::string corpus = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/models/";
   const std::string examples = std::string(ACCEL_SOURCE_ROOT) + "/examples/models/";
   for (const std::string& path :
        {corpus + "gpt2", corpus + "gpt2-medium", corpus + "gpt2-xl", corpus + "Llama-2-7b-hf",
