@@ -45,9 +45,11 @@ struct WorkerResult {
 };
 
 // Runs rank env.rank of plan to completion (or to a requested stop):
-// 1. sets env.num_threads intra-op threads; checks env against plan (world size, placement);
+// 1. sets env.num_threads intra-op threads; checks env against plan (world size, placement),
+//    that the plan verifies (ir::VerifyPlan) and that this executor runs it
+//    (ExecutorSupportIssues);
 // 2. rendezvous at env.master_addr:env.master_port (global rank 0 hosts the c10d TCPStore), the
-//    world group and the plan's "dp" groups (Gloo on CPU, NCCL on CUDA);
+//    world group and every process-group set of the plan, by name (Gloo on CPU, NCCL on CUDA);
 // 3. builds plan.model (identically initialized from training.seed on every rank), reads
 //    plan.data (text bytes or token file) into this rank's data-parallel shard;
 // 4. resumes from the newest valid checkpoint under the checkpoint directory when
@@ -56,7 +58,8 @@ struct WorkerResult {
 //    progress line every training.log_every_steps updates, appends one JSON object per update to
 //    env.run_dir/metrics.jsonl (step, loss, lr, grad_norm, tokens, step_seconds,
 //    tokens_per_second, since_launch_seconds, unix_time), writes checkpoints every checkpoint.every_steps
-//    updates and at the end (also when stopped early), and prints training.sample_tokens sampled
+//    updates and at the end (also when stopped early; sharded state is written by every rank of
+//    the first replica, see Trainer::ShardedCheckpoint), and prints training.sample_tokens sampled
 //    bytes at the end.
 // Errors: InvalidArgument for a plan this worker cannot run or that does not match env;
 // Unavailable/DeadlineExceeded from the rendezvous or collectives (a peer died or hung);

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/checkpoint/crc32c.h"
+#include "executor/checkpoint/durable_file.h"
 
 namespace accel::exec {
 namespace fs = std::filesystem;
@@ -35,39 +36,6 @@ constexpr char kRankListFormat[] = "accel-rank-files";
 
 absl::Status Errno(const std::string& what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", path);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      absl::Status s = Errno("cannot write", path);
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    absl::Status s = Errno("cannot fsync", path);
-    ::close(fd);
-    return s;
-  }
-  if (::close(fd) != 0) return Errno("cannot close", path);
-  return absl::OkStatus();
-}
-
-// A rename or file creation is durable only once the containing directory is synced.
-absl::Status SyncDir(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open directory", path);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Errno("cannot fsync directory", path);
-  return absl::OkStatus();
 }
 
 bool ParseStepDir(const std::string& name, int64_t* step) {
@@ -355,11 +323,8 @@ absl::Status CheckpointStore::WriteRankFiles(const std::string& tmp_dir, int ran
     listed.push_back(ListEntry(f.name, f.bytes));
   }
   const nlohmann::json list = {{"format", kRankListFormat}, {"rank", rank}, {"files", listed}};
-  // Written under a dot name and renamed: a list that exists under its real name is complete.
-  const std::string final_list = (fs::path(tmp_dir) / RankListName(rank)).string();
-  const std::string partial = (fs::path(tmp_dir) / ("." + RankListName(rank) + ".partial")).string();
-  if (absl::Status s = WriteAndSync(partial, list.dump(2) + "\n"); !s.ok()) return s;
-  if (std::rename(partial.c_str(), final_list.c_str()) != 0) return Errno("cannot rename", partial);
+  // Written atomically: a list that exists under its real name is complete.
+  if (absl::Status s = WriteFileAtomically(tmp_dir, RankListName(rank), list.dump(2) + "\n"); !s.ok()) return s;
   return SyncDir(tmp_dir);
 }
 

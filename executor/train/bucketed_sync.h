@@ -64,8 +64,6 @@ class BucketedGradSync : public GradSync {
   virtual void OnGradCopied(int /*p*/) {}
   // Makes the module's parameters match the updated optimizer tensors.
   virtual absl::Status Publish() = 0;
-  // Called when a new optimizer step begins, before its first micro-step.
-  virtual void OnNewStep();
 
   // All-gathers, unit by unit over dp_shard, the owned ranges of the parameters for which
   // `select` is true into the module's parameters (stages 1–3 after the update).
@@ -84,6 +82,8 @@ class BucketedGradSync : public GradSync {
 
  private:
   struct HookState;
+  // Drops last step's gradients before the first micro-step of a new optimizer step.
+  void OnNewStep();
   void OnGradReady(int p);
   void MarkReady(int p, const at::Tensor& grad);
   void LaunchReady(bool from_hook);

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "executor/checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/torch_tensors.h"
@@ -40,11 +42,11 @@ absl::Status ReadInto(const ShardedTensorReader& reader, const std::string& name
   return absl::OkStatus();
 }
 
-std::string DtypeOf(const ShardedTensorReader& reader, const std::string& name) {
-  for (const GlobalTensorInfo& info : reader.Tensors()) {
-    if (info.name == name) return info.dtype;
-  }
-  return "";
+// Safetensors dtype of every tensor in the checkpoint, by name.
+std::map<std::string, std::string> DtypesOf(const ShardedTensorReader& reader) {
+  std::map<std::string, std::string> dtypes;
+  for (const GlobalTensorInfo& info : reader.Tensors()) dtypes[info.name] = info.dtype;
+  return dtypes;
 }
 
 }  // namespace
@@ -89,6 +91,8 @@ absl::StatusOr<std::string> Trainer::SaveShard() const {
 absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step) {
   const ShardLayout& layout = sync_->layout();
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
+  const std::map<std::string, std::string> dtypes = DtypesOf(reader);
+  auto has = [&](const std::string& name) { return dtypes.count(name) > 0; };
   try {
     for (size_t i = 0; i < opt.size(); ++i) {
       // Whole tensors (stage 0) read every element; shards their owned range.
@@ -98,12 +102,12 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         slot.owned_end = slot.numel;
       }
       const std::string master = "optimizer.master." + slot.name;
-      const bool has_master = !DtypeOf(reader, master).empty();
-      const std::string source = has_master ? master : slot.name;
-      if (absl::Status s = ReadInto(reader, source, DtypeOf(reader, source), slot, opt[i]); !s.ok()) return s;
+      const std::string source = has(master) ? master : slot.name;
+      if (!has(source)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", slot.name));
+      if (absl::Status s = ReadInto(reader, source, dtypes.at(source), slot, opt[i]); !s.ok()) return s;
       const std::string exp_avg = "optimizer.exp_avg." + slot.name;
       const std::string momentum = "optimizer.momentum." + slot.name;
-      if (options_.optimizer == OptimizerKind::kAdamW && !DtypeOf(reader, exp_avg).empty()) {
+      if (options_.optimizer == OptimizerKind::kAdamW && has(exp_avg)) {
         auto state = std::make_unique<torch::optim::AdamWParamState>();
         state->step(step);
         state->exp_avg(torch::zeros_like(opt[i]));
@@ -112,7 +116,7 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         const std::string sq = "optimizer.exp_avg_sq." + slot.name;
         if (absl::Status s = ReadInto(reader, sq, "F32", slot, state->exp_avg_sq()); !s.ok()) return s;
         optimizer_->state()[StateKey(opt[i])] = std::move(state);
-      } else if (options_.optimizer == OptimizerKind::kSgd && !DtypeOf(reader, momentum).empty()) {
+      } else if (options_.optimizer == OptimizerKind::kSgd && has(momentum)) {
         auto state = std::make_unique<torch::optim::SGDParamState>();
         state->momentum_buffer(torch::zeros_like(opt[i]));
         if (absl::Status s = ReadInto(reader, momentum, "F32", slot, state->momentum_buffer()); !s.ok()) return s;
