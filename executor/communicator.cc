@@ -109,7 +109,7 @@ class C10dCommunicator final : public Communicator {
   absl::Status AllReduce(at::Tensor& tensor, ReduceOp op) override {
     if (absl::Status s = CheckAvgDtype(tensor, op); !s.ok()) return s;
     return Guard("all-reduce", [&] {
-      at::Tensor work_tensor = tensor.is_contiguous() ? tensor : tensor.contiguous();
+      at::Tensor work_tensor = Summable(tensor.is_contiguous() ? tensor : tensor.contiguous());
       std::vector<at::Tensor> tensors{work_tensor};
       c10d::AllreduceOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
@@ -126,12 +126,14 @@ class C10dCommunicator final : public Communicator {
       return absl::InvalidArgumentError("AllReduceAsync needs a contiguous tensor");
     }
     return Launch("async all-reduce", [&]() -> Launched {
-      std::vector<at::Tensor> tensors{tensor};
+      at::Tensor sum = Summable(tensor);
+      std::vector<at::Tensor> tensors{sum};
       c10d::AllreduceOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
       const int size = Size();
-      auto finish = [tensor, op, size]() mutable {
-        if (op == ReduceOp::kAvg) tensor.div_(size);
+      auto finish = [tensor, sum, op, size]() mutable {
+        if (op == ReduceOp::kAvg) sum.div_(size);
+        if (!sum.is_same(tensor)) tensor.copy_(sum);
       };
       return {pg_->allreduce(tensors, opts), finish};
     });
@@ -144,6 +146,8 @@ class C10dCommunicator final : public Communicator {
       at::Tensor in = input.contiguous().view({-1});
       at::Tensor out = output.view({-1});
       if (backend_ == CommBackend::kNccl) return {pg_->_allgather_base(out, in), nullptr};
+      in = GlooGatherView(in);
+      out = GlooGatherView(out);
       std::vector<std::vector<at::Tensor>> outputs{Chunks(out, in.numel())};
       std::vector<at::Tensor> inputs{in};
       // Gloo writes into the chunk views; `in` must outlive the work.
@@ -173,13 +177,15 @@ class C10dCommunicator final : public Communicator {
         return {pg_->_reduce_scatter_base(out, in, opts), finish};
       }
       // Gloo has no reduce-scatter: all-reduce the (clobbered) input and keep this rank's chunk.
-      std::vector<at::Tensor> tensors{in};
+      at::Tensor sum = Summable(in);
+      std::vector<at::Tensor> tensors{sum};
       c10d::AllreduceOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
       const int64_t begin = Rank() * n;
-      auto finish = [in, out, op, size, begin, n]() mutable {
-        out.copy_(in.narrow(0, begin, n));
-        if (op == ReduceOp::kAvg) out.div_(size);
+      auto finish = [sum, out, op, size, begin, n]() mutable {
+        at::Tensor mine = sum.narrow(0, begin, n);
+        if (op == ReduceOp::kAvg) mine.div_(size);
+        out.copy_(mine);
       };
       return {pg_->allreduce(tensors, opts), finish};
     });
@@ -196,6 +202,8 @@ class C10dCommunicator final : public Communicator {
         return;
       }
       // Gloo has only the list form: hand it views of the flat output, one per rank.
+      in = GlooGatherView(in);
+      out = GlooGatherView(out);
       std::vector<std::vector<at::Tensor>> outputs{Chunks(out, n)};
       std::vector<at::Tensor> inputs{in};
       pg_->allgather(outputs, inputs)->wait(timeout_);
@@ -218,7 +226,8 @@ class C10dCommunicator final : public Communicator {
         pg_->_reduce_scatter_base(result, in, opts)->wait(timeout_);
       } else {
         // Gloo rejects reduce_scatter: all-reduce a private copy and keep this rank's chunk.
-        at::Tensor full = input.reshape({-1}).clone();
+        at::Tensor full = Summable(input.reshape({-1}));
+        if (full.is_same(input) || full.data_ptr() == input.data_ptr()) full = full.clone();
         std::vector<at::Tensor> tensors{full};
         pg_->allreduce(tensors, ar_opts)->wait(timeout_);
         result = full.narrow(0, Rank() * n, n);
@@ -273,6 +282,20 @@ class C10dCommunicator final : public Communicator {
   }
 
  private:
+  // Gloo in LibTorch 1.13 has no bf16 all-gather ("Invalid scalar type"); an all-gather only moves
+  // bytes, so a bf16 tensor travels as fp16 of the same bits, exactly.
+  static at::Tensor GlooGatherView(const at::Tensor& t) {
+    return t.scalar_type() == at::kBFloat16 ? t.view(at::kHalf) : t;
+  }
+
+  // Gloo in LibTorch 1.13 cannot sum bf16 either: on Gloo a bf16 tensor is summed as an fp32
+  // copy and rounded back to bf16 once by the caller's copy_ (more accurate than a bf16 ring sum;
+  // what the rank holds afterwards is still the planned bf16). Other dtypes are returned as is.
+  at::Tensor Summable(const at::Tensor& t) const {
+    if (backend_ == CommBackend::kGloo && t.scalar_type() == at::kBFloat16) return t.to(at::kFloat);
+    return t;
+  }
+
   struct Launched {
     c10::intrusive_ptr<c10d::Work> work;
     std::function<void()> finish;

@@ -28,11 +28,15 @@
 #include "executor/data/text_source.h"
 #include "executor/data/token_file.h"
 #include "executor/data/window_dataset.h"
+#include "executor/checkpoint/durable_file.h"
 #include "executor/launcher/plan_support.h"
+#include "executor/memory/counting_allocator.h"
+#include "executor/memory/memory_report.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
 #include "executor/train/trainer.h"
 #include "executor/process_groups.h"
+#include "executor/run_metrics.h"
 #include "ir/plan_verifier.h"
 
 namespace accel::exec {
@@ -54,7 +58,6 @@ int64_t UnixNanos() {
 void Log(const std::string& line) { std::cout << line << std::endl; }
 
 // JSON number, or null for NaN/inf (which JSON cannot spell).
-std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.9g", v) : "null"; }
 
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   ModelConfig config;
@@ -289,6 +292,219 @@ absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Tr
   return absl::OkStatus();
 }
 
+// Everything the training loop needs, built by the setup phase of RunWorkerImpl.
+struct RunState {
+  const ir::Plan& plan;
+  const WorkerEnv& env;
+  const WorkerOptions& options;
+  torch::Device device;
+  Communicator& world;
+  ProcessGroups& groups;
+  std::shared_ptr<CausalLm> model;
+  Trainer& trainer;
+  WindowDataset& dataset;
+  CheckpointStore& store;
+  bool resumed;
+  bool measure_tensors;  // the counting CPU allocator is installed and the device is the CPU
+};
+
+// What the loop hands to FinishRun.
+struct LoopOutcome {
+  bool stopped = false;
+  int64_t first_step_of_run = 0;
+  // Steps and seconds of this run with the first step (which pays for lazy initialisation)
+  // excluded from the rate.
+  double timed_seconds = 0;
+  int64_t timed_steps = 0;
+  double last_loss = 0;
+  int64_t peak_tensor_bytes = 0;  // largest per-step peak of this rank
+  int64_t last_checkpoint = -1;   // step of the newest checkpoint on disk from this run or resume
+};
+
+absl::Status SaveCheckpointOf(RunState& s) {
+  return SaveCheckpoint(s.plan, s.env, s.trainer, s.dataset, s.groups, s.world, s.store);
+}
+
+void MaybeCrashForTest(const RunState& s, int64_t done) {
+  if (done == s.options.crash_at_step && s.env.rank == s.options.crash_rank) {
+    Log(absl::StrCat("test hook: rank ", s.env.rank, " kills itself after step ", done,
+                     " (ACCEL_TEST_CRASH_AT_STEP)"));
+    ::kill(::getpid(), SIGKILL);
+  }
+}
+
+// Every rank stops after the same step: a stop request on any rank is summed over the world.
+absl::StatusOr<bool> StopRequested(RunState& s) {
+  torch::Tensor flag = torch::full({1}, s.options.stop != nullptr && s.options.stop->load() ? 1.0 : 0.0,
+                                   torch::TensorOptions().dtype(torch::kFloat).device(s.device));
+  ACCEL_RETURN_IF_ERROR(s.world.AllReduce(flag, ReduceOp::kSum));
+  return flag.item<float>() > 0;
+}
+
+StepRecord MakeStepRecord(const RunState& s, const StepResult& result, double step_seconds) {
+  const int64_t tokens_per_step = s.plan.batch().tokens_per_step();
+  StepRecord r;
+  r.step = s.trainer.step();
+  r.loss = result.loss;
+  r.lr = result.lr;
+  r.grad_norm = result.grad_norm;
+  r.tokens = r.step * tokens_per_step;
+  r.step_seconds = step_seconds;
+  r.tokens_per_second = step_seconds > 0 ? tokens_per_step / step_seconds : 0;
+  r.since_launch_seconds =
+      s.env.launch_unix_ns > 0 ? static_cast<double>(UnixNanos() - s.env.launch_unix_ns) / 1e9 : 0;
+  r.peak_resident_bytes = PeakResidentBytes();
+  if (s.measure_tensors) {
+    r.peak_tensor_bytes = PeakTensorBytes();
+    r.live_tensor_bytes = LiveTensorBytes();
+  }
+  r.buckets = result.sync.buckets;
+  r.buckets_launched_in_backward = result.sync.launched_during_backward;
+  r.backward_seconds = result.sync.backward_seconds;
+  r.comm_wait_seconds = result.sync.wait_seconds;
+  r.unix_time = static_cast<double>(UnixNanos()) / 1e9;
+  return r;
+}
+
+void LogProgress(const RunState& s, const StepRecord& r, const LoopOutcome& o, bool first_step) {
+  const int64_t total_steps = s.plan.batch().steps();
+  const int64_t log_every = std::max<int64_t>(1, s.plan.training().log_every_steps());
+  if (first_step && s.env.launch_unix_ns > 0) {
+    Log(absl::StrFormat("first step done %.2f s after launch", r.since_launch_seconds));
+  }
+  if (r.step % log_every != 0 && r.step != total_steps && !first_step) return;
+  const double mean_step = o.timed_steps > 0 ? o.timed_seconds / o.timed_steps : r.step_seconds;
+  Log(absl::StrFormat("step %d/%d | loss %.4f | lr %.3e | grad_norm %.3f | %.0f tok/s | "
+                      "%.0f ms/step | ETA %s",
+                      r.step, total_steps, r.loss, r.lr, r.grad_norm, r.tokens_per_second,
+                      r.step_seconds * 1000,
+                      FormatDuration(mean_step * static_cast<double>(total_steps - r.step))));
+}
+
+// Trains until plan.batch.steps updates are done or a stop is requested; checkpoints every
+// checkpoint.every_steps (the final checkpoint is FinishRun's).
+absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
+  const bool leader = s.env.rank == 0;
+  MetricsFile metrics;
+  if (leader) {
+    ACCEL_RETURN_IF_ERROR(metrics.Open(
+        s.env.run_dir.empty() ? std::string("metrics.jsonl") : s.env.run_dir + "/metrics.jsonl",
+        s.resumed));
+  }
+  const int64_t total_steps = s.plan.batch().steps();
+  const int64_t accumulation = std::max<int64_t>(1, s.plan.batch().grad_accum_steps());
+  const int64_t every = s.plan.checkpoint().every_steps();
+  LoopOutcome o;
+  o.first_step_of_run = s.trainer.step() + 1;
+  o.last_checkpoint = s.resumed ? s.trainer.step() : -1;
+  while (s.trainer.step() < total_steps) {
+    const auto step_start = Clock::now();
+    if (s.measure_tensors) ResetPeakTensorBytes();
+    std::vector<torch::Tensor> batches = NextMicroBatches(
+        s.dataset, s.plan.batch().micro_batch_size(), accumulation, s.device);
+    ACCEL_ASSIGN_OR_RETURN(StepResult result, s.trainer.Step(batches));
+    const double step_seconds = Seconds(Clock::now() - step_start);
+    const StepRecord record = MakeStepRecord(s, result, step_seconds);
+    MaybeCrashForTest(s, record.step);
+    if (record.step != o.first_step_of_run) {
+      o.timed_seconds += step_seconds;
+      ++o.timed_steps;
+    }
+    o.last_loss = result.loss;
+    o.peak_tensor_bytes = std::max(o.peak_tensor_bytes, record.peak_tensor_bytes.value_or(0));
+    if (leader) {
+      metrics.Append(record);
+      LogProgress(s, record, o, record.step == o.first_step_of_run);
+    }
+    if (every > 0 && record.step % every == 0 && record.step != total_steps) {
+      ACCEL_RETURN_IF_ERROR(SaveCheckpointOf(s));
+      o.last_checkpoint = record.step;
+    }
+    ACCEL_ASSIGN_OR_RETURN(bool stop, StopRequested(s));
+    if (stop) {
+      o.stopped = true;
+      Log(absl::StrFormat("stop requested: stopping after step %d of %d", record.step,
+                          total_steps));
+      break;
+    }
+  }
+  return o;
+}
+
+// Every rank's measured memory, gathered on all ranks (one all-reduce of 2 numbers per rank).
+absl::StatusOr<std::vector<RankMemory>> GatherRankMemory(RunState& s, const LoopOutcome& o) {
+  const int world = s.env.world_size;
+  torch::Tensor values = torch::zeros({world, 2}, torch::TensorOptions().dtype(torch::kDouble));
+  values[s.env.rank][0] = static_cast<double>(o.peak_tensor_bytes);
+  values[s.env.rank][1] = static_cast<double>(PeakResidentBytes());
+  torch::Tensor on_device = values.to(s.device);
+  ACCEL_RETURN_IF_ERROR(s.world.AllReduce(on_device, ReduceOp::kSum));
+  values = on_device.cpu();
+  std::vector<RankMemory> out;
+  for (int r = 0; r < world; ++r) {
+    RankMemory m;
+    m.rank = r;
+    m.stage = s.plan.ranks(r).stage();
+    m.peak_tensor_bytes = static_cast<int64_t>(values[r][0].item<double>());
+    m.peak_resident_bytes = static_cast<int64_t>(values[r][1].item<double>());
+    out.push_back(m);
+  }
+  return out;
+}
+
+// rank 0 writes run_dir/summary.json: steps, loss, throughput and memory measured per rank next
+// to the plan's estimate.
+absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_tps,
+                          const std::vector<RankMemory>& memory) {
+  if (s.env.run_dir.empty()) return absl::OkStatus();
+  RunSummary summary;
+  summary.steps_done = s.trainer.step();
+  summary.steps_this_run = s.trainer.step() - o.first_step_of_run + 1;
+  summary.final_loss = o.last_loss;
+  summary.tokens_per_second = mean_tps;
+  summary.world_size = s.env.world_size;
+  summary.stopped = o.stopped;
+  if (s.measure_tensors) summary.memory_json = MemoryReportJson(s.plan, memory);
+  return WriteFileAtomically(s.env.run_dir, "summary.json", RunSummaryJson(summary));
+}
+
+// After the loop: the final checkpoint, the sample, the memory report and the summary.
+absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point started) {
+  const bool leader = s.env.rank == 0;
+  const int64_t total_steps = s.plan.batch().steps();
+  if (s.trainer.step() > 0 && o.last_checkpoint != s.trainer.step()) {
+    ACCEL_RETURN_IF_ERROR(SaveCheckpointOf(s));
+  }
+  ACCEL_RETURN_IF_ERROR(s.world.Barrier());
+  const int64_t sample_tokens = s.plan.training().sample_tokens();
+  if (!o.stopped && sample_tokens > 0) {
+    // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks.
+    ACCEL_RETURN_IF_ERROR(s.trainer.sync().GatherAll());
+    s.model->set_unit_hooks(nullptr);
+    if (leader) {
+      Log("sample:\n" + SampleText(*s.model, sample_tokens,
+                                   static_cast<uint64_t>(s.plan.training().seed()), s.device));
+    }
+  }
+  std::vector<RankMemory> memory;
+  if (s.measure_tensors) {
+    ACCEL_ASSIGN_OR_RETURN(memory, GatherRankMemory(s, o));
+  }
+  if (!leader) return absl::OkStatus();
+  const int64_t tokens_per_step = s.plan.batch().tokens_per_step();
+  const double mean_tps =
+      o.timed_seconds > 0 ? o.timed_steps * tokens_per_step / o.timed_seconds : 0;
+  Log(absl::StrFormat("%s after step %d of %d in %.1f s", o.stopped ? "stopped" : "done",
+                      s.trainer.step(), total_steps, Seconds(Clock::now() - started)));
+  if (s.measure_tensors) Log(MemorySummaryLine(s.plan, memory));
+  Log(absl::StrFormat(
+      "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
+      "%.1f MiB on rank 0, checkpoints in %s",
+      s.trainer.step() - o.first_step_of_run + 1, o.last_loss, mean_tps, s.env.world_size,
+      static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), s.plan.checkpoint().dir()));
+  return WriteSummary(s, o, mean_tps, memory);
+}
+
 absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv& env,
                                            const WorkerOptions& options) {
   const auto started = Clock::now();
@@ -392,124 +608,16 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
     }
   }
 
-  std::ofstream metrics;
-  if (leader) {
-    const std::string path =
-        env.run_dir.empty() ? std::string("metrics.jsonl") : env.run_dir + "/metrics.jsonl";
-    metrics.open(path, resumed ? std::ios::app : std::ios::trunc);
-    if (!metrics) return absl::InternalError(absl::StrCat("cannot write ", path));
-  }
-
-  auto save_checkpoint = [&]() -> absl::Status {
-    return SaveCheckpoint(plan, env, *trainer, *dataset, groups, *world, store);
-  };
-
-  const int64_t total_steps = plan.batch().steps();
-  const int64_t accumulation = std::max<int64_t>(1, plan.batch().grad_accum_steps());
-  const int64_t micro_batch = plan.batch().micro_batch_size();
-  const int64_t tokens_per_step = plan.batch().tokens_per_step();
-  const int64_t log_every = std::max<int64_t>(1, plan.training().log_every_steps());
-  const int64_t every = plan.checkpoint().every_steps();
-  int64_t last_checkpoint = resumed ? trainer->step() : -1;
-  bool stopped = false;
-  bool first_step = true;
-  Log(absl::StrFormat("setup took %.2f s; training steps %d..%d of %d", Seconds(Clock::now() - started),
-                      trainer->step() + 1, total_steps, total_steps));
-
-  torch::Tensor stop_flag = torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat).device(device));
-  // For the ETA and the final summary: steps and seconds of this run, the first step (which
-  // pays for lazy initialisation) excluded from the rate.
-  const int64_t first_step_of_run = trainer->step() + 1;
-  double timed_seconds = 0;
-  int64_t timed_steps = 0;
-  double last_loss = 0;
-  while (trainer->step() < total_steps) {
-    const auto step_start = Clock::now();
-    std::vector<torch::Tensor> batches =
-        NextMicroBatches(*dataset, micro_batch, accumulation, device);
-    ACCEL_ASSIGN_OR_RETURN(StepResult result, trainer->Step(batches));
-    const double step_seconds = Seconds(Clock::now() - step_start);
-    const int64_t done = trainer->step();
-    if (done == options.crash_at_step && env.rank == options.crash_rank) {
-      Log(absl::StrCat("test hook: rank ", env.rank, " kills itself after step ", done,
-                       " (ACCEL_TEST_CRASH_AT_STEP)"));
-      ::kill(::getpid(), SIGKILL);
-    }
-    const double since_launch =
-        env.launch_unix_ns > 0 ? static_cast<double>(UnixNanos() - env.launch_unix_ns) / 1e9 : 0;
-    if (done != first_step_of_run) {
-      timed_seconds += step_seconds;
-      ++timed_steps;
-    }
-    last_loss = result.loss;
-    if (leader) {
-      const double tps = step_seconds > 0 ? tokens_per_step / step_seconds : 0;
-      const double mean_step = timed_steps > 0 ? timed_seconds / timed_steps : step_seconds;
-      const double eta_seconds = mean_step * static_cast<double>(total_steps - done);
-      metrics << "{\"step\":" << done << ",\"loss\":" << JsonNumber(result.loss)
-              << ",\"lr\":" << JsonNumber(result.lr) << ",\"grad_norm\":"
-              << JsonNumber(result.grad_norm) << ",\"tokens\":" << done * tokens_per_step
-              << ",\"step_seconds\":" << JsonNumber(step_seconds)
-              << ",\"tokens_per_second\":" << JsonNumber(tps)
-              << ",\"since_launch_seconds\":" << JsonNumber(since_launch)
-              << ",\"peak_memory_bytes\":" << PeakResidentBytes()
-              << ",\"buckets\":" << result.sync.buckets
-              << ",\"buckets_launched_in_backward\":" << result.sync.launched_during_backward
-              << ",\"backward_seconds\":" << JsonNumber(result.sync.backward_seconds)
-              << ",\"comm_wait_seconds\":" << JsonNumber(result.sync.wait_seconds)
-              << ",\"unix_time\":" << absl::StrFormat("%.3f", static_cast<double>(UnixNanos()) / 1e9)
-              << "}\n";
-      metrics.flush();
-      if (first_step && env.launch_unix_ns > 0) {
-        Log(absl::StrFormat("first step done %.2f s after launch", since_launch));
-      }
-      if (done % log_every == 0 || done == total_steps || first_step) {
-        Log(absl::StrFormat("step %d/%d | loss %.4f | lr %.3e | grad_norm %.3f | %.0f tok/s | "
-                            "%.0f ms/step | ETA %s",
-                            done, total_steps, result.loss, result.lr, result.grad_norm, tps,
-                            step_seconds * 1000, FormatDuration(eta_seconds)));
-      }
-    }
-    first_step = false;
-    if (every > 0 && done % every == 0 && done != total_steps) {
-      ACCEL_RETURN_IF_ERROR(save_checkpoint());
-      last_checkpoint = done;
-    }
-    // Every rank stops after the same step: a stop request on any rank is summed over the world.
-    stop_flag.fill_(options.stop != nullptr && options.stop->load() ? 1.0 : 0.0);
-    ACCEL_RETURN_IF_ERROR(world->AllReduce(stop_flag, ReduceOp::kSum));
-    if (stop_flag.item<float>() > 0) {
-      stopped = true;
-      Log(absl::StrFormat("stop requested: stopping after step %d of %d", done, total_steps));
-      break;
-    }
-  }
-  if (trainer->step() > 0 && last_checkpoint != trainer->step()) {
-    ACCEL_RETURN_IF_ERROR(save_checkpoint());
-  }
-  if (leader) metrics.close();
-  ACCEL_RETURN_IF_ERROR(world->Barrier());
-  if (!stopped && plan.training().sample_tokens() > 0) {
-    // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks.
-    ACCEL_RETURN_IF_ERROR(trainer->sync().GatherAll());
-    model->set_unit_hooks(nullptr);
-  }
-  if (leader && !stopped && plan.training().sample_tokens() > 0) {
-    Log("sample:\n" + SampleText(*model, plan.training().sample_tokens(), seed, device));
-  }
-  if (leader) {
-    Log(absl::StrFormat("%s after step %d of %d in %.1f s", stopped ? "stopped" : "done",
-                        trainer->step(), total_steps, Seconds(Clock::now() - started)));
-    const double mean_tps = timed_seconds > 0 ? timed_steps * tokens_per_step / timed_seconds : 0;
-    Log(absl::StrFormat(
-        "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
-        "%.1f MiB on rank 0, checkpoints in %s",
-        trainer->step() - first_step_of_run + 1, last_loss, mean_tps, env.world_size,
-        static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), plan.checkpoint().dir()));
-  }
+  RunState state{plan, env, options, device, *world, groups, model, *trainer, *dataset, store,
+                 resumed, CountingCpuAllocatorInstalled() && !cuda};
+  Log(absl::StrFormat("setup took %.2f s; training steps %d..%d of %d",
+                      Seconds(Clock::now() - started), trainer->step() + 1, plan.batch().steps(),
+                      plan.batch().steps()));
+  ACCEL_ASSIGN_OR_RETURN(LoopOutcome outcome, TrainLoop(state));
+  ACCEL_RETURN_IF_ERROR(FinishRun(state, outcome, started));
   WorkerResult out;
   out.steps_done = trainer->step();
-  out.stopped = stopped;
+  out.stopped = outcome.stopped;
   return out;
 }
 
@@ -540,6 +648,9 @@ absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& en
                                        const WorkerOptions& options) {
   // LibTorch and c10d report failures as exceptions; none may cross into the CLI.
   try {
+    // Measure tensor bytes on CPU (executor/memory/counting_allocator.h): installed before the
+    // model, data and process groups allocate anything.
+    if (plan.topology().device_type() != "cuda") InstallCountingCpuAllocator();
     return RunWorkerImpl(plan, env, options);
   } catch (const c10::Error& e) {
     return absl::InternalError(e.what_without_backtrace());

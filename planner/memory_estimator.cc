@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "common/status_macros.h"
 #include "common/units.h"
+#include "planner/executor_activations.h"
 #include "planner/model_params.h"
 
 namespace accel::planner {
@@ -17,6 +18,9 @@ constexpr const char* kOffloadSource = "DeepSpeed ZeRO-Offload (Ren et al. 2021)
 constexpr const char* kActivationSource =
     "Korthikanti et al. 2022 (arXiv 2205.05198) Table 2; ffn variant from Megatron-LM "
     "theoretical_memory_usage.py";
+constexpr const char* kExecutorActivationSource =
+    "accel executor: tensors autograd saves in executor/models (planner/executor_activations.h), "
+    "checked by the counting allocator (bench/memory_bench)";
 constexpr const char* kLogitsSource =
     "output layer of Korthikanti et al. 2022 section 4.3; fp32 upcast for the loss as in "
     "Hugging Face and Megatron-LM cross-entropy";
@@ -226,6 +230,26 @@ std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
   return stages;
 }
 
+namespace {
+
+// The executor-activation shape of one micro-batch of this plan.
+ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int64_t padded_vocab) {
+  ExecutorActivationShape s;
+  s.gpt2 = in.model.arch() == "gpt2";
+  s.seq_len = seq;
+  s.micro_batch = in.micro_batch_size;
+  s.hidden = in.model.hidden_size();
+  s.heads = in.model.num_heads();
+  s.kv_heads = in.model.num_kv_heads() > 0 ? in.model.num_kv_heads() : in.model.num_heads();
+  s.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * s.hidden;
+  s.vocab = padded_vocab;
+  s.bf16_compute = in.compute_bytes == 2;
+  s.bf16_params = in.param_bytes == 2;
+  return s;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInputs& in) {
   ACCEL_ASSIGN_OR_RETURN(ModelStateDtypes dtypes,
                          ModelStateDtypesFor(in.param_bytes, in.optimizer, in.momentum));
@@ -316,17 +340,24 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     shape.ffn = ffn;
     shape.tp = tp;
     shape.sequence_parallel = in.sequence_parallel;
-    const int64_t per_layer = ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+    // accel's executor runs tp = 1 without recompute today: its own tensors are counted exactly.
+    // Other layouts keep the Megatron-LM formula until the executor runs them.
+    const bool executor_layout = tp == 1 && in.recompute == RecomputeMode::kNone;
+    const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
+    const int64_t per_layer =
+        executor_layout ? ExecutorActivationBytesPerLayer(exec_shape)
+                        : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
     const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
-    const std::string dims = "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
+    const std::string dims = executor_layout ? ExecutorActivationFormula(exec_shape) : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
                              " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
                              (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
     if (layers > 0) {
       device(Term("activations", layers * inflight * per_layer,
                   N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) +
                       (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ") +
-                      N(per_layer) + " B per layer; " + LayoutFormula(in) + ", " + dims,
-                  kActivationSource));
+                      N(per_layer) + " B per layer; " +
+                      (executor_layout ? dims : std::string(LayoutFormula(in)) + ", " + dims),
+                  executor_layout ? kExecutorActivationSource : kActivationSource));
       if (in.recompute == RecomputeMode::kFull) {
         // Backward rematerializes one layer at a time with all its activations.
         const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
@@ -336,7 +367,17 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
                     kActivationSource));
       }
     }
-    if (layout.has_lm_head) {
+    if (layout.has_lm_head && executor_layout) {
+      const int64_t head = ExecutorHeadBytes(exec_shape);
+      device(Term("logits", head,
+                  "final norm + fp32 log-probs 4*s*b*V + loss backward 2 x 4*s*b*V + targets" +
+                      std::string(exec_shape.bf16_compute && !exec_shape.bf16_params
+                                      ? " + bf16 output-weight copy"
+                                      : "") +
+                      ", V_padded " + N(padded_vocab) + ", s=" + N(seq) + " b=" +
+                      N(in.micro_batch_size),
+                  kExecutorActivationSource));
+    } else if (layout.has_lm_head) {
       const int64_t logits = LogitsBytes(seq, in.micro_batch_size, padded_vocab, tp, in.compute_bytes);
       device(Term("logits", logits,
                   "s " + N(seq) + " x b " + N(in.micro_batch_size) + " x V_padded/t " +

@@ -154,10 +154,14 @@ TEST_CASE("a small gpt2 job fits on cpu: one estimate with every term, formula a
   CHECK(Find(e, "gradients")->bytes() == local * 4);
   CHECK(Find(e, "optimizer_states")->bytes() == local * 8);
   CHECK(Find(e, "master_weights") == nullptr);  // fp32 params need no master copy
-  // 12 layers x 1 microbatch x Table 2 (t = 1) doubled for fp32 activations.
-  const int64_t per_layer = 2 * (34LL * 128 * 4 * 768 + 5LL * 12 * 128 * 128 * 4);
+  // 12 layers x 1 microbatch x accel's executor, GPT-2 fp32 (planner/executor_activations.h):
+  // 32x + 8f + 4S + 16n + s^2 with s 128, b 4, h 768, ffn 3072, a 12.
+  const int64_t x = 128LL * 4 * 768, n = 128LL * 4;
+  const int64_t per_layer = 32 * x + 8 * n * 3072 + 4 * 4LL * 12 * 128 * 128 + 16 * n + 128 * 128;
   CHECK(Find(e, "activations")->bytes() == 12 * per_layer);
-  CHECK(Find(e, "logits")->bytes() == 128LL * 4 * 50304 * 4);
+  CHECK_THAT(Find(e, "activations")->source(), Catch::StartsWith("accel executor"));
+  // Final LayerNorm 8x + 8n, fp32 log-probs 4nV, targets 8n, loss backward 2 x 4nV.
+  CHECK(Find(e, "logits")->bytes() == 8 * x + 16 * n + 3 * 4 * n * 50304);
   CHECK(Find(e, "communication_buffers") == nullptr);  // no data parallelism
   CHECK(Find(e, "runtime_overhead")->bytes() == 256 * kMiB);
   for (const ir::MemoryTerm& t : e.device()) {

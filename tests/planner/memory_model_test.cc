@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/units.h"
+#include "planner/executor_activations.h"
 
 namespace accel::planner {
 namespace {
@@ -245,6 +246,58 @@ TEST_CASE("dtype names") {
   CHECK(DTypeBytesByName("bf16") == 2);
   CHECK(DTypeBytesByName("fp16") == 2);
   CHECK_FALSE(DTypeBytesByName("fp8").has_value());
+}
+
+}  // namespace
+}  // namespace accel::planner
+
+namespace accel::planner {
+namespace {
+
+ExecutorActivationShape ProbeShape(bool gpt2, bool bf16_compute, bool bf16_params) {
+  ExecutorActivationShape s;
+  s.gpt2 = gpt2;
+  s.seq_len = 64;
+  s.micro_batch = 8;
+  s.hidden = 128;
+  s.heads = 4;
+  s.kv_heads = gpt2 ? 4 : 2;
+  s.ffn = gpt2 ? 512 : 344;
+  s.vocab = 256;
+  s.bf16_compute = bf16_compute;
+  s.bf16_params = bf16_params;
+  return s;
+}
+
+// x = s*b*h = 65,536, f = s*b*ffn, S = b*a*s^2 = 131,072, n = 512, s^2 = 4,096. The byte counts
+// in the comments are what the counting CPU allocator measured for one block of accel's executor
+// at these shapes (2-block minus 1-block model after forward; executor_memory_test repeats the
+// measurement at smaller shapes in CI).
+TEST_CASE("accel executor activations per block: GPT-2 and Llama, fp32, bf16, bf16 params") {
+  // 32x + 8f + 4S + 16n + s^2; measured 4,730,880.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, false, false)) == 4'730'880);
+  // 20x + 6f + 2S + 16n + s^2 + 2 B x (4h^2 + 2h*ffn) weight copies; measured 3,551,232.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, false)) == 3'551'232);
+  // 16x + 4f + 2S + 8n + s^2; measured 2,367,488.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, true)) == 2'367'488);
+  // 48x + 16f + 4S + 8n + s^2 = 6,496,256; measured 6,496,320.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, false, false)) == 6'496'256);
+  // 42x + 8f + 2S + 8n + s^2 + 2 B x (2h^2 + 2h*kv*d + 3h*ffn) = 4,794,368; measured 4,794,432.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, false)) == 4'794'368);
+  // 32x + 8f + 2S + 8n + s^2 = 3,776,512; measured 3,776,576.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, true)) == 3'776'512);
+}
+
+TEST_CASE("accel executor output side: final norm, log-probs, loss backward, weight copy") {
+  // GPT-2 fp32: 8x + 8n + 4nV + 8n + 2 x 4nV = 524,288 + 4,096 + 524,288 + 4,096 + 1,048,576.
+  CHECK(ExecutorHeadBytes(ProbeShape(true, false, false)) == 2'105'344);
+  // GPT-2 bf16: 6x + 8n, plus the bf16 copy of the tied embedding 2Vh = 65,536.
+  CHECK(ExecutorHeadBytes(ProbeShape(true, true, false)) == 2'105'344 - 131'072 + 65'536);
+  // Llama bf16 parameters: 12x, no weight copy.
+  CHECK(ExecutorHeadBytes(ProbeShape(false, true, true)) == 786'432 + 524'288 + 4'096 + 1'048'576);
+  CHECK_THAT(ExecutorActivationFormula(ProbeShape(true, true, false)),
+             Catch::StartsWith("20x + 6f + 2S + 16n + s^2 + 2 B x bf16 weight copies (accel "
+                               "executor, gpt2, bf16 compute)"));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "executor/checkpoint/checkpoint_store.h"
+#include "nlohmann/json.hpp"
 
 extern char** environ;
 
@@ -151,6 +152,19 @@ TEST_CASE("accel run trains two CPU ranks, writes metrics and checkpoints, and r
   // Rank 0's progress reached the terminal.
   CHECK_THAT(ReadAll(run.out_path), Catch::Contains("step 4/4 | loss "));
   CHECK_THAT(ReadAll(run.out_path), Catch::Contains("run finished: 2 workers succeeded"));
+  // Memory measured on every rank, next to the plan's estimate for its stage.
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("\"peak_tensor_bytes\":"));
+  CHECK_THAT(ReadAll(run.out_path), Catch::Contains("memory: peak tensor bytes "));
+  const nlohmann::json summary = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")));
+  CHECK(summary["steps_done"] == 4);
+  REQUIRE(summary["memory"]["ranks"].size() == 2);
+  for (const nlohmann::json& rank : summary["memory"]["ranks"]) {
+    CHECK(rank["peak_tensor_bytes"].get<int64_t>() > 0);
+    CHECK(rank["estimate_tensor_bytes"].get<int64_t>() > 0);
+    // A loose sanity bound, not the ±5% target (that is bench/memory_bench's job).
+    CHECK(rank["measured_over_estimate"].get<double>() > 0.5);
+    CHECK(rank["measured_over_estimate"].get<double>() < 2.0);
+  }
   CheckpointStore store(dir.File("ckpt"), 2);
   auto latest = store.LatestGood();
   REQUIRE(latest.ok());

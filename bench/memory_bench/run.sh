@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The plan's memory estimate against the tensor bytes each rank really allocated.
+#
+#   bench/memory_bench/run.sh [STEPS]        (default 3 optimizer steps per layout)
+#
+# For every CPU example under examples/specs/ and more layouts made from them with --set (sharding
+# stages 0-3, hybrid sharding, fp32/bf16 parameters, compute and reduction, gradient
+# accumulation, a Llama model), runs `accel run` for STEPS steps and reads the run's
+# summary.json: the estimate per category for the rank's pipeline stage (device terms without
+# runtime_overhead, which the counting allocator cannot see) and the peak live tensor bytes the
+# counting CPU allocator measured on each rank (executor/memory/counting_allocator.h). Prints one
+# row per layout with measured/estimate for the rank with the largest peak. Target: within ±5%.
+# Benchmarks are run by hand, never asserted on in tests.
+set -euo pipefail
+
+STEPS=${1:-${STEPS:-3}}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+ACCEL=${ACCEL:-$ROOT/build/cli/accel}
+WORK=$(mktemp -d /tmp/accel-memory-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+
+DP=examples/specs/gpt2-small_cpu2_dp.yaml
+Z2=examples/specs/gpt2-mini_cpu4_zero2.yaml
+# name | spec | overrides (space-separated --set values)
+LAYOUTS=(
+  "example dp (2 ranks)|$DP|"
+  "example zero2 (4 ranks)|$Z2|"
+  "stage 0, 4 ranks|$Z2|sharding.stage=0"
+  "stage 1|$Z2|sharding.stage=1"
+  "stage 3|$Z2|sharding.stage=3"
+  "hybrid 2x2 stage 3|$Z2|sharding.stage=3 parallel.data_replicate=2 parallel.data_shard=2"
+  "stage 2, bf16 params|$Z2|precision.params=bf16"
+  "stage 3, bf16 params+reduce|$Z2|sharding.stage=3 precision.params=bf16 precision.reduce=bf16"
+  "stage 2, fp32 compute|$Z2|precision.compute=fp32"
+  "stage 0, fp32, accum 1|$Z2|sharding.stage=0 precision.compute=fp32 data.global_batch_size=32"
+  "stage 2, micro 16 seq 128|$Z2|data.micro_batch_size=16 data.seq_len=128 data.global_batch_size=128"
+  "llama stage 2|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344"
+  "llama stage 3 bf16|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 sharding.stage=3 precision.params=bf16"
+)
+
+ROWS=$WORK/rows.jsonl
+for entry in "${LAYOUTS[@]}"; do
+  IFS='|' read -r name spec overrides <<<"$entry"
+  dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')
+  sets=(--set training.steps="$STEPS" --set training.sample_tokens=0
+        --set checkpoint.every_steps=0 --set checkpoint.dir="$dir/ckpt")
+  for o in $overrides; do sets+=(--set "$o"); done
+  if ! "$ACCEL" run "$spec" "${sets[@]}" --run-dir "$dir" >"$dir.log" 2>&1; then
+    echo "FAILED: $name (log: tail below)" >&2; tail -5 "$dir.log" >&2; continue
+  fi
+  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({"name": sys.argv[2], "memory": s["memory"]}))' \
+    "$dir/summary.json" "$name" >>"$ROWS"
+done
+
+python3 - "$ROWS" <<'PY'
+import json, sys
+cats = ["parameters", "gradients", "master_weights", "optimizer_states", "activations", "logits",
+        "communication_buffers"]
+short = ["params", "grads", "master", "optim", "activ", "logits", "comm"]
+def mib(b): return b / 2**20
+print("| layout | " + " | ".join(short) + " | estimate | measured | measured/estimate |")
+print("|---|" + "---:|" * (len(short) + 3))
+worst = 0
+for line in open(sys.argv[1]):
+    row = json.loads(line)
+    ranks = row["memory"]["ranks"]
+    top = max(ranks, key=lambda r: r["peak_tensor_bytes"])
+    est = next(e for e in row["memory"]["estimate"] if e["stage"] == top["stage"])
+    terms = [f'{mib(est["terms"].get(c, 0)):.2f}' if c in est["terms"] else "-" for c in cats]
+    ratio = top["measured_over_estimate"]
+    worst = max(worst, abs(ratio - 1))
+    print(f'| {row["name"]} | ' + " | ".join(terms) +
+          f' | {mib(top["estimate_tensor_bytes"]):.2f} | {mib(top["peak_tensor_bytes"]):.2f} | {ratio:.3f} |')
+print(f"\nMiB per rank (rank with the largest peak). Largest deviation: {worst*100:.1f}% (target 5%)")
+PY

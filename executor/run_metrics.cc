@@ -1,0 +1,57 @@
+#include "executor/run_metrics.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace accel::exec {
+
+namespace {
+
+std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.9g", v) : "null"; }
+
+std::string JsonOptional(const std::optional<int64_t>& v) {
+  return v.has_value() ? absl::StrCat(*v) : "null";
+}
+
+}  // namespace
+
+std::string StepRecordJson(const StepRecord& r) {
+  return absl::StrCat(
+      "{\"step\":", r.step, ",\"loss\":", JsonNumber(r.loss), ",\"lr\":", JsonNumber(r.lr),
+      ",\"grad_norm\":", JsonNumber(r.grad_norm), ",\"tokens\":", r.tokens,
+      ",\"step_seconds\":", JsonNumber(r.step_seconds),
+      ",\"tokens_per_second\":", JsonNumber(r.tokens_per_second),
+      ",\"since_launch_seconds\":", JsonNumber(r.since_launch_seconds),
+      ",\"peak_memory_bytes\":", r.peak_resident_bytes,
+      ",\"peak_tensor_bytes\":", JsonOptional(r.peak_tensor_bytes),
+      ",\"live_tensor_bytes\":", JsonOptional(r.live_tensor_bytes),
+      ",\"buckets\":", r.buckets,
+      ",\"buckets_launched_in_backward\":", r.buckets_launched_in_backward,
+      ",\"backward_seconds\":", JsonNumber(r.backward_seconds),
+      ",\"comm_wait_seconds\":", JsonNumber(r.comm_wait_seconds),
+      ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), "}");
+}
+
+std::string RunSummaryJson(const RunSummary& s) {
+  return absl::StrCat("{\"steps_done\":", s.steps_done, ",\"steps_this_run\":", s.steps_this_run,
+                      ",\"final_loss\":", JsonNumber(s.final_loss),
+                      ",\"tokens_per_second\":", JsonNumber(s.tokens_per_second),
+                      ",\"world_size\":", s.world_size,
+                      ",\"stopped\":", s.stopped ? "true" : "false",
+                      ",\"memory\":", s.memory_json.value_or("null"), "}\n");
+}
+
+absl::Status MetricsFile::Open(const std::string& path, bool append) {
+  out_.open(path, append ? std::ios::app : std::ios::trunc);
+  if (!out_) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+void MetricsFile::Append(const StepRecord& record) {
+  out_ << StepRecordJson(record) << '\n';
+  out_.flush();
+}
+
+}  // namespace accel::exec

@@ -1,0 +1,72 @@
+// What rank 0 records about a run: one JSON line per optimizer step in metrics.jsonl and the
+// run summary (summary.json). Torch-free, so its format is testable without LibTorch.
+#ifndef ACCEL_EXECUTOR_RUN_METRICS_H_
+#define ACCEL_EXECUTOR_RUN_METRICS_H_
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace accel::exec {
+
+// One optimizer step as seen by rank 0. Times in seconds, memory in bytes.
+struct StepRecord {
+  int64_t step = 0;                 // 1-based count of optimizer updates done
+  double loss = 0;                  // mean over the step's micro-batches and data-parallel ranks
+  double lr = 0;
+  double grad_norm = 0;             // global norm before clipping
+  int64_t tokens = 0;               // tokens consumed by the job since step 0
+  double step_seconds = 0;
+  double tokens_per_second = 0;     // global tokens of this step / step_seconds
+  double since_launch_seconds = 0;  // 0 when the launcher did not pass its start time
+  int64_t peak_resident_bytes = 0;  // process max RSS so far (getrusage)
+  // Tensor bytes (counting CPU allocator): the peak during this step and the live bytes after
+  // it; empty when not measured (CUDA).
+  std::optional<int64_t> peak_tensor_bytes;
+  std::optional<int64_t> live_tensor_bytes;
+  int64_t buckets = 0;                  // gradient buckets reduced this step
+  int64_t buckets_launched_in_backward = 0;
+  double backward_seconds = 0;
+  double comm_wait_seconds = 0;         // time spent waiting for gradient collectives
+  double unix_time = 0;
+};
+
+// The record as one JSON object on one line (no trailing newline); non-finite numbers as null.
+std::string StepRecordJson(const StepRecord& record);
+
+// The run as rank 0 sums it up at the end (summary.json).
+struct RunSummary {
+  int64_t steps_done = 0;        // optimizer steps completed, restored ones included
+  int64_t steps_this_run = 0;
+  double final_loss = 0;
+  double tokens_per_second = 0;  // mean over this run's steps after its first
+  int world_size = 0;
+  bool stopped = false;          // stopped early on request
+  // The memory section (executor/memory/memory_report.h MemoryReportJson); null when not
+  // measured.
+  std::optional<std::string> memory_json;
+};
+
+// The summary as one JSON object plus a newline.
+std::string RunSummaryJson(const RunSummary& summary);
+
+// Appends StepRecordJson lines to a file, flushed after each line so a crash loses at most the
+// step in flight.
+class MetricsFile {
+ public:
+  // Opens `path`, truncating unless `append` (a resumed run continues the file).
+  // Errors: Internal when the file cannot be opened for writing.
+  absl::Status Open(const std::string& path, bool append);
+  void Append(const StepRecord& record);
+  void Close() { out_.close(); }
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_RUN_METRICS_H_
