@@ -1,5 +1,7 @@
 #include "planner/executor_activations.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "common/units.h"
 
@@ -27,33 +29,36 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
 // Autocast casts fp32 weights to bf16 once per step and keeps the copies.
 bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && !s.bf16_params; }
 
-int64_t NormBytes(const ExecutorActivationShape& s, int64_t x, int64_t tokens) {
-  if (s.gpt2) {
-    if (s.bf16_params) return 4 * x;
-    return (s.bf16_compute ? 6 : 8) * x + 8 * tokens;
-  }
-  if (s.bf16_params) return 12 * x;
-  return (s.bf16_compute ? 14 : 16) * x;
-}
 
 }  // namespace
 
+// Sums in 128 bits and saturates: at the spec limits (spec/limits.h) b*a*s^2 exceeds 2^63, and a
+// saturated estimate still reads as "does not fit" instead of overflowing.
+static int64_t Saturate(__int128 bytes) {
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(bytes > kMax ? kMax : bytes);
+}
+
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
+  using I = __int128;
   const Coefficients c = CoefficientsOf(s);
-  const int64_t tokens = s.seq_len * s.micro_batch;
-  const int64_t bytes = c.per_x * tokens * s.hidden + c.per_f * tokens * s.ffn +
-                        c.per_scores * s.micro_batch * s.heads * s.seq_len * s.seq_len +
-                        c.per_token * tokens + s.seq_len * s.seq_len;
-  return bytes + (CopiesWeights(s) ? 2 * WeightCopyElements(s) : 0);
+  const I tokens = I{s.seq_len} * s.micro_batch;
+  const I bytes = I{c.per_x} * tokens * s.hidden + I{c.per_f} * tokens * s.ffn +
+                  I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
+                  I{c.per_token} * tokens + I{s.seq_len} * s.seq_len;
+  return Saturate(bytes + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : I{0}));
 }
 
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
-  const int64_t tokens = s.seq_len * s.micro_batch;
-  const int64_t x = tokens * s.hidden;
-  const int64_t norm = NormBytes(s, x, tokens);
-  const int64_t logits = 4 * tokens * s.vocab;
-  const int64_t weight_copy = CopiesWeights(s) ? 2 * s.vocab * s.hidden : 0;
-  return norm + logits + 8 * tokens + weight_copy + 2 * logits;
+  using I = __int128;
+  const I tokens = I{s.seq_len} * s.micro_batch;
+  const I x = tokens * s.hidden;
+  I norm = 0;
+  if (s.gpt2) norm = s.bf16_params ? 4 * x : (s.bf16_compute ? 6 : 8) * x + 8 * tokens;
+  else norm = (s.bf16_params ? 12 : s.bf16_compute ? 14 : 16) * x;
+  const I logits = 4 * tokens * s.vocab;
+  const I weight_copy = CopiesWeights(s) ? I{2} * s.vocab * s.hidden : I{0};
+  return Saturate(norm + logits + 8 * tokens + weight_copy + 2 * logits);
 }
 
 std::string ExecutorActivationFormula(const ExecutorActivationShape& s) {
