@@ -12,6 +12,7 @@
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/planner.h"
+#include "spec/limits.h"
 #include "spec/loader.h"
 #include "spec/model_config.h"
 
@@ -168,8 +169,9 @@ int EstimateSpec(const EstimateMemoryOptions& o, std::ostream& out, std::ostream
   planner::PlanOptions plan_options;
   plan_options.allow_not_fitting = true;
   planner::PlanResult result = planner::BuildPlan(*job, plan_options, sink);
+  if (o.werror) sink.PromoteWarningsToErrors();
   if (!sink.empty()) err << RenderText(sink.diagnostics(), sources);
-  if (!result.ok || result.plan.memory_size() == 0) return kExitInvalid;
+  if (!result.ok || sink.HasErrors() || result.plan.memory_size() == 0) return kExitInvalid;
 
   const ir::Plan& plan = result.plan;
   out << "job: " << o.model << " (" << plan.topology().world_size() << " ranks, "
@@ -177,10 +179,12 @@ int EstimateSpec(const EstimateMemoryOptions& o, std::ostream& out, std::ostream
       << (plan.topology().device_model().empty() ? "" : " " + plan.topology().device_model())
       << ")\n";
   bool all_fit = true;
+  const auto& stages = plan.pipeline().stages();
   for (const ir::MemoryEstimate& e : plan.memory()) {
+    // Stages are stored in index order (assign-stages), so a lookup is O(1), not O(pp).
     const ir::PipelineStage* stage = nullptr;
-    for (const ir::PipelineStage& s : plan.pipeline().stages()) {
-      if (s.index() == e.stage()) stage = &s;
+    if (e.stage() >= 0 && e.stage() < stages.size() && stages[e.stage()].index() == e.stage()) {
+      stage = &stages[e.stage()];
     }
     all_fit = all_fit && e.fits();
     out << "\nstage " << e.stage() << StageWhat(stage) << ": " << FormatBytes(e.device_total_bytes())
@@ -216,8 +220,13 @@ int RunEstimateMemory(const EstimateMemoryOptions& options, std::ostream& out, s
     err << "error: --zero-stage needs --gpus (GPUs per node, at least 1)\n";
     return kExitUsage;
   }
-  if (options.nodes < 1) {
-    err << "error: --nodes must be at least 1\n";
+  if (options.nodes < 1 || options.nodes > spec::kMaxNodes) {
+    err << "error: --nodes must be between 1 and " << spec::kMaxNodes << "\n";
+    return kExitUsage;
+  }
+  // DeepSpeed's figures divide by gpus x nodes; the limits keep that product in range.
+  if (options.gpus > spec::kMaxDevicesPerNode) {
+    err << "error: --gpus must be at most " << spec::kMaxDevicesPerNode << " (GPUs per node)\n";
     return kExitUsage;
   }
   if (IsSpecPath(options.model)) {
@@ -255,6 +264,9 @@ void RegisterEstimateMemoryCommand(CLI::App& app, AppContext& context) {
   sub->add_option("--set", options->overrides,
                   "Override a spec key, e.g. --set parallel.tensor=2 (repeatable; spec only)")
       ->allow_extra_args(false);
+  sub->add_flag("--werror", options->werror,
+                "Treat the planner's warnings as errors: they print as error[W...], no estimate "
+                "is printed, exit 1 (spec only)");
   sub->callback([options, &context] {
     context.exit_code = RunEstimateMemory(*options, *context.out, *context.err);
   });

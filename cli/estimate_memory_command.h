@@ -11,7 +11,7 @@
 namespace accel::cli {
 
 // `accel estimate-memory --model CONFIG.json|SPEC.yaml [--dtypes LIST]
-//  [--zero-stage 2|3 --gpus G [--nodes N]] [--set k=v]...`.
+//  [--zero-stage 2|3 --gpus G [--nodes N]] [--set k=v]... [--werror]`.
 struct EstimateMemoryOptions {
   // A Hugging Face config.json, or a job spec (detected by the extension .yaml / .yml).
   std::string model;
@@ -25,6 +25,8 @@ struct EstimateMemoryOptions {
   int64_t nodes = 1;
   // --set overrides applied to a spec (spec only).
   std::vector<std::string> overrides;
+  // Spec only: planner warnings are errors (reported as error[W...], no estimate, exit 1).
+  bool werror = false;
 };
 
 // With a config.json: prints the exact parameter count with its breakdown, Accelerate's
@@ -33,8 +35,9 @@ struct EstimateMemoryOptions {
 // With a spec: loads and plans it (memory fit allowed to fail) and prints every pipeline
 // stage's memory terms, totals, the device limit and the fit, plus changes that would fit.
 // Diagnostics go to `err`. Returns 0 (printed; for a spec: every stage fits), 1 (unreadable or
-// invalid config/spec, or a stage does not fit), 2 (usage: --zero-stage without --gpus, bad
-// --gpus/--nodes, options that need a config.json given with a spec).
+// invalid config/spec, a stage does not fit, or a planner warning with `werror`), 2 (usage:
+// --zero-stage without --gpus, --gpus/--nodes outside 1..the limits of spec/limits.h, options
+// that need a config.json given with a spec).
 int RunEstimateMemory(const EstimateMemoryOptions& options, std::ostream& out, std::ostream& err);
 
 // Registers `estimate-memory` on the app (a CommandRegistrar).

@@ -97,6 +97,7 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     plan_options.dump_after = options.dump_after;
     result = planner::BuildPlan(*job, plan_options, sink);
   }
+  if (options.werror) sink.PromoteWarningsToErrors();
   // Notes are part of the plan (its summary and plan.notes); errors and warnings go to stderr.
   std::vector<Diagnostic> shown;
   for (const Diagnostic& d : sink.diagnostics()) {
@@ -104,7 +105,8 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   }
   if (!shown.empty()) err << RenderText(shown, sources);
   if (!job || sink.HasErrors()) {
-    if (job) err << "planning stopped in pass " << result.last_pass << "\n";
+    if (job && !result.ok) err << "planning stopped in pass " << result.last_pass << "\n";
+    if (job && result.ok) err << "no plan written: warnings are errors (--werror)\n";
     return kExitInvalid;
   }
 
@@ -154,6 +156,9 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
                   "Stop after this planner pass and print the partial plan (validate-spec, "
                   "resolve-auto, build-mesh, assign-stages, build-shard-groups, "
                   "schedule-pipeline, estimate-memory)");
+  sub->add_flag("--werror", options->werror,
+                "Treat warnings as errors: they print as error[W...], no plan is written, "
+                "exit 1");
   sub->callback([options, &context] {
     context.exit_code = RunPlanCommand(*options, *context.out, *context.err);
   });

@@ -9,7 +9,7 @@
 
 namespace accel::cli {
 
-// `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS]`.
+// `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS] [--werror]`.
 struct PlanCommandOptions {
   std::string spec;
   std::vector<std::string> overrides;
@@ -19,14 +19,17 @@ struct PlanCommandOptions {
   std::string output;
   // Stop after this pass and print the partial plan.
   std::string dump_after;
+  // Warnings are errors: reported as error[W...], no plan is written, exit 1.
+  bool werror = false;
 };
 
 // The accepted --format values, in help order.
 const std::vector<std::string>& PlanFormats();
 
 // Loads, plans and writes the plan. Diagnostics (errors, warnings, notes) go to `err`.
-// Returns an exit code: 0 planned, 1 invalid spec or plan, 2 usage (unknown format or pass,
-// binary output to a terminal), 3 internal (a Graphviz or I/O failure).
+// Returns an exit code: 0 planned, 1 invalid spec or plan (or any warning with `werror`),
+// 2 usage (unknown format or pass, binary output to a terminal), 3 internal (a Graphviz or
+// I/O failure).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 
 // Registers `plan` on the app (a CommandRegistrar).

@@ -28,6 +28,7 @@ int RunValidateCommand(const ValidateOptions& options, const std::vector<PostLoa
     if (job) {
       for (const PostLoadCheck& check : checks) check(*job, sink);
     }
+    if (options.werror) sink.PromoteWarningsToErrors();
     if (sink.HasErrors()) ++invalid_files;
     errors += sink.error_count();
     warnings += sink.warning_count();
@@ -71,6 +72,9 @@ void RegisterValidateCommand(CLI::App& app, AppContext& context) {
       ->check(CLI::IsMember(ValidateFormats()))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", options->quiet, "Print errors only");
+  sub->add_flag("--werror", options->werror,
+                "Treat warnings as errors: they print as error[W...] and make the file invalid "
+                "(exit 1)");
   sub->callback([options, &context] {
     context.exit_code =
         RunValidateCommand(*options, context.post_load_checks, *context.out, *context.err);

@@ -9,12 +9,13 @@
 
 namespace accel::cli {
 
-// `accel validate FILE... [--set k=v]... [--format text|json|github] [--quiet]`.
+// `accel validate FILE... [--set k=v]... [--format text|json|github] [--quiet] [--werror]`.
 struct ValidateOptions {
   std::vector<std::string> files;
   std::vector<std::string> overrides;  // applied to every file
   std::string format = "text";         // text | json | github
   bool quiet = false;                  // print errors only (no warnings, notes or summary)
+  bool werror = false;                 // warnings are errors: a file with any is invalid
 };
 
 // The accepted --format values, in help order.
@@ -24,7 +25,8 @@ const std::vector<std::string>& ValidateFormats();
 // loaded). Text diagnostics and, when anything was reported, a summary line go to `err` (a
 // clean run prints nothing; standalone notes are never printed); json and github output goes to
 // `out` (one JSON array, or one workflow command per diagnostic, for all files together).
-// Returns 0 when every file is valid, 1 when any has an error; warnings never change it.
+// Returns 0 when every file is valid, 1 when any has an error; warnings change it only with
+// `werror`, which reports them as errors (keeping their W codes).
 int RunValidateCommand(const ValidateOptions& options, const std::vector<PostLoadCheck>& checks,
                        std::ostream& out, std::ostream& err);
 

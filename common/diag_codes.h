@@ -58,9 +58,15 @@ inline constexpr const char* kSequenceParallelNeedsTp = "E0415";
 inline constexpr const char* kHybridNeedsStage3 = "E0416";
 inline constexpr const char* kContextNotDivisible = "E0417";
 inline constexpr const char* kConflictingBatch = "E0418";
+// A product of fields over one of accel's planning limits (spec/limits.h): world size,
+// pipeline stages x microbatches, tokens per step.
+inline constexpr const char* kOverPlanLimit = "E0419";
 inline constexpr const char* kTensorParallelCrossesNodes = "W0401";
 inline constexpr const char* kShardingWithoutShardAxis = "W0402";
 inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";
+inline constexpr const char* kFp16WithoutLossScaling = "W0404";
+inline constexpr const char* kLargePipelineBubble = "W0405";
+inline constexpr const char* kFp16ReduceWithoutLossScaling = "W0406";
 
 // Memory.
 inline constexpr const char* kDoesNotFit = "E0501";

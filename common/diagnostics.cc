@@ -55,6 +55,15 @@ Diagnostic& DiagnosticSink::Add(Diagnostic diagnostic) {
   return diagnostics_.back();
 }
 
+void DiagnosticSink::PromoteWarningsToErrors() {
+  for (Diagnostic& d : diagnostics_) {
+    if (d.severity != Severity::kWarning) continue;
+    d.severity = Severity::kError;
+    --warning_count_;
+    ++error_count_;
+  }
+}
+
 namespace {
 
 Diagnostic MakeDiagnostic(Severity severity, std::string code, std::string file,

@@ -71,6 +71,10 @@ class DiagnosticSink {
   // Appends every diagnostic of `other`.
   void Append(const DiagnosticSink& other);
 
+  // Turns every warning into an error, keeping its W code (`--werror`): rendered as
+  // "error[W0401]: ...", and counted by error_count() instead of warning_count().
+  void PromoteWarningsToErrors();
+
   bool HasErrors() const { return error_count_ > 0; }
   int error_count() const { return error_count_; }
   int warning_count() const { return warning_count_; }

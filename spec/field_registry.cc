@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "spec/limits.h"
+
 namespace accel::spec {
 namespace {
 
@@ -40,8 +42,16 @@ FieldInfo Int(std::string path, int64_t minimum, Store store) {
   return f;
 }
 
-FieldInfo AutoIntField(std::string path, int64_t minimum, Store store) {
+// An integer capped at one of the documented limits of spec/limits.h.
+FieldInfo Int(std::string path, int64_t minimum, int64_t maximum, Store store) {
   FieldInfo f = Int(std::move(path), minimum, store);
+  f.maximum = static_cast<double>(maximum);
+  f.maximum_is_limit = true;
+  return f;
+}
+
+FieldInfo AutoIntField(std::string path, int64_t minimum, int64_t maximum, Store store) {
+  FieldInfo f = Int(std::move(path), minimum, maximum, store);
   f.allows_auto = true;
   return f;
 }
@@ -66,9 +76,12 @@ FieldInfo Enum(std::string path, std::vector<std::string> values, Store store) {
   return f;
 }
 
+// A byte size capped at kMaxDeviceMemoryBytes (spec/limits.h).
 FieldInfo Size(std::string path, int64_t minimum, Store store) {
   FieldInfo f = Make(std::move(path), FieldKind::kSize, store);
   f.minimum = static_cast<double>(minimum);
+  f.maximum = static_cast<double>(kMaxDeviceMemoryBytes);
+  f.maximum_is_limit = true;
   f.allows_auto = true;
   return f;
 }
@@ -113,19 +126,19 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }));
   f.push_back(Enum("model.arch", {"gpt2", "llama"},
                    +[](JobSpec& s, const FieldValue& v) { s.model.arch = EnumOf<Arch>(v); }));
-  f.push_back(Int("model.hidden_size", 1,
+  f.push_back(Int("model.hidden_size", 1, kMaxHiddenSize,
                   +[](JobSpec& s, const FieldValue& v) { s.model.hidden_size = v.integer; }));
-  f.push_back(Int("model.num_layers", 1,
+  f.push_back(Int("model.num_layers", 1, kMaxNumLayers,
                   +[](JobSpec& s, const FieldValue& v) { s.model.num_layers = v.integer; }));
-  f.push_back(Int("model.num_heads", 1,
+  f.push_back(Int("model.num_heads", 1, kMaxNumHeads,
                   +[](JobSpec& s, const FieldValue& v) { s.model.num_heads = v.integer; }));
-  f.push_back(Int("model.num_kv_heads", 1,
+  f.push_back(Int("model.num_kv_heads", 1, kMaxNumHeads,
                   +[](JobSpec& s, const FieldValue& v) { s.model.num_kv_heads = v.integer; }));
-  f.push_back(Int("model.ffn_hidden_size", 1,
+  f.push_back(Int("model.ffn_hidden_size", 1, kMaxFfnHiddenSize,
                   +[](JobSpec& s, const FieldValue& v) { s.model.ffn_hidden_size = v.integer; }));
-  f.push_back(Int("model.vocab_size", 1,
+  f.push_back(Int("model.vocab_size", 1, kMaxVocabSize,
                   +[](JobSpec& s, const FieldValue& v) { s.model.vocab_size = v.integer; }));
-  f.push_back(Int("model.max_seq_len", 1,
+  f.push_back(Int("model.max_seq_len", 1, kMaxSeqLen,
                   +[](JobSpec& s, const FieldValue& v) { s.model.max_seq_len = v.integer; }));
   f.push_back(Bool("model.tie_word_embeddings", +[](JobSpec& s, const FieldValue& v) {
     s.model.tie_word_embeddings = v.boolean;
@@ -152,21 +165,24 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Enum("data.train.dtype", {"uint16", "uint32"}, +[](JobSpec& s, const FieldValue& v) {
     s.data.train.dtype = EnumOf<TokenDtype>(v);
   }));
-  f.push_back(Required(Int("data.seq_len", 1,
+  f.push_back(Required(Int("data.seq_len", 1, kMaxSeqLen,
                            +[](JobSpec& s, const FieldValue& v) { s.data.seq_len = v.integer; })));
-  f.push_back(Required(Int("data.micro_batch_size", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Required(Int("data.micro_batch_size", 1, kMaxMicroBatchSize,
+      +[](JobSpec& s, const FieldValue& v) {
     s.data.micro_batch_size = v.integer;
   })));
-  f.push_back(AutoIntField("data.global_batch_size", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("data.global_batch_size", 1, kMaxGlobalBatchSize,
+      +[](JobSpec& s, const FieldValue& v) {
     s.data.global_batch_size = AutoInt(v);
   }));
-  f.push_back(AutoIntField("data.grad_accum_steps", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("data.grad_accum_steps", 1, kMaxMicrobatches,
+      +[](JobSpec& s, const FieldValue& v) {
     s.data.grad_accum_steps = AutoInt(v);
   }));
   f.push_back(Bool("data.shuffle", +[](JobSpec& s, const FieldValue& v) { s.data.shuffle = v.boolean; }));
 
   f.push_back(Section("training", true));
-  f.push_back(Required(Int("training.steps", 1,
+  f.push_back(Required(Int("training.steps", 1, kMaxTrainingSteps,
                            +[](JobSpec& s, const FieldValue& v) { s.training.steps = v.integer; })));
   f.push_back(Section("training.optimizer"));
   f.push_back(Enum("training.optimizer.name", {"adamw", "sgd"}, +[](JobSpec& s, const FieldValue& v) {
@@ -197,7 +213,8 @@ std::vector<FieldInfo> BuildFields() {
                    +[](JobSpec& s, const FieldValue& v) {
                      s.training.lr_schedule.name = EnumOf<LrScheduleName>(v);
                    }));
-  f.push_back(Int("training.lr_schedule.warmup_steps", 0, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Int("training.lr_schedule.warmup_steps", 0, kMaxTrainingSteps,
+      +[](JobSpec& s, const FieldValue& v) {
     s.training.lr_schedule.warmup_steps = v.integer;
   }));
   f.push_back(Range(Number("training.lr_schedule.min_lr_ratio", +[](JobSpec& s, const FieldValue& v) {
@@ -209,12 +226,14 @@ std::vector<FieldInfo> BuildFields() {
                     }),
                     0, false, std::nullopt, false));
   f.push_back(Int("training.seed", 0, +[](JobSpec& s, const FieldValue& v) { s.training.seed = v.integer; }));
-  f.push_back(Int("training.log_every_steps", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Int("training.log_every_steps", 1, kMaxTrainingSteps,
+      +[](JobSpec& s, const FieldValue& v) {
     s.training.log_every_steps = v.integer;
   }));
   f.push_back(Enum("training.recompute", {"none", "selective", "full"},
                    +[](JobSpec& s, const FieldValue& v) { s.training.recompute = EnumOf<Recompute>(v); }));
-  f.push_back(Int("training.sample_tokens", 0, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Int("training.sample_tokens", 0, kMaxSampleTokens,
+      +[](JobSpec& s, const FieldValue& v) {
     s.training.sample_tokens = v.integer;
   }));
 
@@ -231,19 +250,24 @@ std::vector<FieldInfo> BuildFields() {
                    }));
 
   f.push_back(Section("parallel"));
-  f.push_back(AutoIntField("parallel.data_replicate", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.data_replicate", 1, kMaxParallelDegree,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.data_replicate = AutoInt(v);
   }));
-  f.push_back(AutoIntField("parallel.data_shard", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.data_shard", 1, kMaxParallelDegree,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.data_shard = AutoInt(v);
   }));
-  f.push_back(AutoIntField("parallel.context", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.context", 1, kMaxParallelDegree,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.context = AutoInt(v);
   }));
-  f.push_back(AutoIntField("parallel.tensor", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.tensor", 1, kMaxParallelDegree,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.tensor = AutoInt(v);
   }));
-  f.push_back(AutoIntField("parallel.pipeline", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.pipeline", 1, kMaxParallelDegree,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.pipeline = AutoInt(v);
   }));
   f.push_back(Bool("parallel.sequence_parallel", +[](JobSpec& s, const FieldValue& v) {
@@ -252,7 +276,8 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Enum("parallel.pipeline_schedule", {"gpipe", "1f1b"}, +[](JobSpec& s, const FieldValue& v) {
     s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);
   }));
-  f.push_back(AutoIntField("parallel.pipeline_microbatches", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("parallel.pipeline_microbatches", 1, kMaxMicrobatches,
+      +[](JobSpec& s, const FieldValue& v) {
     s.parallel.pipeline_microbatches = AutoInt(v);
   }));
 
@@ -263,29 +288,34 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Bool("sharding.hybrid", +[](JobSpec& s, const FieldValue& v) { s.sharding.hybrid = v.boolean; }));
   f.push_back(Enum("sharding.offload", {"none", "optimizer", "all"},
                    +[](JobSpec& s, const FieldValue& v) { s.sharding.offload = EnumOf<Offload>(v); }));
-  f.push_back(AutoIntField("sharding.bucket_size", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("sharding.bucket_size", 1, kMaxBucketElements,
+      +[](JobSpec& s, const FieldValue& v) {
     s.sharding.bucket_size = AutoInt(v);
   }));
-  f.push_back(AutoIntField("sharding.prefetch_bucket_size", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(AutoIntField("sharding.prefetch_bucket_size", 1, kMaxBucketElements,
+      +[](JobSpec& s, const FieldValue& v) {
     s.sharding.prefetch_bucket_size = AutoInt(v);
   }));
-  f.push_back(AutoIntField("sharding.param_persistence_threshold", 0,
+  f.push_back(AutoIntField("sharding.param_persistence_threshold", 0, kMaxBucketElements,
                            +[](JobSpec& s, const FieldValue& v) {
                              s.sharding.param_persistence_threshold = AutoInt(v);
                            }));
 
   f.push_back(Section("checkpoint"));
   f.push_back(String("checkpoint.dir", +[](JobSpec& s, const FieldValue& v) { s.checkpoint.dir = v.text; }));
-  f.push_back(Int("checkpoint.every_steps", 0,
+  f.push_back(Int("checkpoint.every_steps", 0, kMaxTrainingSteps,
                   +[](JobSpec& s, const FieldValue& v) { s.checkpoint.every_steps = v.integer; }));
-  f.push_back(Int("checkpoint.keep", 1, +[](JobSpec& s, const FieldValue& v) { s.checkpoint.keep = v.integer; }));
+  f.push_back(Int("checkpoint.keep", 1, kMaxTrainingSteps,
+      +[](JobSpec& s, const FieldValue& v) { s.checkpoint.keep = v.integer; }));
   f.push_back(Enum("checkpoint.resume", {"auto", "never"}, +[](JobSpec& s, const FieldValue& v) {
     s.checkpoint.resume = EnumOf<ResumeMode>(v);
   }));
 
   f.push_back(Section("cluster", true));
-  f.push_back(Int("cluster.nodes", 1, +[](JobSpec& s, const FieldValue& v) { s.cluster.nodes = v.integer; }));
-  f.push_back(Required(Int("cluster.devices_per_node", 1, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Int("cluster.nodes", 1, kMaxNodes,
+      +[](JobSpec& s, const FieldValue& v) { s.cluster.nodes = v.integer; }));
+  f.push_back(Required(Int("cluster.devices_per_node", 1, kMaxDevicesPerNode,
+      +[](JobSpec& s, const FieldValue& v) {
     s.cluster.devices_per_node = v.integer;
   })));
   f.push_back(Enum("cluster.device", {"cpu", "cuda"},

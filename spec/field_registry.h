@@ -43,6 +43,9 @@ struct FieldInfo {
   bool exclusive_minimum = false;
   std::optional<double> maximum;
   bool exclusive_maximum = false;
+  // The maximum is one of accel's resource limits (spec/limits.h), not part of the value's
+  // meaning: range errors name the violated side only and call it a limit.
+  bool maximum_is_limit = false;
   std::vector<std::string> enum_values;  // kEnum, in documentation order
   std::string pattern;              // kString: the schema's regex for the value, if any
   // kString: hand-written equivalent of `pattern` (no std::regex: it recurses per character and

@@ -322,12 +322,21 @@ bool Loader::CheckRange(const FieldInfo& field, double value, const std::string&
   bool high_ok = !field.maximum || (field.exclusive_maximum ? value < *field.maximum
                                                             : value <= *field.maximum);
   if (low_ok && high_ok && !std::isnan(value)) return true;
+  if (field.maximum_is_limit && !high_ok) {
+    const std::string limit = field.kind == FieldKind::kSize
+                                  ? FormatBytes(static_cast<int64_t>(*field.maximum))
+                                  : FormatNumber(*field.maximum);
+    Error(codes::kOutOfRange, location, path,
+          path + " must be at most " + limit + " (accel's limit), got " + text);
+    return false;
+  }
   std::string low = field.minimum ? FormatNumber(*field.minimum) + unit : "";
   std::string high = field.maximum ? FormatNumber(*field.maximum) + unit : "";
   std::string rule;
-  if (field.minimum && field.maximum && !field.exclusive_minimum && !field.exclusive_maximum) {
+  const bool two_sided = field.minimum && field.maximum && !field.maximum_is_limit;
+  if (two_sided && !field.exclusive_minimum && !field.exclusive_maximum) {
     rule = "must be between " + low + " and " + high;
-  } else if (field.minimum && field.maximum) {
+  } else if (two_sided) {
     rule = std::string(field.exclusive_minimum ? "must be greater than " : "must be at least ") +
            low + " and less than " + (field.exclusive_maximum ? "" : "or equal to ") + high;
   } else if (field.minimum) {

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "common/diag_codes.h"
+#include "spec/field_registry.h"
 #include "spec/file_reader.h"
 #include "spec/text_checks.h"
 
@@ -39,8 +40,24 @@ class ConfigReader {
                                             "; it must be a positive integer");
       return;
     }
+    if (AboveLimit(*value, used, spec_path)) return;
     target = value->get<int64_t>();
     out_.fields.push_back(spec_path);
+  }
+
+  // Reports a value above the limit of the spec field it sets (spec/limits.h): a config.json
+  // must not make the planner enumerate a billion layers either.
+  bool AboveLimit(const Json& value, const char* key, const char* spec_path) {
+    const FieldInfo* field = FindField(spec_path);
+    if (field == nullptr || !field->maximum ||
+        static_cast<double>(value.get<int64_t>()) <= *field->maximum) {
+      return false;
+    }
+    Issue(codes::kModelConfigInvalid,
+          std::string("has '") + key + "' = " + value.dump() + "; accel accepts at most " +
+              std::to_string(static_cast<int64_t>(*field->maximum)) + " (the limit of " +
+              spec_path + ")");
+    return true;
   }
 
   // An optional positive number.

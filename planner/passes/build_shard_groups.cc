@@ -61,24 +61,25 @@ class BuildShardGroupsPass : public Pass {
     const int64_t cap = sharding->bucket_elements();
     // validate-spec wrote a known dtype name; fp32 if a hand-built plan left it empty.
     const int64_t bytes_per = DTypeBytesByName(plan.precision().reduce_dtype()).value_or(4);
+    // The units were added in stage order (embeddings, blocks stage by stage, head), so one
+    // walk from the last unit visits the stages last to first in linear time; a bucket never
+    // spans two stages.
     int32_t index = 0;
-    for (int32_t s = last; s >= 0; --s) {
-      ir::Bucket* bucket = nullptr;
-      for (int u = sharding->units_size() - 1; u >= 0; --u) {
-        const ir::ShardUnit& unit = sharding->units(u);
-        if (unit.stage() != s) continue;
-        for (int p = unit.parameters_size() - 1; p >= 0; --p) {
-          const ir::Parameter& param = unit.parameters(p);
-          if (bucket == nullptr) {
-            bucket = sharding->add_buckets();
-            bucket->set_index(index++);
-            bucket->set_stage(s);
-          }
-          bucket->add_parameters(param.name());
-          bucket->set_elements(bucket->elements() + param.local_count());
-          bucket->set_bytes(bucket->elements() * bytes_per);
-          if (bucket->elements() >= cap) bucket = nullptr;
+    ir::Bucket* bucket = nullptr;
+    for (int u = sharding->units_size() - 1; u >= 0; --u) {
+      const ir::ShardUnit& unit = sharding->units(u);
+      if (bucket != nullptr && bucket->stage() != unit.stage()) bucket = nullptr;
+      for (int p = unit.parameters_size() - 1; p >= 0; --p) {
+        const ir::Parameter& param = unit.parameters(p);
+        if (bucket == nullptr) {
+          bucket = sharding->add_buckets();
+          bucket->set_index(index++);
+          bucket->set_stage(unit.stage());
         }
+        bucket->add_parameters(param.name());
+        bucket->set_elements(bucket->elements() + param.local_count());
+        bucket->set_bytes(bucket->elements() * bytes_per);
+        if (bucket->elements() >= cap) bucket = nullptr;
       }
     }
   }

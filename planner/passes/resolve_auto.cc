@@ -2,17 +2,26 @@
 // that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
 // divisibility, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
 #include <cmath>
+#include <sstream>
 
+#include "absl/numeric/int128.h"
 #include "common/diag_codes.h"
 #include "common/units.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
+#include "spec/limits.h"
 
 namespace accel::planner {
 namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
+
+std::string Str(absl::uint128 v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
 
 // One mesh degree as the spec gave it, for arithmetic in messages: "tp(2)", "dp_replicate(auto→4)".
 struct Degree {
@@ -36,6 +45,7 @@ class ResolveAutoPass : public Pass {
     errors_before_ = context.sink().error_count();
     if (!ResolveDegrees(context)) return;
     CheckLayout(context);
+    WarnFp16Reduce(context);
     ResolveBatch(context);
     ResolveSharding(context);
     ResolveTopology(context);
@@ -57,13 +67,15 @@ class ResolveAutoPass : public Pass {
                 {"pp", "pipeline", p.pipeline}};
     const int64_t world = s.world_size();
     Degree* open = nullptr;
-    int64_t known_product = 1;
+    // Each degree is at most kMaxParallelDegree (2^16), so five of them need 80 bits: the
+    // product stays exact for the arithmetic shown in messages.
+    absl::uint128 known_product = 1;
     for (Degree& d : degrees_) {
       if (d.given.is_auto) {
         open = open ? open : &d;  // validate-spec already rejected a second auto
       } else {
         d.value = d.given.value;
-        known_product *= d.value;
+        known_product *= static_cast<uint64_t>(d.value);
       }
     }
     auto product_text = [&]() {
@@ -83,7 +95,7 @@ class ResolveAutoPass : public Pass {
     };
 
     if (open != nullptr) {
-      if (world % known_product != 0) {
+      if (static_cast<uint64_t>(world) % known_product != 0) {
         std::string others;
         for (const Degree& d : degrees_) {
           if (&d == open || (std::string(d.axis) == "cp" && d.value == 1)) continue;
@@ -96,7 +108,7 @@ class ResolveAutoPass : public Pass {
         world_note(diag);
         return false;
       }
-      open->value = world / known_product;
+      open->value = world / static_cast<int64_t>(known_product);
       std::string others;
       for (const Degree& d : degrees_) {
         if (&d == open || (std::string(d.axis) == "cp" && d.value == 1)) continue;
@@ -105,7 +117,7 @@ class ResolveAutoPass : public Pass {
       context.Resolve(std::string("parallel.") + open->field, Str(open->value),
                       "leftover ranks: world size " + Str(world) + " / (" + others + ") = " +
                           Str(open->value));
-    } else if (known_product != world) {
+    } else if (known_product != static_cast<uint64_t>(world)) {
       Diagnostic& diag = context.Error(
           codes::kWorldSizeMismatch, "parallel",
           "parallel degrees do not multiply to the world size: " + product_text() + " = " +
@@ -263,12 +275,10 @@ class ResolveAutoPass : public Pass {
       if (!accum) {
         if (pp_ > 1) {
           accum = 4 * pp_;
-          const double bubble = static_cast<double>(pp_ - 1) / (*accum + pp_ - 1);
-          char pct[32];
-          std::snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * bubble);
           context.Resolve("data.grad_accum_steps", Str(*accum),
                           "both batch fields are auto: 4 * pp(" + Str(pp_) +
-                              ") microbatches keep the pipeline bubble (p-1)/(m+p-1) at " + pct);
+                              ") microbatches keep the pipeline bubble (p-1)/(m+p-1) at " +
+                              Percent(BubbleFraction(pp_, *accum)));
         } else {
           accum = 1;
           context.Resolve("data.grad_accum_steps", "1",
@@ -280,6 +290,8 @@ class ResolveAutoPass : public Pass {
                       "micro_batch_size(" + Str(micro) + ") * " + dp_text +
                           " * grad_accum_steps(" + Str(*accum) + ") = " + Str(global));
     }
+
+    if (!CheckBatchLimits(context, *accum, global)) return;
 
     ir::Batch* batch = context.plan().mutable_batch();
     batch->set_seq_len(d.seq_len);
@@ -294,23 +306,111 @@ class ResolveAutoPass : public Pass {
     ir::Pipeline* pipeline = context.plan().mutable_pipeline();
     pipeline->set_schedule(spec::Name(p.pipeline_schedule));
     pipeline->set_microbatches(*accum);
-    pipeline->set_bubble_fraction(static_cast<double>(pp_ - 1) /
-                                  static_cast<double>(*accum + pp_ - 1));
+    pipeline->set_bubble_fraction(BubbleFraction(pp_, *accum));
     if (pp_ > 1 && p.pipeline_microbatches.is_auto) {
       context.Resolve("parallel.pipeline_microbatches", Str(*accum),
                       "the gradient accumulation steps are the pipeline microbatches");
     }
     if (pp_ > 1 && p.pipeline_schedule == spec::PipelineSchedule::k1F1B && *accum < pp_) {
-      const std::string field = !p.pipeline_microbatches.is_auto ? "parallel.pipeline_microbatches"
-                                : !d.grad_accum_steps.is_auto     ? "data.grad_accum_steps"
-                                                                  : "data.global_batch_size";
       Diagnostic& diag = context.Error(
-          codes::kTooFewMicrobatches, field,
+          codes::kTooFewMicrobatches, MicrobatchField(s),
           "the 1f1b schedule needs at least as many microbatches as pipeline stages: " +
               Str(*accum) + " microbatches < pp(" + Str(pp_) + ")");
       context.NoteField(diag, "parallel.pipeline_schedule", "schedule set here");
       diag.Note("raise global_batch_size or grad_accum_steps, or use pipeline_schedule: gpipe");
+      return;
     }
+    WarnLargeBubble(context, *accum);
+  }
+
+  // The field that fixed the number of microbatches, for diagnostics about it: an explicit
+  // pipeline_microbatches (only meaningful with pipelining), else an explicit grad_accum_steps,
+  // else the global batch it was derived from.
+  std::string MicrobatchField(const spec::JobSpec& s) const {
+    if (pp_ > 1 && !s.parallel.pipeline_microbatches.is_auto) {
+      return "parallel.pipeline_microbatches";
+    }
+    if (!s.data.grad_accum_steps.is_auto) return "data.grad_accum_steps";
+    return "data.global_batch_size";
+  }
+
+  // The schedule has pp × microbatches slots and a step global × seq_len tokens; both are
+  // bounded (spec/limits.h) so the plan stays small and token counts fit in 63 bits. Checked
+  // by division: the products themselves may not fit (global ≤ 2^50 when derived).
+  bool CheckBatchLimits(PlanContext& context, int64_t accum, int64_t global) {
+    const spec::JobSpec& s = context.spec();
+    if (accum > spec::kMaxPipelineSlots / pp_) {
+      Diagnostic& d = context.Error(
+          codes::kOverPlanLimit, MicrobatchField(s),
+          "the pipeline schedule has pp(" + Str(pp_) + ") * " + Str(accum) + " microbatches = " +
+              Str(pp_ * accum) + " slots, more than accel's limit of " +
+              Str(spec::kMaxPipelineSlots));
+      context.NoteField(d, "parallel.pipeline", "pipeline set here");
+      d.Note("every slot is a forward and a backward in the plan; use fewer microbatches");
+      return false;
+    }
+    const int64_t seq = s.data.seq_len;
+    if (global > spec::kMaxTokensPerStep / seq) {
+      Diagnostic& d = context.Error(
+          codes::kOverPlanLimit, "data.global_batch_size",
+          "one step takes global_batch_size(" + Str(global) + ") * seq_len(" + Str(seq) + ") = " +
+              Str(absl::uint128(global) * static_cast<uint64_t>(seq)) +
+              " tokens, more than accel's limit of " + Str(spec::kMaxTokensPerStep));
+      context.NoteField(d, "data.seq_len", "seq_len set here");
+      return false;
+    }
+    return true;
+  }
+
+  // Above this fraction of idle pipeline time a warning says so. The planner's own default of
+  // 4 microbatches per stage keeps the bubble (p-1)/(5p-1) under 20% at any depth; a quarter
+  // of every step idle wastes more than one device-hour in four (Narayanan et al. 2021 advise
+  // m >> p).
+  static constexpr double kBubbleWarningFraction = 0.25;
+
+  // GPipe and 1F1B idle (p-1)/(m+p-1) of each step (planner-facts.md section 3).
+  void WarnLargeBubble(PlanContext& context, int64_t microbatches) {
+    if (pp_ <= 1) return;
+    const double bubble = BubbleFraction(pp_, microbatches);
+    if (bubble <= kBubbleWarningFraction) return;
+    Diagnostic& d = context.Warning(
+        codes::kLargePipelineBubble, MicrobatchField(context.spec()),
+        "the pipeline idles " + Percent(bubble) + " of every step: bubble (p-1)/(m+p-1) with pp(" +
+            Str(pp_) + ") and " + Str(microbatches) + " microbatches is over " +
+            Percent(kBubbleWarningFraction));
+    context.NoteField(d, "parallel.pipeline", "pipeline set here");
+    d.Note(Str(4 * pp_) + " microbatches (4 * pp) would idle " +
+           Percent(BubbleFraction(pp_, 4 * pp_)) +
+           "; raise global_batch_size or grad_accum_steps");
+  }
+
+  static double BubbleFraction(int64_t p, int64_t m) {
+    return static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+  }
+
+  static std::string Percent(double fraction) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f%%", 100.0 * fraction);
+    return text;
+  }
+
+  // Reducing in fp16 while neither compute nor parameters are fp16 leaves no loss scaling
+  // (E0408 refuses it then), so gradients cast to fp16 for the all-reduce lose everything
+  // below 2^-24 and overflow above 65504. Valid, so a warning; only with data parallelism.
+  void WarnFp16Reduce(PlanContext& context) {
+    const spec::PrecisionSpec& p = context.spec().precision;
+    const int64_t dp = dp_replicate_ * dp_shard_;
+    if (p.reduce != spec::DType::kFp16 || p.compute == spec::DType::kFp16 ||
+        p.params == spec::DType::kFp16 || dp <= 1) {
+      return;
+    }
+    Diagnostic& d = context.Warning(
+        codes::kFp16ReduceWithoutLossScaling, "precision.reduce",
+        "precision.reduce is fp16 without loss scaling (compute " +
+            std::string(spec::Name(p.compute)) + ", params " + spec::Name(p.params) +
+            "): gradients summed over dp(" + Str(dp) +
+            ") in fp16 flush to zero below 2^-24 and overflow above 65504");
+    d.Note("reduce in fp32, or in bf16 (the exponent range of fp32)");
   }
 
   void ResolveSharding(PlanContext& context) {

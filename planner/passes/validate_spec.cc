@@ -6,6 +6,7 @@
 #include "common/diag_codes.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
+#include "spec/limits.h"
 
 namespace accel::planner {
 namespace {
@@ -93,7 +94,9 @@ class ValidateSpecPass : public Pass {
     ckpt->set_keep(s.checkpoint.keep);
     ckpt->set_resume(Name(s.checkpoint.resume));
 
+    CheckWorldSize(context);
     CheckRules(context);
+    WarnFp16WithoutLossScaling(context);
 
     if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
       *model->mutable_parameters() = CountParameters(*model);
@@ -101,6 +104,40 @@ class ValidateSpecPass : public Pass {
   }
 
  private:
+  // The plan lists every rank and process group, so its size is linear in the world size; the
+  // limit keeps that bounded (spec/limits.h). Each factor is capped by the loader, so the
+  // product cannot overflow.
+  static void CheckWorldSize(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    if (s.world_size() <= spec::kMaxWorldSize) return;
+    Diagnostic& d = context.Error(
+        codes::kOverPlanLimit, "cluster.nodes",
+        "world size " + std::to_string(s.world_size()) + " = cluster.nodes(" +
+            std::to_string(s.cluster.nodes) + ") * cluster.devices_per_node(" +
+            std::to_string(s.cluster.devices_per_node) + ") exceeds accel's limit of " +
+            std::to_string(spec::kMaxWorldSize) + " ranks");
+    context.NoteField(d, "cluster.devices_per_node", "devices_per_node set here");
+    d.Note("the plan lists every rank and process group; larger worlds are not planned");
+  }
+
+  // fp16 has 5 exponent bits: without loss scaling, gradients below its smallest subnormal
+  // (2^-24) become zero and training stalls without an error (Micikevicius et al. 2018,
+  // "Mixed Precision Training"). Valid, so a warning. 16-bit gradients follow the parameter
+  // dtype, so fp16 parameters are at risk even with fp32 compute.
+  static void WarnFp16WithoutLossScaling(PlanContext& context) {
+    const spec::PrecisionSpec& p = context.spec().precision;
+    if (p.loss_scaling != spec::LossScaling::kNone) return;
+    const bool compute = p.compute == spec::DType::kFp16;
+    if (!compute && p.params != spec::DType::kFp16) return;
+    const std::string field = compute ? "precision.compute" : "precision.params";
+    Diagnostic& d = context.Warning(
+        codes::kFp16WithoutLossScaling, field,
+        field + " is fp16 but precision.loss_scaling is none: gradients below 2^-24 (the "
+                "smallest fp16 value) flush to zero and training stalls silently");
+    context.NoteField(d, "precision.loss_scaling", "loss_scaling set here");
+    d.Note("set precision.loss_scaling: dynamic, or use bf16 (the exponent range of fp32)");
+  }
+
   static void CheckRules(PlanContext& context) {
     const spec::JobSpec& s = context.spec();
     const spec::ModelSpec& m = s.model;

@@ -223,3 +223,101 @@ TEST_CASE("set overrides take one value, so the spec may follow them", "[cli]") 
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("validate: a spec over the resource limits fails at once, located", "[cli][limits]") {
+  // A million nodes of 100,000 devices used to make the planner enumerate 10^11 ranks.
+  Result r = Accel("validate tests/spec/bad/huge_world.yaml");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err ==
+        "tests/spec/bad/huge_world.yaml:18:18: error[E0104]: cluster.nodes must be at most 65536 "
+        "(accel's limit), got 1000000\n"
+        " cluster: {nodes: 1000000, devices_per_node: 100000}\n"
+        "                  ^\n"
+        "tests/spec/bad/huge_world.yaml:18:45: error[E0104]: cluster.devices_per_node must be at "
+        "most 1024 (accel's limit), got 100000\n"
+        " cluster: {nodes: 1000000, devices_per_node: 100000}\n"
+        "                                             ^\n"
+        "checked 1 file: 0 valid, 1 invalid (2 errors, 0 warnings)\n");
+}
+
+TEST_CASE("plan and estimate-memory run at the largest admitted world size", "[cli][limits]") {
+  // Llama-2-70B, tp 8 x pp 4 on 8,192 nodes of 8 H100: 65,536 ranks, dp_shard 2,048.
+  const std::string spec = "examples/specs/llama-2-70b_16x8xh100_3d.yaml";
+  const std::string at_limit = " --set cluster.nodes=8192 --set data.global_batch_size=auto ";
+  Result plan = Accel("plan" + at_limit + spec);
+  CHECK(plan.exit_code == 0);
+  CHECK(plan.out.find("8192 node(s) x 8 cuda h100-80gb (79.65 GiB each) = 65536 ranks") !=
+        std::string::npos);
+  Result estimate = Accel("estimate-memory" + at_limit + "--model " + spec);
+  CHECK(estimate.exit_code == 0);
+  CHECK(estimate.out.find("(65536 ranks, cuda h100-80gb)") != std::string::npos);
+  Result over = Accel("plan --set cluster.nodes=8193 " + spec);
+  CHECK(over.exit_code == 1);
+  CHECK(over.out.empty());
+  CHECK(over.err.rfind("--set cluster.nodes=8193: error[E0419]: world size 65544 = "
+                       "cluster.nodes(8193) * cluster.devices_per_node(8) exceeds accel's limit "
+                       "of 65536 ranks [validate-spec]\n", 0) == 0);
+}
+
+TEST_CASE("estimate-memory keeps --gpus and --nodes within the limits", "[cli][limits]") {
+  const std::string config = "--model examples/models/gpt2-xl/config.json --zero-stage 3 ";
+  Result gpus = Accel("estimate-memory " + config + "--gpus 1000000000");
+  CHECK(gpus.exit_code == 2);
+  CHECK(gpus.err == "error: --gpus must be at most 1024 (GPUs per node)\n");
+  Result nodes = Accel("estimate-memory " + config + "--gpus 8 --nodes 9999999999");
+  CHECK(nodes.exit_code == 2);
+  CHECK(nodes.err == "error: --nodes must be between 1 and 65536\n");
+}
+
+TEST_CASE("with --werror, warnings are errors in validate, plan and estimate-memory", "[cli]") {
+  // pipeline_microbatches without pipelining: valid, with warning W0403.
+  const std::string warned = std::string("--set parallel.pipeline_microbatches=2 ") + kMain;
+  const std::string warning =
+      "--set parallel.pipeline_microbatches=2: warning[W0403]: pipeline_microbatches has no effect "
+      "without pipeline parallelism (pipeline is 1); use data.grad_accum_steps to accumulate "
+      "gradients [resolve-auto]\n";
+  const std::string as_error =
+      "--set parallel.pipeline_microbatches=2: error[W0403]: pipeline_microbatches has no effect "
+      "without pipeline parallelism (pipeline is 1); use data.grad_accum_steps to accumulate "
+      "gradients [resolve-auto]\n";
+
+  Result validate = Accel("validate " + warned);
+  CHECK(validate.exit_code == 0);
+  CHECK(validate.err == warning + "checked 1 file: 1 valid, 0 invalid (0 errors, 1 warning)\n");
+  Result validate_werror = Accel("validate --werror " + warned);
+  CHECK(validate_werror.exit_code == 1);
+  CHECK(validate_werror.err ==
+        as_error + "checked 1 file: 0 valid, 1 invalid (1 error, 0 warnings)\n");
+  CHECK(Accel(std::string("validate --werror ") + kMain).exit_code == 0);
+
+  Result plan = Accel("plan " + warned);
+  CHECK(plan.exit_code == 0);
+  CHECK(plan.err == warning);
+  Result plan_werror = Accel("plan --werror " + warned);
+  CHECK(plan_werror.exit_code == 1);
+  CHECK(plan_werror.out.empty());
+  CHECK(plan_werror.err.rfind(as_error, 0) == 0);
+  CHECK(plan_werror.err.find("no plan written: warnings are errors (--werror)\n") !=
+        std::string::npos);
+
+  const std::string estimate_args =
+      std::string("--model ") + kMain + " --set parallel.pipeline_microbatches=2";
+  Result estimate = Accel("estimate-memory " + estimate_args);
+  CHECK(estimate.exit_code == 0);
+  CHECK(estimate.err.rfind(warning, 0) == 0);
+  Result estimate_werror = Accel("estimate-memory --werror " + estimate_args);
+  CHECK(estimate_werror.exit_code == 1);
+  CHECK(estimate_werror.out.empty());
+  CHECK(estimate_werror.err.rfind(as_error, 0) == 0);
+
+  for (const char* command : {"validate", "plan", "estimate-memory"}) {
+    INFO(command);
+    Result help = Accel(std::string(command) + " --help");
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.find("--werror") != std::string::npos);
+  }
+}
+
+}  // namespace

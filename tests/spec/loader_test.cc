@@ -4,6 +4,9 @@
 #include <fstream>
 
 #include "common/diag_codes.h"
+#include "common/units.h"
+#include "spec/field_registry.h"
+#include "spec/limits.h"
 #include "spec/loader.h"
 
 using namespace accel;
@@ -398,4 +401,45 @@ TEST_CASE("hostile input never crashes or hangs", "[loader]") {
   // Keys that are not scalars.
   r = Load("? [a, b]\n: 1\n");
   CHECK(Codes(r->sink).front() == "E0103");
+}
+
+// Every limit of spec/limits.h admits its own value and refuses the next one, with the field's
+// path and the limit in a message located like any other range error.
+TEST_CASE("every resource limit admits its maximum and refuses one more", "[loader][limits]") {
+  int limited = 0;
+  for (const FieldInfo& field : JobFields()) {
+    if (!field.maximum_is_limit) continue;
+    ++limited;
+    INFO(field.path);
+    REQUIRE(field.maximum);
+    const int64_t max = static_cast<int64_t>(*field.maximum);
+    auto at = Load(kMinimal, {field.path + "=" + std::to_string(max)});
+    INFO(at->Text());
+    CHECK(at->spec.has_value());
+    auto over = Load(kMinimal, {field.path + "=" + std::to_string(max + 1)});
+    CHECK_FALSE(over->spec.has_value());
+    const std::string limit =
+        field.kind == FieldKind::kSize ? FormatBytes(max) : std::to_string(max);
+    CHECK(over->Text() == "--set " + field.path + "=" + std::to_string(max + 1) +
+                              ": error[E0104]: " + field.path + " must be at most " + limit +
+                              " (accel's limit), got " + std::to_string(max + 1) + "\n");
+  }
+  CHECK(limited == 30);
+}
+
+TEST_CASE("a limit is reported at the value in the file, below-minimum errors unchanged",
+          "[loader][limits]") {
+  std::string text = kMinimal;
+  text.replace(text.find("devices_per_node: 2"), 19, "devices_per_node: 4096");
+  auto r = Load(text);
+  CHECK_FALSE(r->spec.has_value());
+  CHECK(r->Text() ==
+        "job.yaml:17:21: error[E0104]: cluster.devices_per_node must be at most 1024 (accel's "
+        "limit), got 4096\n"
+        "   devices_per_node: 4096\n"
+        "                     ^\n");
+  auto low = Load(kMinimal, {"cluster.nodes=0"});
+  CHECK(low->Text() ==
+        "--set cluster.nodes=0: error[E0104]: cluster.nodes must be at least 1, got 0\n");
+  CHECK(kMaxNodes * kMaxDevicesPerNode > kMaxWorldSize);  // the product is the planner's check
 }
