@@ -221,6 +221,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        const std::shared_ptr<CausalLm>& model,
                                                        const TrainerOptions& options,
                                                        const ProcessGroups& groups, int rank) {
+  const auto& recompute = plan.training().recompute_modules();
+  ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}));
   std::vector<std::pair<std::string, int64_t>> names;
   for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());
   ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,

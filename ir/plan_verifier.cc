@@ -298,6 +298,23 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// Recompute names one module per layer ("full": blocks, "selective": attention cores), each once;
+// the executor checks the names against its model.
+void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
+  const Training& training = plan.training();
+  const std::string& mode = training.recompute();
+  const int64_t listed = training.recompute_modules_size();
+  const int64_t expected = mode == "full" || mode == "selective" ? plan.model().num_layers() : 0;
+  if (listed != expected) {
+    out.push_back("recompute " + (mode.empty() ? std::string("none") : mode) + " lists " +
+                  S(listed) + " modules, expected " + S(expected));
+  }
+  std::set<std::string> seen;
+  for (const std::string& module : training.recompute_modules()) {
+    if (!seen.insert(module).second) out.push_back("recompute module " + module + " is listed twice");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> VerifyPlan(const Plan& plan) {
@@ -307,6 +324,7 @@ std::vector<std::string> VerifyPlan(const Plan& plan) {
   VerifyStages(plan, out);
   VerifyShards(plan, out);
   VerifySchedules(plan, out);
+  VerifyRecompute(plan, out);
   return out;
 }
 

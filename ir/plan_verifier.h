@@ -14,7 +14,8 @@ namespace accel::ir {
 // process-group set, and each group varies exactly the set's axes; pipeline stages cover all
 // layers in order without gaps or overlaps; shard units and buckets cover every parameter
 // exactly once with per-parameter shard counts ceil(local / degree); every stage's schedule runs each microbatch's forward before its backward, and
-// the schedules are deadlock-free (simulated: every send meets its matching receive).
+// the schedules are deadlock-free (simulated: every send meets its matching receive); recompute
+// "full" or "selective" lists one module per layer, "none" none, each module once.
 // Returns one human-readable violation per line; empty means the plan is well-formed.
 // A violation is a bug in the planner, never a user error.
 std::vector<std::string> VerifyPlan(const Plan& plan);

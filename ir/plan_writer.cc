@@ -64,6 +64,16 @@ std::string RankList(const RankGroup& group, int max_ranks) {
   return out + "]";
 }
 
+// "none", or e.g. "full (12 modules: transformer.h.0 … transformer.h.11)".
+std::string RecomputeText(const Training& t) {
+  const int n = t.recompute_modules_size();
+  if (n == 0) return t.recompute();
+  std::string text = t.recompute() + " (" + S(n) + (n == 1 ? " module: " : " modules: ") +
+                     t.recompute_modules(0);
+  if (n > 1) text += (n > 2 ? " … " : ", ") + t.recompute_modules(n - 1);
+  return text + ")";
+}
+
 // Pads `text` to `width` display columns (the summary only uses ASCII and a few one-column
 // symbols, so UTF-8 continuation bytes are not counted).
 std::string Pad(const std::string& text, size_t width) {
@@ -123,7 +133,7 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   line("training", t.optimizer().name() + " lr " + Fmt("%g", t.optimizer().lr()) + ", " +
                        t.lr_schedule().name() + " schedule, warmup " +
                        S(t.lr_schedule().warmup_steps()) + ", clip " +
-                       Fmt("%g", t.grad_clip_norm()) + ", recompute " + t.recompute() +
+                       Fmt("%g", t.grad_clip_norm()) + ", recompute " + RecomputeText(t) +
                        ", seed " + S(t.seed()));
   const Precision& p = plan.precision();
   line("precision", "params " + p.param_dtype() + ", compute " + p.compute_dtype() + ", reduce " +

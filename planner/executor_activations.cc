@@ -29,6 +29,16 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
 // Autocast casts fp32 weights to bf16 once per step and keeps the copies.
 bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && !s.bf16_params; }
 
+// Selective recompute keeps the attention core's inputs as they are, where the core's matmuls
+// would have kept bf16 copies: with bf16 compute over fp32 parameters GPT-2's q, k, v are fp32
+// (c_attn's fp32 bias promotes its output: 12x instead of 6x) and Llama's rotated q and repeated
+// k are fp32 (the fp32 rotary tables promote them: 8x + 2x instead of 6x). Elsewhere the kept
+// inputs and the copies are the same size.
+int64_t SelectiveInputCoefficient(const ExecutorActivationShape& s) {
+  if (!CopiesWeights(s)) return 0;
+  return s.gpt2 ? 6 : 4;
+}
+
 
 }  // namespace
 
@@ -49,6 +59,29 @@ int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
   return Saturate(bytes + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : I{0}));
 }
 
+int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMode mode) {
+  using I = __int128;
+  const Coefficients c = CoefficientsOf(s);
+  const I x = I{s.seq_len} * s.micro_batch * s.hidden;
+  switch (mode) {
+    case RecomputeMode::kNone:
+      return ExecutorActivationBytesPerLayer(s);
+    case RecomputeMode::kSelective: {
+      const I core = I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
+                     I{s.seq_len} * s.seq_len;
+      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - core + kRecomputeRngStateBytes +
+                      I{SelectiveInputCoefficient(s)} * x);
+    }
+    case RecomputeMode::kFull:
+      return Saturate(I{s.bf16_params ? 2 : 4} * x + kRecomputeRngStateBytes);
+  }
+  return 0;
+}
+
+int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
+  return ExecutorActivationBytesPerLayer(s);
+}
+
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   using I = __int128;
   const I tokens = I{s.seq_len} * s.micro_batch;
@@ -61,13 +94,32 @@ int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   return Saturate(norm + logits + 8 * tokens + weight_copy + 2 * logits);
 }
 
-std::string ExecutorActivationFormula(const ExecutorActivationShape& s) {
+std::string ExecutorActivationFormula(const ExecutorActivationShape& s, RecomputeMode mode) {
   const Coefficients c = CoefficientsOf(s);
   const char* precision =
       s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
-  return absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ", c.per_token,
-                      "n + s^2", CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "",
-                      " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
+  const std::string copies = CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "";
+  const std::string none = absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ",
+                                        c.per_token, "n + s^2", copies);
+  std::string kept;
+  switch (mode) {
+    case RecomputeMode::kNone:
+      kept = none;
+      break;
+    case RecomputeMode::kSelective:
+      kept = absl::StrCat(none, " - (", c.per_scores, "S + s^2)",
+                          SelectiveInputCoefficient(s) > 0
+                              ? absl::StrCat(" + ", SelectiveInputCoefficient(s), "x fp32 q/k/v")
+                              : "",
+                          " + ", kRecomputeRngStateBytes,
+                          " B generator state (selective recompute: attention core)");
+      break;
+    case RecomputeMode::kFull:
+      kept = absl::StrCat(s.bf16_params ? 2 : 4, "x + ", kRecomputeRngStateBytes,
+                          " B generator state (full recompute: block input)");
+      break;
+  }
+  return absl::StrCat(kept, " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
                       "), x=s*b*h with s=", FormatCount(s.seq_len), " b=",
                       FormatCount(s.micro_batch), " h=", FormatCount(s.hidden), " a=",
                       FormatCount(s.heads), " ffn=", FormatCount(s.ffn));

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "planner/memory_model.h"
+
 namespace accel::planner {
 
 // One micro-batch on one rank. Sizes are elements; bytes come out.
@@ -44,14 +46,40 @@ struct ExecutorActivationShape {
 // (GPT-2 4h² + 2h·ffn, Llama 2h² + 2h·kv·(h/a) + 3h·ffn elements, 2 B each).
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
 
+// State a checkpointed region keeps besides its inputs: the CPU generator's state, so dropout
+// would draw the same mask in the recompute (executor/train/recompute.h; measured: 5056 B).
+inline constexpr int64_t kRecomputeRngStateBytes = 5056;
+
+// Bytes one transformer block keeps for backward when the executor checkpoints the modules the
+// plan names (ir::Training.recompute_modules):
+//   kNone:      ExecutorActivationBytesPerLayer.
+//   kSelective: that, minus the attention core's softmax output and causal mask (c·S + s², c = 4
+//               for fp32 compute, 2 for bf16), plus kRecomputeRngStateBytes, plus, with bf16
+//               compute over fp32 parameters, the core's inputs kept in fp32 where the core's
+//               matmuls would have kept bf16 copies (GPT-2 6x: c_attn's fp32 bias promotes q, k, v;
+//               Llama 4x: the fp32 rotary tables promote q and k).
+//   kFull:      the block's input (x elements at 4 B with fp32 parameters, 2 B with bf16) plus
+//               kRecomputeRngStateBytes; the forward runs without grad, so autocast keeps no
+//               weight copies for the step.
+// Chen et al. 2016 (full), Korthikanti et al. 2022 §4.1 (selective); the terms are accel's,
+// checked against the counting allocator (tests/executor/memory/activation_estimate_test.cc).
+int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, RecomputeMode mode);
+
+// Full recompute: the one block rebuilt in backward holds its no-recompute activations again,
+// autocast's weight copies included (ExecutorActivationBytesPerLayer). The gradients that
+// block's backward holds at once are not modelled.
+int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
+
 // Bytes of the output side for one micro-batch: final norm (GPT-2 fp32 8x + 8n, bf16 6x + 8n,
 // bf16 parameters 4x; Llama fp32 16x, bf16 14x, bf16 parameters 12x), the fp32 log-probabilities the cross-entropy keeps (4·n·V), the
 // targets (8n), with bf16 compute over fp32 parameters the bf16 copy of the output weight (2·V·h), and the backward
 // of the loss, which holds two fp32 n·V gradients at once (log-softmax and logits).
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& shape);
 
-// "x=s·b·h ..." with the numbers, for the plan's formula text.
-std::string ExecutorActivationFormula(const ExecutorActivationShape& shape);
+// The per-layer formula of ExecutorKeptBytesPerLayer for `mode` and "x=s·b·h ..." with the
+// numbers, for the plan's formula text.
+std::string ExecutorActivationFormula(const ExecutorActivationShape& shape,
+                                      RecomputeMode mode = RecomputeMode::kNone);
 
 }  // namespace accel::planner
 

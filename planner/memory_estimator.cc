@@ -340,15 +340,15 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     shape.ffn = ffn;
     shape.tp = tp;
     shape.sequence_parallel = in.sequence_parallel;
-    // accel's executor runs tp = 1 without recompute today: its own tensors are counted exactly.
-    // Other layouts keep the Megatron-LM formula until the executor runs them.
-    const bool executor_layout = tp == 1 && in.recompute == RecomputeMode::kNone;
+    // accel's executor runs tp = 1 today: its own tensors are counted exactly. Other layouts keep
+    // the Megatron-LM formula until the executor runs them.
+    const bool executor_layout = tp == 1;
     const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
     const int64_t per_layer =
-        executor_layout ? ExecutorActivationBytesPerLayer(exec_shape)
+        executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
                         : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
     const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
-    const std::string dims = executor_layout ? ExecutorActivationFormula(exec_shape) : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
+    const std::string dims = executor_layout ? ExecutorActivationFormula(exec_shape, in.recompute) : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
                              " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
                              (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
     if (layers > 0) {
@@ -360,11 +360,13 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
                   executor_layout ? kExecutorActivationSource : kActivationSource));
       if (in.recompute == RecomputeMode::kFull) {
         // Backward rematerializes one layer at a time with all its activations.
-        const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
+        const int64_t working =
+            executor_layout ? ExecutorRecomputeWorkingBytes(exec_shape)
+                            : ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
         device(Term("activations", working,
-                    "1 layer recomputed in backward x " + N(working) +
-                        " B (no-recompute layout), " + dims,
-                    kActivationSource));
+                    "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " +
+                        (executor_layout ? ExecutorActivationFormula(exec_shape) : dims),
+                    executor_layout ? kExecutorActivationSource : kActivationSource));
       }
     }
     if (layout.has_lm_head && executor_layout) {

@@ -63,6 +63,18 @@ int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
   return CeilDiv(vocab_size, multiple) * multiple;
 }
 
+std::string BlockModulePath(const ir::Model& model, int64_t layer) {
+  return (model.arch() == "llama" ? "model.layers." : "transformer.h.") + std::to_string(layer);
+}
+
+std::vector<std::string> RecomputeModules(const ir::Model& model, const std::string& mode) {
+  std::vector<std::string> modules;
+  if (mode != "full" && mode != "selective") return modules;
+  const std::string core = mode == "full" ? "" : model.arch() == "llama" ? ".self_attn.core" : ".attn.core";
+  for (int64_t l = 0; l < model.num_layers(); ++l) modules.push_back(BlockModulePath(model, l) + core);
+  return modules;
+}
+
 ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
   tp = std::max<int64_t>(tp, 1);
   const Dims d = ResolveDims(model);
@@ -76,7 +88,7 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
     // Megatron keeps learned position embeddings whole on every tp rank.
     out.embedding.push_back(Make("transformer.wpe.weight", {d.positions, h}, -1, tp));
     for (int64_t l = 0; l < d.layers; ++l) {
-      const std::string p = "transformer.h." + std::to_string(l) + ".";
+      const std::string p = BlockModulePath(model, l) + ".";
       std::vector<ParamInfo> block;
       block.push_back(Make(p + "ln_1.weight", {h}, -1, tp));
       block.push_back(Make(p + "ln_1.bias", {h}, -1, tp));
@@ -100,7 +112,7 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
     const int64_t q_out = d.heads * d.head_dim;
     const int64_t kv_out = d.kv_heads * d.head_dim;
     for (int64_t l = 0; l < d.layers; ++l) {
-      const std::string p = "model.layers." + std::to_string(l) + ".";
+      const std::string p = BlockModulePath(model, l) + ".";
       std::vector<ParamInfo> block;
       // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
       block.push_back(Make(p + "self_attn.q_proj.weight", {q_out, h}, 0, tp));

@@ -63,6 +63,16 @@ int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp);
 // the model's own value is unset or not a multiple of tp.
 ModelParams BuildModelParams(const ir::Model& model, int64_t tp);
 
+// Hugging Face module path of transformer block `layer` (0-based): "transformer.h.N" (gpt2) or
+// "model.layers.N" (llama, mistral, qwen2).
+std::string BlockModulePath(const ir::Model& model, int64_t layer);
+
+// The sub-modules recompute `mode` checkpoints (ir::Training.recompute_modules), in forward
+// order: "none" → none; "full" → every block (BlockModulePath); "selective" → every block's
+// attention core, BlockModulePath + ".attn.core" (gpt2) or ".self_attn.core" (llama family).
+// An unknown mode gives none (validate-spec has already rejected it). Size: num_layers.
+std::vector<std::string> RecomputeModules(const ir::Model& model, const std::string& mode);
+
 // Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +
 // L·block + 2h (+ V·h when untied). Llama block = 2·h·(a·d) + 2·h·(kv·d) + 3·h·ffn + 2h

@@ -71,9 +71,6 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   if (!OneOf(precision.loss_scaling(), {"none"})) {
     Unsupported("precision.loss_scaling", precision.loss_scaling(), "none", out);
   }
-  if (!OneOf(plan.training().recompute(), {"none"})) {
-    Unsupported("training.recompute", plan.training().recompute(), "none", out);
-  }
   if (!OneOf(plan.sharding().offload(), {"none"})) {
     Unsupported("sharding.offload", plan.sharding().offload(), "none", out);
   }

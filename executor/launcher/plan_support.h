@@ -32,8 +32,7 @@ struct SupportIssue {
 // (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
 // values are caught), cluster.device cuda without capabilities.cuda, precision.params fp16,
 // precision.compute other than fp32/bf16, precision.reduce other than fp32/bf16,
-// precision.loss_scaling other than none, training.recompute other than none,
-// sharding.offload other than none.
+// precision.loss_scaling other than none, sharding.offload other than none.
 std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                                 const ExecutorCapabilities& capabilities);
 

@@ -3,11 +3,14 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
+#include "executor/train/recompute.h"
 
 namespace accel::exec {
 
@@ -19,6 +22,38 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
                              .triu(/*diagonal=*/1);
   scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v);
+}
+
+torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                            bool recompute) {
+  if (!recompute) return CausalAttention(q, k, v);
+  auto core = [](const std::vector<torch::Tensor>& in) {
+    return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2])};
+  };
+  return RecomputeMany(core, {q, k, v}).front();
+}
+
+absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modules) {
+  const size_t layers = static_cast<size_t>(config_.num_layers);
+  std::map<std::string, std::pair<size_t, bool>> known;  // path -> (layer, is attention core)
+  for (size_t l = 0; l < layers; ++l) {
+    known[BlockPath(static_cast<int64_t>(l))] = {l, false};
+    known[BlockPath(static_cast<int64_t>(l)) + AttentionCoreSuffix()] = {l, true};
+  }
+  std::vector<bool> blocks(layers, false), cores(layers, false);
+  for (const std::string& module : modules) {
+    auto it = known.find(module);
+    if (it == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "recompute module ", module, " is not a block or attention core of this ",
+          ModelArchName(config_.arch), " model (blocks ", BlockPath(0), " … ",
+          BlockPath(config_.num_layers - 1), ")"));
+    }
+    (it->second.second ? cores : blocks)[it->second.first] = true;
+  }
+  recompute_block_ = std::move(blocks);
+  recompute_core_ = std::move(cores);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed) {

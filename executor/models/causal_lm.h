@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/models/model_config.h"
 #include "executor/models/unit_hooks.h"
@@ -29,6 +32,15 @@ class CausalLm : public torch::nn::Module {
   // The dimensions this model was built with.
   const ModelConfig& config() const { return config_; }
 
+  // Activation recompute of the modules the plan names (ir::Training.recompute_modules, made by
+  // planner/model_params.h RecomputeModules), replacing any earlier set: a whole block,
+  // "transformer.h.N" (gpt2) / "model.layers.N" (llama), keeps only its input and re-runs in
+  // backward; a block's attention core, "transformer.h.N.attn.core" / "model.layers.N.self_attn.core",
+  // keeps only q, k, v (executor/train/recompute.h). Gradients are bitwise those without recompute.
+  // Errors: InvalidArgument "recompute module NAME is not a block or attention core of this
+  // ARCH model (blocks PREFIX0 … PREFIX{L-1})"; on error nothing changes.
+  absl::Status SetRecomputeModules(const std::vector<std::string>& modules);
+
   // Hooks called around every shard unit's forward (see UnitHooks); nullptr (the default): none.
   // Not owned; must outlive every later Forward.
   void set_unit_hooks(UnitHooks* hooks) { hooks_ = hooks; }
@@ -43,14 +55,33 @@ class CausalLm : public torch::nn::Module {
     return hooks_ != nullptr ? hooks_->AfterForward(unit, output) : output;
   }
 
+  // Hugging Face path of block `layer`, "transformer.h.N" / "model.layers.N", and the suffix
+  // that names its attention core, ".attn.core" / ".self_attn.core".
+  virtual std::string BlockPath(int64_t layer) const = 0;
+  virtual std::string AttentionCoreSuffix() const = 0;
+  // Whether SetRecomputeModules named block `layer` / its attention core.
+  bool RecomputesBlock(size_t layer) const {
+    return layer < recompute_block_.size() && recompute_block_[layer];
+  }
+  bool RecomputesAttentionCore(size_t layer) const {
+    return layer < recompute_core_.size() && recompute_core_[layer];
+  }
+
   ModelConfig config_;
   UnitHooks* hooks_ = nullptr;
+  std::vector<bool> recompute_block_;
+  std::vector<bool> recompute_core_;
 };
 
 // Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)
 // + mask) v where mask is -inf above the diagonal. q, k, v: [batch, heads, seq, head_dim] (k and v
 // already expanded to the query heads). Returns [batch, heads, seq, head_dim].
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+// CausalAttention, checkpointed when `recompute` (selective recompute, Korthikanti et al. 2022
+// §4.1): forward keeps only q, k and v; backward recomputes the scores and softmax.
+torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                            bool recompute);
 
 // Builds the model for config.arch on the CPU and initializes it from seed, identically on every
 // rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1,

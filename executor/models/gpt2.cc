@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "executor/train/recompute.h"
+
 namespace accel::exec {
 
 Conv1D::Conv1D(int64_t in_features, int64_t out_features) {
@@ -29,18 +31,23 @@ Gpt2Block::Gpt2Block(const ModelConfig& config) : num_heads_(config.num_heads) {
   mlp_c_proj_ = mlp->register_module("c_proj", std::make_shared<Conv1D>(config.ffn_size, h));
 }
 
-torch::Tensor Gpt2Block::Forward(const torch::Tensor& x) {
+torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attention_core) {
   const int64_t b = x.size(0);
   const int64_t t = x.size(1);
   const int64_t h = x.size(2);
   const int64_t d = h / num_heads_;
   std::vector<torch::Tensor> qkv = c_attn_->Forward(ln_1_->forward(x)).split(h, -1);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
-  torch::Tensor y = CausalAttention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]));
+  torch::Tensor y =
+      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), recompute_attention_core);
   y = y.transpose(1, 2).contiguous().view({b, t, h});
   torch::Tensor residual = x + attn_c_proj_->Forward(y);
   torch::Tensor m = torch::gelu(c_fc_->Forward(ln_2_->forward(residual)), "tanh");
   return residual + mlp_c_proj_->Forward(m);
+}
+
+std::string Gpt2Model::BlockPath(int64_t layer) const {
+  return "transformer.h." + std::to_string(layer);
 }
 
 Gpt2Model::Gpt2Model(const ModelConfig& config) : CausalLm(config) {
@@ -67,7 +74,10 @@ torch::Tensor Gpt2Model::Forward(const torch::Tensor& tokens) {
   torch::Tensor x = ExitUnit(0, wte_->forward(tokens) + wpe_->forward(positions).unsqueeze(0));
   for (size_t i = 0; i < blocks_.size(); ++i) {
     EnterUnit(static_cast<int>(i) + 1);
-    x = ExitUnit(static_cast<int>(i) + 1, blocks_[i]->Forward(x));
+    const bool core = RecomputesAttentionCore(i);
+    // Captured by value: backward calls it again after Forward has returned.
+    auto block = [b = blocks_[i], core](const torch::Tensor& in) { return b->Forward(in, core); };
+    x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
   EnterUnit(HeadUnit());
   x = ln_f_->forward(x);

@@ -31,8 +31,9 @@ class Conv1D : public torch::nn::Module {
 class Gpt2Block : public torch::nn::Module {
  public:
   explicit Gpt2Block(const ModelConfig& config);
-  // x: [batch, seq, hidden] -> same shape; causal self-attention.
-  torch::Tensor Forward(const torch::Tensor& x);
+  // x: [batch, seq, hidden] -> same shape; causal self-attention, its core checkpointed when
+  // recompute_attention_core (AttentionCore).
+  torch::Tensor Forward(const torch::Tensor& x, bool recompute_attention_core = false);
 
  private:
   int64_t num_heads_;
@@ -51,6 +52,10 @@ class Gpt2Model : public CausalLm {
   // config must pass ValidateModelConfig with arch kGpt2.
   explicit Gpt2Model(const ModelConfig& config);
   torch::Tensor Forward(const torch::Tensor& tokens) override;
+
+ protected:
+  std::string BlockPath(int64_t layer) const override;
+  std::string AttentionCoreSuffix() const override { return ".attn.core"; }
 
  private:
   torch::nn::Embedding wte_{nullptr};

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "executor/train/recompute.h"
+
 namespace accel::exec {
 namespace {
 
@@ -52,7 +54,7 @@ LlamaBlock::LlamaBlock(const ModelConfig& config)
 }
 
 torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                  const torch::Tensor& sin) {
+                                  const torch::Tensor& sin, bool recompute_attention_core) {
   const int64_t b = x.size(0);
   const int64_t t = x.size(1);
   torch::Tensor n = input_layernorm_->Forward(x);
@@ -69,10 +71,15 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
     k = k.repeat_interleave(repeat, 1);
     v = v.repeat_interleave(repeat, 1);
   }
-  torch::Tensor y = CausalAttention(q, k, v).transpose(1, 2).contiguous().view({b, t, -1});
+  torch::Tensor y =
+      AttentionCore(q, k, v, recompute_attention_core).transpose(1, 2).contiguous().view({b, t, -1});
   torch::Tensor residual = x + o_proj_->forward(y);
   torch::Tensor m = post_attention_layernorm_->Forward(residual);
   return residual + down_proj_->forward(torch::silu(gate_proj_->forward(m)) * up_proj_->forward(m));
+}
+
+std::string LlamaModel::BlockPath(int64_t layer) const {
+  return "model.layers." + std::to_string(layer);
 }
 
 LlamaModel::LlamaModel(const ModelConfig& config) : CausalLm(config) {
@@ -109,7 +116,12 @@ torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
   torch::Tensor sin = emb.sin().to(x.scalar_type());
   for (size_t i = 0; i < layers_.size(); ++i) {
     EnterUnit(static_cast<int>(i) + 1);
-    x = ExitUnit(static_cast<int>(i) + 1, layers_[i]->Forward(x, cos, sin));
+    const bool core = RecomputesAttentionCore(i);
+    // Captured by value: backward calls it again after Forward has returned.
+    auto block = [l = layers_[i], cos, sin, core](const torch::Tensor& in) {
+      return l->Forward(in, cos, sin, core);
+    };
+    x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
   EnterUnit(HeadUnit());
   x = norm_->Forward(x);

@@ -30,7 +30,9 @@ class LlamaBlock : public torch::nn::Module {
  public:
   explicit LlamaBlock(const ModelConfig& config);
   // x: [batch, seq, hidden]; cos, sin: [seq, head_dim] rotary tables. Returns [batch, seq, hidden].
-  torch::Tensor Forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  // The attention core is checkpointed when recompute_attention_core (AttentionCore).
+  torch::Tensor Forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        bool recompute_attention_core = false);
 
  private:
   int64_t num_heads_;
@@ -54,6 +56,10 @@ class LlamaModel : public CausalLm {
   // config must pass ValidateModelConfig with arch kLlama.
   explicit LlamaModel(const ModelConfig& config);
   torch::Tensor Forward(const torch::Tensor& tokens) override;
+
+ protected:
+  std::string BlockPath(int64_t layer) const override;
+  std::string AttentionCoreSuffix() const override { return ".self_attn.core"; }
 
  private:
   torch::nn::Embedding embed_tokens_{nullptr};

@@ -101,6 +101,9 @@ class ValidateSpecPass : public Pass {
     if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
       *model->mutable_parameters() = CountParameters(*model);
     }
+    for (std::string& module : RecomputeModules(*model, training->recompute())) {
+      training->add_recompute_modules(std::move(module));
+    }
   }
 
  private:

@@ -116,7 +116,7 @@ TEST_CASE("the suggested changes for the does-not-fit spec plan without errors")
   const std::string spec_path = "tests/planner/specs/llama-2-7b_8xa100-40gb_dp.yaml";
   const std::vector<std::vector<std::string>> suggestions = {
       {"sharding.stage=3", "parallel.data_shard=8", "parallel.data_replicate=1",
-       "training.recompute=selective"},
+       "training.recompute=full"},
       {"parallel.tensor=8", "parallel.data_replicate=1"},
   };
   for (const auto& overrides : suggestions) {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "ir/plan_verifier.h"
+#include "ir/plan_writer.h"
 #include "planner_test_util.h"
 
 namespace accel::planner {
@@ -267,6 +269,34 @@ TEST_CASE("device memory auto resolves from the device model") {
   auto unknown = PlanYaml(kBaseSpec, {"cluster.device_memory=auto"});
   CHECK(unknown.diagnostics.find("error[E0412]: cannot resolve device_memory: auto for device "
                                  "cuda without cluster.device_model") != std::string::npos);
+}
+
+TEST_CASE("recompute names the modules the executor checkpoints, one per layer") {
+  testing::Planned full = PlanYaml(kBaseSpec, {"training.recompute=full"});
+  REQUIRE(full.result.ok);
+  const ir::Training& t = full.result.plan.training();
+  REQUIRE(t.recompute_modules_size() == 8);
+  CHECK(t.recompute_modules(0) == "model.layers.0");
+  CHECK(t.recompute_modules(7) == "model.layers.7");
+  testing::Planned selective = PlanYaml(kBaseSpec, {"training.recompute=selective"});
+  REQUIRE(selective.result.ok);
+  CHECK(selective.result.plan.training().recompute_modules(3) == "model.layers.3.self_attn.core");
+  testing::Planned gpt2 = PlanYaml(kBaseSpec, {"training.recompute=selective", "model.arch=gpt2",
+                                               "model.num_kv_heads=8"});
+  INFO(gpt2.diagnostics);
+  REQUIRE(gpt2.result.ok);
+  CHECK(gpt2.result.plan.training().recompute_modules(1) == "transformer.h.1.attn.core");
+  testing::Planned none = PlanYaml(kBaseSpec);
+  CHECK(none.result.plan.training().recompute_modules_size() == 0);
+
+  CHECK_THAT(ir::PlanSummary(full.result.plan),
+             Catch::Contains("recompute full (8 modules: model.layers.0 … model.layers.7)"));
+  ir::Plan broken = full.result.plan;
+  broken.mutable_training()->mutable_recompute_modules()->RemoveLast();
+  CHECK(ir::VerifyPlan(broken) == std::vector<std::string>{"recompute full lists 7 modules, expected 8"});
+  broken.mutable_training()->add_recompute_modules("model.layers.0");
+  CHECK(ir::VerifyPlan(broken) ==
+        std::vector<std::string>{"recompute module model.layers.0 is listed twice"});
 }
 
 }  // namespace

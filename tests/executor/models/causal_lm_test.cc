@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/memory/counting_allocator.h"
+
 namespace accel::exec {
 namespace {
 
@@ -179,6 +181,82 @@ TEST_CASE("forward returns finite fp32 logits") {
   torch::Tensor ref = (*model)->Forward(tokens);
   CHECK(ref.scalar_type() == torch::kFloat);
   CHECK(torch::isfinite(ref).all().item<bool>());
+}
+
+// Loss and every parameter's gradient after one forward/backward of a fresh model (seed 3) with the
+// given recompute modules; dropout-free models, so recompute must change nothing, bitwise.
+std::vector<torch::Tensor> LossAndGrads(const ModelConfig& c, const std::vector<std::string>& recompute) {
+  std::shared_ptr<CausalLm> model = *BuildCausalLm(c, 3);
+  REQUIRE(model->SetRecomputeModules(recompute).ok());
+  torch::manual_seed(11);
+  torch::Tensor tokens = torch::randint(c.vocab_size, {2, c.max_seq_len}, torch::kLong);
+  torch::Tensor logits = model->Forward(tokens);
+  torch::Tensor loss = torch::nn::functional::cross_entropy(logits.reshape({-1, c.vocab_size}),
+                                                            tokens.roll(-1, 1).reshape({-1}));
+  loss.backward();
+  std::vector<torch::Tensor> out{loss.detach()};
+  for (const torch::Tensor& p : model->parameters()) out.push_back(p.grad().clone());
+  return out;
+}
+
+void CheckBitwiseEqual(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("tensor " << i);
+    CHECK(torch::equal(a[i], b[i]));
+  }
+}
+
+TEST_CASE("recompute of the modules the plan names leaves loss and gradients bitwise unchanged") {
+  const ModelConfig gpt2 = TinyGpt2();
+  const std::vector<torch::Tensor> gpt2_ref = LossAndGrads(gpt2, {});
+  CheckBitwiseEqual(gpt2_ref, LossAndGrads(gpt2, {"transformer.h.0", "transformer.h.1"}));
+  CheckBitwiseEqual(gpt2_ref, LossAndGrads(gpt2, {"transformer.h.0.attn.core", "transformer.h.1.attn.core"}));
+  const ModelConfig llama = TinyLlama();
+  const std::vector<torch::Tensor> llama_ref = LossAndGrads(llama, {});
+  CheckBitwiseEqual(llama_ref, LossAndGrads(llama, {"model.layers.0", "model.layers.1", "model.layers.2"}));
+  CheckBitwiseEqual(llama_ref, LossAndGrads(llama, {"model.layers.0.self_attn.core",
+                                                    "model.layers.2.self_attn.core"}));
+}
+
+TEST_CASE("recompute saves memory: full keeps block inputs, selective drops the attention scores") {
+  InstallCountingCpuAllocator();
+  ModelConfig c = TinyGpt2();
+  c.num_layers = 4;
+  c.max_seq_len = 64;
+  auto kept = [&](const std::vector<std::string>& modules) {
+    std::shared_ptr<CausalLm> model = *BuildCausalLm(c, 3);
+    REQUIRE(model->SetRecomputeModules(modules).ok());
+    torch::Tensor tokens = torch::randint(c.vocab_size, {2, c.max_seq_len}, torch::kLong);
+    const int64_t before = LiveTensorBytes();
+    torch::Tensor logits = model->Forward(tokens);
+    return LiveTensorBytes() - before;
+  };
+  std::vector<std::string> full, selective;
+  for (int l = 0; l < 4; ++l) {
+    full.push_back("transformer.h." + std::to_string(l));
+    selective.push_back(full.back() + ".attn.core");
+  }
+  const int64_t none = kept({});
+  const int64_t sel = kept(selective);
+  const int64_t all = kept(full);
+  INFO("none " << none << " B, selective " << sel << " B, full " << all << " B");
+  // Per layer selective drops the fp32 softmax output (4 B x 2x4x64x64) and the causal mask (64x64)
+  // and keeps the CPU generator's state for the recompute (5056 B).
+  CHECK(none - sel == 4 * (4 * 2 * 4 * 64 * 64 + 64 * 64 - 5056));
+  CHECK(all < sel);
+}
+
+TEST_CASE("a recompute module the model does not have is refused, naming it") {
+  std::shared_ptr<CausalLm> model = *BuildCausalLm(TinyGpt2(), 3);
+  absl::Status s = model->SetRecomputeModules({"transformer.h.0", "model.layers.1"});
+  CHECK(s.message() ==
+        "recompute module model.layers.1 is not a block or attention core of this gpt2 model "
+        "(blocks transformer.h.0 … transformer.h.1)");
+  std::shared_ptr<CausalLm> llama = *BuildCausalLm(TinyLlama(), 3);
+  CHECK(llama->SetRecomputeModules({"model.layers.3"}).message() ==
+        "recompute module model.layers.3 is not a block or attention core of this llama model "
+        "(blocks model.layers.0 … model.layers.2)");
 }
 
 }  // namespace
