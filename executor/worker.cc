@@ -268,7 +268,7 @@ absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Tr
   const bool leader = env.rank == 0;
   std::vector<CheckpointFile> shared;
   if (leader) {
-    ACCEL_ASSIGN_OR_RETURN(shared, trainer.SaveState(dataset.Position()));
+    ACCEL_ASSIGN_OR_RETURN(shared, trainer.SaveState(dataset.GlobalPosition()));
     shared.push_back({"config.json", ConfigJsonFor(plan)});
   }
   std::string dir;
@@ -600,11 +600,11 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
     absl::StatusOr<CheckpointInfo> latest = store.LatestGood(&skipped);
     for (const std::string& s : skipped) Log("warning: skipping invalid checkpoint: " + s);
     if (latest.ok()) {
-      ACCEL_ASSIGN_OR_RETURN(DataPosition position, trainer->LoadState(latest->path));
-      ACCEL_RETURN_IF_ERROR(dataset->Seek(position));
+      ACCEL_ASSIGN_OR_RETURN(GlobalDataPosition position, trainer->LoadState(latest->path));
+      ACCEL_RETURN_IF_ERROR(dataset->SeekGlobal(position));
       resumed = true;
-      Log(absl::StrFormat("resumed from %s (step %d, data epoch %d index %d)", latest->path,
-                          trainer->step(), position.epoch, position.index));
+      Log(absl::StrFormat("resumed from %s (step %d, data epoch %d after %d windows)",
+                          latest->path, trainer->step(), position.epoch, position.samples));
     } else if (!absl::IsNotFound(latest.status())) {
       return latest.status();
     }

@@ -104,4 +104,23 @@ absl::Status WindowDataset::Seek(const DataPosition& position) {
   return absl::OkStatus();
 }
 
+GlobalDataPosition WindowDataset::GlobalPosition() const {
+  return {position_.epoch, position_.index * options_.dp_size};
+}
+
+absl::Status WindowDataset::SeekGlobal(const GlobalDataPosition& position) {
+  if (position.epoch < 0 || position.samples < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data position (epoch ", position.epoch,
+                                                   ", samples ", position.samples, ") is negative"));
+  }
+  if (position.samples % options_.dp_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data position: ", position.samples, " windows read in epoch ", position.epoch,
+        " do not split evenly over ", options_.dp_size, " data-parallel ranks"));
+  }
+  const int64_t index = position.samples / options_.dp_size;
+  if (index >= WindowsPerRank()) return Seek({position.epoch + 1, 0});
+  return Seek({position.epoch, index});
+}
+
 }  // namespace accel::exec

@@ -21,6 +21,16 @@ struct DataPosition {
   bool operator==(const DataPosition&) const = default;
 };
 
+// A position every data-parallel layout agrees on: the epoch and how many windows of its permuted
+// order all ranks together have read. Rank r reads permuted positions r, r + dp_size, ..., so
+// after k windows per rank the ranks have read exactly the first k·dp_size; checkpoints save this
+// form, and a run resumed with another data-parallel degree continues with the next unread window.
+struct GlobalDataPosition {
+  int64_t epoch = 0;
+  int64_t samples = 0;
+  bool operator==(const GlobalDataPosition&) const = default;
+};
+
 // How the dataset cuts and distributes windows.
 struct WindowDatasetOptions {
   // Tokens per training sequence; each window holds seq_len + 1 tokens (inputs and shifted targets).
@@ -67,6 +77,16 @@ class WindowDataset {
   // Moves to position (from a checkpoint). Errors: InvalidArgument when index is not in
   // [0, WindowsPerRank()] or epoch < 0.
   absl::Status Seek(const DataPosition& position);
+
+  // This rank's position in the global form: {epoch, index · dp_size}.
+  GlobalDataPosition GlobalPosition() const;
+
+  // Moves to a global position, e.g. one saved by a run with another data-parallel degree. A
+  // position at or past the end of this layout's epoch (its tail of NumWindows() % dp_size
+  // windows differs) starts the next epoch. Errors: InvalidArgument for epoch < 0 or samples < 0,
+  // and when samples is not a multiple of dp_size ("data position: S windows read in epoch E do
+  // not split evenly over D data-parallel ranks").
+  absl::Status SeekGlobal(const GlobalDataPosition& position);
 
  private:
   WindowDataset(std::vector<uint32_t> tokens, const WindowDatasetOptions& options);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <sstream>
@@ -180,7 +181,7 @@ absl::StatusOr<double> Trainer::ClipGradients() {
   return norm;
 }
 
-absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const DataPosition& data_position) const {
+absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const GlobalDataPosition& data_position) const {
   std::vector<CheckpointFile> files;
   const bool sharded = ShardedCheckpoint();
   try {
@@ -219,22 +220,32 @@ absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const DataPositio
   } catch (const std::exception& e) {
     return FromException("saving training state failed", e);
   }
-  nlohmann::json json = {{"step", step_}, {"data_epoch", data_position.epoch}, {"data_index", data_position.index}};
+  nlohmann::json json = {{"step", step_}, {"data_epoch", data_position.epoch}, {"data_samples", data_position.samples}};
   files.push_back({kStateFile, json.dump(2) + "\n"});
   return files;
 }
 
-absl::StatusOr<DataPosition> Trainer::LoadState(const std::string& dir) {
+absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
   absl::StatusOr<std::string> state_bytes = CheckpointStore::ReadFile(dir, kStateFile);
   if (!state_bytes.ok()) return state_bytes.status();
   nlohmann::json state = nlohmann::json::parse(*state_bytes, nullptr, /*allow_exceptions=*/false);
   if (state.is_discarded() || !state.is_object() || !state.contains("step") || !state["step"].is_number_integer() ||
-      !state.contains("data_epoch") || !state["data_epoch"].is_number_integer() || !state.contains("data_index") ||
-      !state["data_index"].is_number_integer()) {
+      !state.contains("data_epoch") || !state["data_epoch"].is_number_integer() || !state.contains("data_samples") ||
+      !state["data_samples"].is_number_integer()) {
     return absl::DataLossError(absl::StrCat(dir, ": ", kStateFile, " is malformed"));
   }
 
-  const bool sharded = ShardedCheckpoint();
+  // The checkpoint's format decides how to read it, not this run's layout: sharded ranges can be
+  // read by any layout, stage 0 included (resharding resume).
+  absl::StatusOr<std::vector<std::string>> listed = CheckpointStore::ManifestFiles(dir);
+  if (!listed.ok()) return listed.status();
+  const bool sharded = std::find(listed->begin(), listed->end(), kModelFile) == listed->end();
+  if (!sharded && ShardedCheckpoint()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, " is an unsharded checkpoint (", kModelFile, ", ", kOptimizerFile,
+        "): it resumes only at sharding.stage 0 with fp32 parameters; `accel export` turns its "
+        "weights into model.safetensors"));
+  }
   absl::StatusOr<std::string> optimizer_bytes;
   if (sharded) {
     absl::StatusOr<ShardedTensorReader> reader = ShardedTensorReader::Open(dir);
@@ -275,7 +286,7 @@ absl::StatusOr<DataPosition> Trainer::LoadState(const std::string& dir) {
     return FromException(absl::StrCat("restoring optimizer/RNG state from ", dir, " failed"), e);
   }
   step_ = state["step"].get<int64_t>();
-  return DataPosition{state["data_epoch"].get<int64_t>(), state["data_index"].get<int64_t>()};
+  return GlobalDataPosition{state["data_epoch"].get<int64_t>(), state["data_samples"].get<int64_t>()};
 }
 
 std::vector<torch::Tensor> NextMicroBatches(WindowDataset& dataset, int64_t micro_batch_size, int64_t accumulation,

@@ -113,9 +113,10 @@ class Trainer {
   //   model.safetensors      parameters under their named_parameters() names (metadata format=pt);
   //   optimizer.pt           the optimizer's own serialization (moments and per-parameter step);
   //   rng.safetensors        the default CPU generator state (and CUDA's, when used);
-  //   trainer_state.json     {"step", "data_epoch", "data_index"}.
+  //   trainer_state.json     {"step", "data_epoch", "data_samples"}: the global data position
+  //                          (WindowDataset::GlobalPosition), valid for any data-parallel degree.
   // Errors: Internal when serialization fails.
-  absl::StatusOr<std::vector<CheckpointFile>> SaveState(const DataPosition& data_position) const;
+  absl::StatusOr<std::vector<CheckpointFile>> SaveState(const GlobalDataPosition& data_position) const;
 
   // True when the model and optimizer state are saved as sharded ranges (SaveShard) rather than
   // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, and 16-bit parameters
@@ -134,9 +135,11 @@ class Trainer {
   absl::StatusOr<std::string> SaveShard() const;
 
   // Restores the state SaveState wrote into checkpoint directory dir (files are checked against
-  // the manifest) and returns the data position to Seek the dataset to. Errors: DataLoss for a
-  // corrupt file, InvalidArgument for parameter name/shape mismatches, Internal otherwise.
-  absl::StatusOr<DataPosition> LoadState(const std::string& dir);
+  // the manifest) and returns the global data position to SeekGlobal the dataset to. Errors:
+  // DataLoss for a corrupt file or a trainer_state.json without data_samples (written before
+  // positions were global: "DIR: trainer_state.json is malformed"), InvalidArgument for parameter
+  // name/shape mismatches, Internal otherwise.
+  absl::StatusOr<GlobalDataPosition> LoadState(const std::string& dir);
 
  private:
   Trainer(std::shared_ptr<torch::nn::Module> module, LossFn loss, const TrainerOptions& options,

@@ -101,6 +101,60 @@ TEST_CASE("position round-trips through Seek") {
   CHECK_FALSE((*b)->Seek({0, 1000}).ok());
 }
 
+// The windows all dp ranks read in the next `steps` micro-steps of `micro` windows per rank, in
+// global order (rank-major within a micro-step, as the ranks' positions interleave).
+std::vector<int64_t> NextGlobalWindows(std::vector<std::unique_ptr<WindowDataset>>& ranks,
+                                       int64_t steps, int64_t micro) {
+  std::vector<int64_t> out;
+  for (int64_t s = 0; s < steps; ++s) {
+    std::vector<std::vector<int64_t>> per_rank;
+    for (auto& r : ranks) per_rank.push_back(Starts(*r, micro));
+    for (int64_t i = 0; i < micro; ++i) {
+      for (auto& starts : per_rank) out.push_back(starts[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::unique_ptr<WindowDataset>> Ranks(int dp) {
+  std::vector<std::unique_ptr<WindowDataset>> ranks;
+  for (int r = 0; r < dp; ++r) {
+    WindowDatasetOptions o;
+    o.seq_len = 4;
+    o.seed = 9;
+    o.dp_rank = r;
+    o.dp_size = dp;
+    ranks.push_back(*WindowDataset::Create(Iota(401), o, "iota"));
+  }
+  return ranks;
+}
+
+TEST_CASE("a global position moves between data-parallel degrees without skipping a window") {
+  // 100 windows. 4 ranks read 3 micro-steps of 2 windows each (24 windows), then the position is
+  // resumed by 2 ranks reading 4 per micro-step and by 8 ranks reading 1: every layout continues
+  // with window 25 of the permuted order, as one uninterrupted 4-rank run would.
+  std::vector<std::unique_ptr<WindowDataset>> four = Ranks(4);
+  NextGlobalWindows(four, 3, 2);
+  const GlobalDataPosition saved = four[0]->GlobalPosition();
+  CHECK(saved == GlobalDataPosition{0, 24});
+  for (auto& r : four) CHECK(r->GlobalPosition() == saved);
+  const std::vector<int64_t> expected = NextGlobalWindows(four, 2, 2);  // windows 25..40 (16)
+  for (int dp : {2, 8}) {
+    INFO("resumed on " << dp << " ranks");
+    std::vector<std::unique_ptr<WindowDataset>> ranks = Ranks(dp);
+    for (auto& r : ranks) REQUIRE(r->SeekGlobal(saved).ok());
+    CHECK(NextGlobalWindows(ranks, 2, 8 / dp) == expected);  // the same 8 windows per micro-step
+  }
+  std::vector<std::unique_ptr<WindowDataset>> five = Ranks(5);
+  CHECK(five[0]->SeekGlobal(saved).message() ==
+        "data position: 24 windows read in epoch 0 do not split evenly over 5 data-parallel ranks");
+  CHECK(five[0]->SeekGlobal({-1, 0}).message() == "data position (epoch -1, samples 0) is negative");
+  // Past this layout's epoch (8 ranks read 96 of 100 windows per epoch): the next epoch starts.
+  std::vector<std::unique_ptr<WindowDataset>> eight = Ranks(8);
+  REQUIRE(eight[0]->SeekGlobal({0, 96}).ok());
+  CHECK(eight[0]->Position() == DataPosition{1, 0});
+}
+
 TEST_CASE("too little data is an error naming the source") {
   WindowDatasetOptions o;
   o.seq_len = 8;

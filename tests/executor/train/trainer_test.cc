@@ -285,7 +285,7 @@ TEST_CASE("2N steps straight equal N steps, checkpoint, resume, N steps bitwise"
         REQUIRE(r.ok());
         CHECK(r->loss == straight_losses[s]);
       }
-      auto files = first->SaveState(data->Position());
+      auto files = first->SaveState(data->GlobalPosition());
       REQUIRE(files.ok());
       REQUIRE(store.Write(first->step(), *files).ok());
     }
@@ -298,7 +298,7 @@ TEST_CASE("2N steps straight equal N steps, checkpoint, resume, N steps bitwise"
     REQUIRE(position.ok());
     CHECK(resumed->step() == n);
     auto data = Dataset(0, 1);
-    REQUIRE(data->Seek(*position).ok());
+    REQUIRE(data->SeekGlobal(*position).ok());
     for (int s = n; s < 2 * n; ++s) {
       auto r = resumed->Step(NextMicroBatches(*data, 2, 2, torch::kCPU));
       REQUIRE(r.ok());
@@ -320,7 +320,7 @@ TEST_CASE("resume falls back past a corrupt checkpoint and rejects a mismatched 
   auto data = Dataset(0, 1);
   for (int s = 0; s < 2; ++s) {
     REQUIRE(trainer->Step(NextMicroBatches(*data, 2, 1, torch::kCPU)).ok());
-    REQUIRE(store.Write(trainer->step(), *trainer->SaveState(data->Position())).ok());
+    REQUIRE(store.Write(trainer->step(), *trainer->SaveState(data->GlobalPosition())).ok());
   }
   const fs::path newest = dir.path / CheckpointStore::StepDirName(2) / "optimizer.pt";
   fs::resize_file(newest, fs::file_size(newest) / 2);
@@ -345,6 +345,17 @@ TEST_CASE("resume falls back past a corrupt checkpoint and rejects a mismatched 
   auto bad = mismatched->LoadState(latest->path);
   CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(bad.status().message()).find("has shape [256, 32], expected [256, 64]") != std::string::npos);
+
+  // A run that keeps sharded state (here bf16 parameters) cannot take an unsharded checkpoint's
+  // torch-serialized optimizer state: refused, naming the way out.
+  auto bf16_model = Model();
+  bf16_model->to(torch::kBFloat16);
+  auto sharded = *Trainer::Create(bf16_model, CausalLmLoss(), AdamOptions(), nullptr);
+  REQUIRE(sharded->ShardedCheckpoint());
+  CHECK(sharded->LoadState(latest->path).status().message() ==
+        latest->path + " is an unsharded checkpoint (model.safetensors, optimizer.pt): it resumes "
+                       "only at sharding.stage 0 with fp32 parameters; `accel export` turns its "
+                       "weights into model.safetensors");
 }
 
 // ---------------------------------------------------------------------------------------------
