@@ -31,6 +31,7 @@ std::string StepRecordJson(const StepRecord& r) {
       ",\"buckets_launched_in_backward\":", r.buckets_launched_in_backward,
       ",\"backward_seconds\":", JsonNumber(r.backward_seconds),
       ",\"comm_wait_seconds\":", JsonNumber(r.comm_wait_seconds),
+      ",\"loss_scale\":", JsonNumber(r.loss_scale), ",\"skipped\":", r.skipped ? "true" : "false",
       ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), "}");
 }
 

@@ -31,6 +31,8 @@ struct StepRecord {
   int64_t buckets_launched_in_backward = 0;
   double backward_seconds = 0;
   double comm_wait_seconds = 0;         // time spent waiting for gradient collectives
+  double loss_scale = 1;                // the step's loss scale (1 without loss scaling)
+  bool skipped = false;                 // gradients overflowed: the optimizer did not step
   double unix_time = 0;
 };
 

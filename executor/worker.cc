@@ -116,12 +116,22 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   const std::string& compute = plan.precision().compute_dtype();
   if (compute == "bf16") {
     options.precision = ComputePrecision::kBf16;
+  } else if (compute == "fp16") {
+    options.precision = ComputePrecision::kFp16;
   } else if (compute.empty() || compute == "fp32") {
     options.precision = ComputePrecision::kFp32;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "precision.compute ", compute, " is not supported by the executor yet (supported: fp32, "
-        "bf16)"));
+    return absl::InvalidArgumentError(absl::StrCat("precision.compute '", compute, "' is unknown"));
+  }
+  const ir::Precision& precision = plan.precision();
+  if (precision.loss_scaling() == "dynamic" || precision.loss_scaling() == "static") {
+    options.loss_scaling.kind =
+        precision.loss_scaling() == "dynamic" ? LossScaling::kDynamic : LossScaling::kStatic;
+    options.loss_scaling.initial_scale = precision.initial_loss_scale();
+    options.loss_scaling.growth_interval = precision.loss_scale_growth_interval();
+  } else if (!precision.loss_scaling().empty() && precision.loss_scaling() != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("precision.loss_scaling '", precision.loss_scaling(), "' is unknown"));
   }
   return options;
 }
@@ -364,6 +374,8 @@ StepRecord MakeStepRecord(const RunState& s, const StepResult& result, double st
   r.buckets_launched_in_backward = result.sync.launched_during_backward;
   r.backward_seconds = result.sync.backward_seconds;
   r.comm_wait_seconds = result.sync.wait_seconds;
+  r.loss_scale = result.loss_scale;
+  r.skipped = result.skipped;
   r.unix_time = static_cast<double>(UnixNanos()) / 1e9;
   return r;
 }

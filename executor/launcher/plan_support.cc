@@ -62,14 +62,16 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   if (!OneOf(precision.param_dtype(), {"fp32", "bf16"})) {
     Unsupported("precision.params", precision.param_dtype(), "fp32, bf16", out);
   }
-  if (!OneOf(precision.compute_dtype(), {"fp32", "bf16"})) {
-    Unsupported("precision.compute", precision.compute_dtype(), "fp32, bf16", out);
+  const bool cuda = plan.topology().device_type() == "cuda";
+  if (precision.compute_dtype() == "fp16" && !cuda) {
+    out.push_back({"precision.compute",
+                   "precision.compute fp16 needs a CUDA device: LibTorch's CPU kernels have no "
+                   "fp16 matrix multiply (supported on cpu: fp32, bf16)"});
+  } else if (!OneOf(precision.compute_dtype(), {"fp32", "bf16", "fp16"})) {
+    Unsupported("precision.compute", precision.compute_dtype(), "fp32, bf16, fp16", out);
   }
   if (!OneOf(precision.reduce_dtype(), {"fp32", "bf16"})) {
     Unsupported("precision.reduce", precision.reduce_dtype(), "fp32, bf16", out);
-  }
-  if (!OneOf(precision.loss_scaling(), {"none"})) {
-    Unsupported("precision.loss_scaling", precision.loss_scaling(), "none", out);
   }
   if (!OneOf(plan.sharding().offload(), {"none"})) {
     Unsupported("sharding.offload", plan.sharding().offload(), "none", out);

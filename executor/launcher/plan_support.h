@@ -31,8 +31,8 @@ struct SupportIssue {
 // Reads only the plan (the workers call it on the plan they loaded). Checked: parallel.tensor
 // (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
 // values are caught), cluster.device cuda without capabilities.cuda, precision.params fp16,
-// precision.compute other than fp32/bf16, precision.reduce other than fp32/bf16,
-// precision.loss_scaling other than none, sharding.offload other than none.
+// precision.compute fp16 on a cpu device (no fp16 matmul in LibTorch's CPU kernels), precision.reduce
+// other than fp32/bf16, sharding.offload other than none.
 std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                                 const ExecutorCapabilities& capabilities);
 

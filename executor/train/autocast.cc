@@ -48,10 +48,10 @@ void Apply(const AutocastState& state) {
 
 AutocastScope::AutocastScope(c10::DeviceType device_type, ComputePrecision precision)
     : device_type_(device_type) {
-  if (precision != ComputePrecision::kBf16) return;
+  if (precision == ComputePrecision::kFp32) return;
   active_ = true;
   previous_enabled_ = IsEnabled(device_type_);
-  SetDtype(device_type_, at::kBFloat16);
+  SetDtype(device_type_, precision == ComputePrecision::kFp16 ? at::kHalf : at::kBFloat16);
   SetEnabled(device_type_, true);
   at::autocast::increment_nesting();
 }

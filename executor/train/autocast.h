@@ -9,10 +9,11 @@
 namespace accel::exec {
 
 // Compute precision of forward passes. Parameters, gradients and optimizer state stay fp32.
-enum class ComputePrecision { kFp32, kBf16 };
+enum class ComputePrecision { kFp32, kBf16, kFp16 };
 
-// While alive, eligible ops on device_type run in bfloat16 (kBf16) per LibTorch's autocast op
-// lists (matmul/linear in bf16; softmax, norms and losses in fp32). kFp32 does nothing. Restores
+// While alive, eligible ops on device_type run in bfloat16 (kBf16) or float16 (kFp16) per
+// LibTorch's autocast op lists (matmul/linear in 16 bits; softmax, norms and losses in fp32).
+// kFp32 does nothing. LibTorch's CPU kernels have no fp16 matmul: kFp16 is for CUDA. Restores
 // the previous autocast state and clears the autocast weight cache on destruction. Autocast state
 // is thread-local, so each rank thread has its own.
 class AutocastScope {

@@ -47,7 +47,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::
   if (absl::Status s = ValidateLrSchedule(options.schedule); !s.ok()) return s;
   if (!(options.grad_clip_norm >= 0)) return absl::InvalidArgumentError("grad_clip_norm must be >= 0");
   if (options.weight_decay < 0) return absl::InvalidArgumentError("weight_decay must be >= 0");
+  if (absl::Status s = LossScaler::Validate(options.loss_scaling); !s.ok()) return s;
   std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, groups.dp));
+  t->scaler_ = LossScaler(options.loss_scaling);
   for (const torch::Tensor& p : t->module_->parameters()) {
     if (!p.requires_grad()) return absl::InvalidArgumentError("every parameter must require grad");
     t->params_.push_back(p);
@@ -139,7 +141,7 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
       AutocastScope autocast(device.type(), options_.precision);
       loss = loss_(*module_, micro_batches[i].to(device));
     }
-    (loss / static_cast<double>(accumulation)).backward();
+    (loss * (scaler_.scale() / static_cast<double>(accumulation))).backward();
     loss_sum += loss.item<double>();
     if (absl::Status s = sync_->EndMicroStep(); !s.ok()) return s;
   }
@@ -152,24 +154,40 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
     if (absl::Status s = dp_->AllReduce(l, ReduceOp::kAvg); !s.ok()) return s;
     result.loss = l.item<double>();
   }
-  absl::StatusOr<double> norm = ClipGradients();
+  result.loss_scale = scaler_.scale();
+  absl::StatusOr<double> norm = UnscaleAndClipGradients();
   if (!norm.ok()) return norm.status();
   result.grad_norm = *norm;
   result.lr = LearningRateAt(options_.schedule, step_);
-  for (torch::optim::OptimizerParamGroup& group : optimizer_->param_groups()) group.options().set_lr(result.lr);
-  optimizer_->step();
+  // The norm is the same on every rank (GradNormSquared), so every rank skips alike.
+  result.skipped = !scaler_.Update(/*found_inf=*/!std::isfinite(*norm));
+  if (!result.skipped) {
+    for (torch::optim::OptimizerParamGroup& group : optimizer_->param_groups()) group.options().set_lr(result.lr);
+    optimizer_->step();
+  }
+  // Also after a skipped step: it ends the step's synchronization (the parameters it publishes
+  // are unchanged).
   if (absl::Status s = sync_->AfterOptimizerStep(); !s.ok()) return s;
   ++step_;
   return result;
 }
 
 // Global L2 norm of the averaged gradient (fp64 sums, so the clipping decision does not depend on
-// summation order), then the same coefficient as torch.nn.utils.clip_grad_norm_.
-absl::StatusOr<double> Trainer::ClipGradients() {
+// summation order), then the same coefficient as torch.nn.utils.clip_grad_norm_. With loss
+// scaling the gradients are first divided by the scale (exact for a power of two) and the norm is
+// that of the unscaled gradient; a non-finite norm (overflow) leaves the gradients as they are.
+absl::StatusOr<double> Trainer::UnscaleAndClipGradients() {
   torch::NoGradGuard no_grad;
   absl::StatusOr<double> squared = sync_->GradNormSquared();
   if (!squared.ok()) return squared.status();
-  const double norm = std::sqrt(*squared);
+  const double scale = scaler_.scale();
+  const double norm = std::sqrt(*squared) / scale;
+  if (!std::isfinite(norm)) return norm;
+  if (scale != 1.0) {
+    for (const torch::Tensor& t : sync_->OptimizerParams()) {
+      if (t.grad().defined()) t.grad().mul_(1.0 / scale);
+    }
+  }
   if (options_.grad_clip_norm > 0) {
     const double coef = options_.grad_clip_norm / (norm + 1e-6);
     if (coef < 1.0) {
@@ -220,7 +238,11 @@ absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const GlobalDataP
   } catch (const std::exception& e) {
     return FromException("saving training state failed", e);
   }
-  nlohmann::json json = {{"step", step_}, {"data_epoch", data_position.epoch}, {"data_samples", data_position.samples}};
+  nlohmann::json json = {{"step", step_},
+                         {"data_epoch", data_position.epoch},
+                         {"data_samples", data_position.samples},
+                         {"loss_scale", scaler_.scale()},
+                         {"loss_scale_growth_tracker", scaler_.growth_tracker()}};
   files.push_back({kStateFile, json.dump(2) + "\n"});
   return files;
 }
@@ -284,6 +306,12 @@ absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
     gen.set_state(*rng_state);
   } catch (const std::exception& e) {
     return FromException(absl::StrCat("restoring optimizer/RNG state from ", dir, " failed"), e);
+  }
+  if (scaler_.enabled() && state.contains("loss_scale") && state["loss_scale"].is_number() &&
+      state.contains("loss_scale_growth_tracker") && state["loss_scale_growth_tracker"].is_number_integer()) {
+    absl::Status s = scaler_.Restore(state["loss_scale"].get<double>(),
+                                     state["loss_scale_growth_tracker"].get<int64_t>());
+    if (!s.ok()) return absl::DataLossError(absl::StrCat(dir, ": ", kStateFile, ": ", s.message()));
   }
   step_ = state["step"].get<int64_t>();
   return GlobalDataPosition{state["data_epoch"].get<int64_t>(), state["data_samples"].get<int64_t>()};

@@ -23,6 +23,7 @@
 #include "executor/train/autocast.h"
 #include "executor/train/grad_sync.h"
 #include "executor/train/shard_layout.h"
+#include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
 
 namespace accel::exec {
@@ -60,6 +61,9 @@ struct TrainerOptions {
   int64_t bucket_bytes = 25 * 1024 * 1024;
   // Forward compute precision (parameters stay fp32).
   ComputePrecision precision = ComputePrecision::kFp32;
+  // Loss scaling (fp16): the loss is scaled before backward, the gradients unscaled before
+  // clipping and the optimizer step, and a step with non-finite gradients is skipped.
+  LossScalerOptions loss_scaling;
 };
 
 // Result of one optimizer update.
@@ -74,6 +78,11 @@ struct StepResult {
   double lr = 0;
   // Gradient synchronization statistics (zeros without data parallelism).
   GradSyncStats sync;
+  // The loss scale this step's backward used (1 without loss scaling).
+  double loss_scale = 1.0;
+  // True when the gradients overflowed and the optimizer did not step (loss scaling only); the
+  // step still counts and consumed its data, as PyTorch's GradScaler and DeepSpeed count it.
+  bool skipped = false;
 };
 
 // Trains one model replica. Every data-parallel rank owns a Trainer over an identically initialized
@@ -113,8 +122,10 @@ class Trainer {
   //   model.safetensors      parameters under their named_parameters() names (metadata format=pt);
   //   optimizer.pt           the optimizer's own serialization (moments and per-parameter step);
   //   rng.safetensors        the default CPU generator state (and CUDA's, when used);
-  //   trainer_state.json     {"step", "data_epoch", "data_samples"}: the global data position
-  //                          (WindowDataset::GlobalPosition), valid for any data-parallel degree.
+  //   trainer_state.json     {"step", "data_epoch", "data_samples", "loss_scale",
+  //                          "loss_scale_growth_tracker"}: the global data position
+  //                          (WindowDataset::GlobalPosition), valid for any data-parallel degree,
+  //                          and the loss scaler's state.
   // Errors: Internal when serialization fails.
   absl::StatusOr<std::vector<CheckpointFile>> SaveState(const GlobalDataPosition& data_position) const;
 
@@ -146,7 +157,7 @@ class Trainer {
           std::shared_ptr<Communicator> dp);
   absl::Status CreateOptimizer();
   absl::StatusOr<StepResult> StepImpl(const std::vector<torch::Tensor>& micro_batches);
-  absl::StatusOr<double> ClipGradients();
+  absl::StatusOr<double> UnscaleAndClipGradients();
   // Reads this layout's ranges of every parameter, master copy and optimizer state from a
   // sharded checkpoint (any layout wrote it), then publishes the parameters.
   absl::Status LoadShard(const ShardedTensorReader& reader, int64_t step);
@@ -161,6 +172,7 @@ class Trainer {
   std::vector<torch::ScalarType> param_dtypes_;  // per parameter: weight decay applies (matrices and embeddings)
   std::unique_ptr<GradSync> sync_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LossScaler scaler_{LossScalerOptions{}};
   int64_t step_ = 0;
 };
 

@@ -87,6 +87,12 @@ class ValidateSpecPass : public Pass {
     precision->set_reduce_dtype(Name(s.precision.reduce));
     precision->set_master_dtype(s.precision.params == spec::DType::kFp32 ? "" : "fp32");
     precision->set_loss_scaling(Name(s.precision.loss_scaling));
+    if (s.precision.loss_scaling != spec::LossScaling::kNone) {
+      // PyTorch GradScaler's defaults (torch/amp/grad_scaler.py): init_scale 2^16,
+      // growth_interval 2000.
+      precision->set_initial_loss_scale(65536.0);
+      precision->set_loss_scale_growth_interval(2000);
+    }
 
     ir::Checkpoint* ckpt = plan.mutable_checkpoint();
     ckpt->set_dir(s.checkpoint.dir);

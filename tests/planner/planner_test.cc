@@ -299,5 +299,15 @@ TEST_CASE("recompute names the modules the executor checkpoints, one per layer")
         std::vector<std::string>{"recompute module model.layers.0 is listed twice"});
 }
 
+TEST_CASE("loss scaling carries GradScaler's initial scale and growth interval in the plan") {
+  testing::Planned fp16 = PlanYaml(kBaseSpec, {"precision.compute=fp16", "precision.loss_scaling=dynamic"});
+  INFO(fp16.diagnostics);
+  REQUIRE(fp16.result.ok);
+  CHECK(fp16.result.plan.precision().initial_loss_scale() == 65536.0);
+  CHECK(fp16.result.plan.precision().loss_scale_growth_interval() == 2000);
+  testing::Planned none = PlanYaml(kBaseSpec);
+  CHECK(none.result.plan.precision().initial_loss_scale() == 0.0);
+}
+
 }  // namespace
 }  // namespace accel::planner

@@ -551,15 +551,17 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
               "                                                  ^\n");
   CHECK(Refusals(gpu, {}, dir, /*cuda=*/true) == "");
 
-  // Gradients are reduced in fp32 or bf16 and autocast runs in fp32 or bf16: anything else is
-  // refused, never silently run in another precision.
+  // Gradients are reduced in fp32 or bf16 and autocast runs in fp32 or bf16, and in fp16 (with
+  // loss scaling) on CUDA: anything else is refused, never silently run in another precision.
   CHECK(Refusals(kCpuJob, {"precision.reduce=bf16"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"precision.params=fp16"}, dir) ==
         "--set precision.params=fp16: error[E0601]: precision.params fp16 is not supported by "
         "the executor yet (supported: fp32, bf16)\n");
-  CHECK(Refusals(kCpuJob, {"precision.compute=fp16"}, dir) ==
-        "--set precision.compute=fp16: error[E0601]: precision.compute fp16 is not supported by "
-        "the executor yet (supported: fp32, bf16)\n");
+  CHECK(Refusals(kCpuJob, {"precision.compute=fp16", "precision.loss_scaling=dynamic"}, dir) ==
+        "--set precision.compute=fp16: error[E0601]: precision.compute fp16 needs a CUDA device: "
+        "LibTorch's CPU kernels have no fp16 matrix multiply (supported on cpu: fp32, bf16)\n");
+  CHECK(Refusals(gpu, {"precision.compute=fp16", "precision.loss_scaling=dynamic"}, dir,
+                 /*cuda=*/true) == "");
 }
 
 TEST_CASE("missing or empty training data is refused before launch", "[launcher][refusal]") {

@@ -154,6 +154,7 @@ TEST_CASE("accel run trains two CPU ranks, writes metrics and checkpoints, and r
   CHECK_THAT(ReadAll(run.out_path), Catch::Contains("run finished: 2 workers succeeded"));
   // Memory measured on every rank, next to the plan's estimate for its stage.
   CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("\"peak_tensor_bytes\":"));
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("\"loss_scale\":1,\"skipped\":false,"));
   CHECK_THAT(ReadAll(run.out_path), Catch::Contains("memory: peak tensor bytes "));
   const nlohmann::json summary = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")));
   CHECK(summary["steps_done"] == 4);
