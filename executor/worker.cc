@@ -245,6 +245,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
   sync.tied_embeddings = plan.model().tie_word_embeddings();
+  sync.offload_optimizer = !plan.sharding().offload().empty() && plan.sharding().offload() != "none";
   return Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync);
 }
 

@@ -306,18 +306,21 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     } else {
       device(Term("parameters", ms.parameters, params_formula, kZeroSource));
     }
-    device(Term("gradients", ms.gradients,
-                StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
-                             DTypeLabel(dtypes.grad_bytes) + " gradients"),
-                kZeroSource));
-    if (dtypes.master_bytes > 0) {
-      std::string f = StateFormula(count, dtypes.master_bytes, stage >= 1, degree,
-                                   "fp32 master weights");
+    if (ms.gradients > 0) {
+      device(Term("gradients", ms.gradients,
+                  StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
+                               DTypeLabel(dtypes.grad_bytes) + " gradients"),
+                  kZeroSource));
+    }
+    if (ms.master_weights + ms.host_master_weights > 0) {
+      std::string f = StateFormula(count, 4, stage >= 1, degree,
+                                   dtypes.master_bytes > 0 ? "fp32 master weights"
+                                                           : "fp32 copy the host optimizer steps");
       if (host_optimizer) host(Term("master_weights", ms.host_master_weights, f, kOffloadSource));
       else device(Term("master_weights", ms.master_weights, f, kZeroSource));
     }
-    if (dtypes.grad_copy_bytes > 0) {
-      std::string f = StateFormula(count, dtypes.grad_copy_bytes, stage >= 1, degree,
+    if (ms.gradient_copy + ms.host_gradient_copy > 0) {
+      std::string f = StateFormula(count, 4, stage >= 1, degree,
                                    "fp32 gradient copy for the optimizer step");
       if (host_optimizer) host(Term("gradients", ms.host_gradient_copy, f, kOffloadSource));
       else device(Term("gradients", ms.gradient_copy, f, kZeroSource));

@@ -62,13 +62,16 @@ ModelStateBytes ModelStateBytesPerRank(int64_t params, const ModelStateDtypes& d
   const int64_t param_count = stage >= 3 ? shard : full;
 
   ModelStateBytes b;
-  const int64_t params_bytes = param_count * dtypes.param_bytes;
-  const int64_t master = optimizer_count * dtypes.master_bytes;
-  const int64_t copy = optimizer_count * dtypes.grad_copy_bytes;
-  const int64_t optimizer = optimizer_count * dtypes.optimizer_bytes;
-  b.gradients = grad_count * dtypes.grad_bytes;
   const bool optimizer_on_host = offload != spec::Offload::kNone;
   const bool params_on_host = offload == spec::Offload::kAll;
+  // accel's executor (executor/train/zero_sync.cc OwnedOptimizerTensor) and DeepSpeed's CPU Adam
+  // keep an fp32 copy and an fp32 gradient on the host even for fp32 parameters.
+  const bool host_fp32_copy = optimizer_on_host && dtypes.master_bytes == 0;
+  const int64_t params_bytes = param_count * dtypes.param_bytes;
+  const int64_t master = optimizer_count * (host_fp32_copy ? 4 : dtypes.master_bytes);
+  const int64_t copy = optimizer_count * (host_fp32_copy ? 4 : dtypes.grad_copy_bytes);
+  const int64_t optimizer = optimizer_count * dtypes.optimizer_bytes;
+  b.gradients = host_fp32_copy && stage >= 2 ? 0 : grad_count * dtypes.grad_bytes;
   (params_on_host ? b.host_parameters : b.parameters) = params_bytes;
   (optimizer_on_host ? b.host_master_weights : b.master_weights) = master;
   (optimizer_on_host ? b.host_gradient_copy : b.gradient_copy) = copy;

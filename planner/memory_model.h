@@ -68,8 +68,11 @@ int64_t ShardedCount(int64_t count, int64_t degree);
 // stage 2 also the gradients; stage 3 also the parameters. So with the ZeRO paper's dtypes
 // (2 B params, 2 B grads, K = 12): (2 + 2 + K)·Ψ, 4Ψ + KΨ/d, 2Ψ + (2 + K)Ψ/d, (4 + K)Ψ/d.
 // Offload (DeepSpeed ZeRO-Offload, Ren et al. 2021): kOptimizer moves master weights, gradient
-// copy and optimizer states to host memory (same per-rank share); kAll also the parameters.
-// Gradients stay on the device (they are produced there in backward).
+// copy and optimizer states to host memory (same per-rank share); kAll also the parameters. The
+// host optimizer always steps on its own fp32 copy with an fp32 gradient, so with fp32
+// parameters offload adds those two (4 B each per optimizer element) on the host, and from
+// stage 2 the device keeps no gradient shard (the reduced shard goes to the host); 16-bit
+// gradients stay on the device (they are produced there in backward).
 ModelStateBytes ModelStateBytesPerRank(int64_t params, const ModelStateDtypes& dtypes,
                                        int64_t stage, int64_t degree, spec::Offload offload);
 

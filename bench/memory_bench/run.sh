@@ -5,7 +5,7 @@
 #
 # For every CPU example under examples/specs/ and more layouts made from them with --set (sharding
 # stages 0-3, hybrid sharding, fp32/bf16 parameters, compute and reduction, gradient
-# accumulation, selective and full recompute, a Llama model), runs `accel run` for STEPS steps and reads the run's
+# accumulation, offload, selective and full recompute, a Llama model), runs `accel run` for STEPS steps and reads the run's
 # summary.json: the estimate per category for the rank's pipeline stage (device terms without
 # runtime_overhead, which the counting allocator cannot see) and the peak live tensor bytes the
 # counting CPU allocator measured on each rank (executor/memory/counting_allocator.h). Prints one
@@ -36,6 +36,8 @@ LAYOUTS=(
   "stage 2, fp32 compute|$Z2|precision.compute=fp32"
   "stage 0, fp32, accum 1|$Z2|sharding.stage=0 precision.compute=fp32 data.global_batch_size=32"
   "stage 2, micro 16 seq 128|$Z2|data.micro_batch_size=16 data.seq_len=128 data.global_batch_size=128"
+  "stage 2, offload optimizer|$Z2|sharding.offload=optimizer"
+  "stage 3, offload all|$Z2|sharding.stage=3 sharding.offload=all"
   "stage 2, recompute selective|$Z2|training.recompute=selective"
   "stage 2, recompute full|$Z2|training.recompute=full"
   "stage 3, fp32, recompute full|$Z2|sharding.stage=3 precision.compute=fp32 training.recompute=full"

@@ -73,9 +73,6 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   if (!OneOf(precision.reduce_dtype(), {"fp32", "bf16"})) {
     Unsupported("precision.reduce", precision.reduce_dtype(), "fp32, bf16", out);
   }
-  if (!OneOf(plan.sharding().offload(), {"none"})) {
-    Unsupported("sharding.offload", plan.sharding().offload(), "none", out);
-  }
   return out;
 }
 

@@ -32,7 +32,7 @@ struct SupportIssue {
 // (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
 // values are caught), cluster.device cuda without capabilities.cuda, precision.params fp16,
 // precision.compute fp16 on a cpu device (no fp16 matmul in LibTorch's CPU kernels), precision.reduce
-// other than fp32/bf16, sharding.offload other than none.
+// other than fp32/bf16.
 std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                                 const ExecutorCapabilities& capabilities);
 

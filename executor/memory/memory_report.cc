@@ -18,6 +18,7 @@ nlohmann::json EstimateJson(const ir::MemoryEstimate& estimate) {
   for (const ir::MemoryTerm& term : estimate.device()) {
     if (term.category() != kRuntimeOverhead) terms[term.category()] = term.bytes();
   }
+  for (const ir::MemoryTerm& term : estimate.host()) terms["host_" + term.category()] = term.bytes();
   return {{"stage", estimate.stage()},
           {"tensor_bytes", EstimatedTensorBytes(estimate)},
           {"terms", terms}};
@@ -37,6 +38,8 @@ int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate) {
   for (const ir::MemoryTerm& term : estimate.device()) {
     if (term.category() != kRuntimeOverhead) total += term.bytes();
   }
+  // The counting allocator sees the CPU's memory, where offloaded (host) tensors live too.
+  for (const ir::MemoryTerm& term : estimate.host()) total += term.bytes();
   return total;
 }
 

@@ -16,9 +16,10 @@ namespace accel::exec {
 // plan has none for it.
 const ir::MemoryEstimate* EstimateForStage(const ir::Plan& plan, int stage);
 
-// Bytes of the estimate's device terms that are tensor storage: every device term except
+// Bytes of the estimate's terms that are tensor storage: every device term except
 // "runtime_overhead" (process, Gloo/NCCL buffers, allocator slack), which the counting allocator
-// cannot see by design. This is the number a measured peak of tensor bytes is compared with.
+// cannot see by design, plus every host term (offload), since the counting CPU allocator sees host
+// memory too. This is the number a measured peak of tensor bytes on CPU is compared with.
 int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate);
 
 // One rank's measurement over a run (bytes as counted by executor/memory/counting_allocator.h).

@@ -187,9 +187,11 @@ absl::Status BucketedGradSync::EndMicroStep() {
 
 absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   torch::NoGradGuard no_grad;
-  at::Tensor sq = at::zeros({1}, opt_.front().options().dtype(at::kDouble));
+  // On the parameters' device, where the collective runs (the optimizer tensors may be offloaded).
+  const at::Device device = params_.front().device();
+  at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (const at::Tensor& t : opt_) {
-    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum();
+    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum().to(device);
   }
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {
     if (absl::Status s = groups_.dp_shard->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;

@@ -49,6 +49,14 @@ struct GradSyncOptions {
   // True when the model ties its output head to the token embedding, which the embeddings unit
   // holds: stage 3 then keeps that unit gathered from its forward until its backward.
   bool tied_embeddings = false;
+  // Sharding.offload "optimizer" or "all" (ZeRO-Offload, Ren et al. 2021): the fp32 tensors the
+  // optimizer updates (OptimizerParams: master copies or owned ranges) and their gradients live
+  // in host memory, pinned when the parameters are on CUDA, and the optimizer steps there;
+  // reduced gradients are copied to the host and updated values back before they are published.
+  // Stage 3 holds parameters only as those host ranges, so "all" needs nothing more; parameters
+  // kept whole (persistent) stay on the device. On a CPU device the copies stay in the same
+  // memory but take the same path.
+  bool offload_optimizer = false;
 };
 
 // One rank's side of data parallelism for one model replica. Call order per optimizer step:

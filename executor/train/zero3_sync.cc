@@ -51,7 +51,8 @@ class ParamShardSync final : public GradShardSync, public UnitHooks {
 };
 
 at::Tensor ParamShardSync::MakeOptimizerTensor(int p) {
-  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/layout_.params[p].persistent);
+  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/layout_.params[p].persistent,
+                              options_.offload_optimizer);
 }
 
 absl::Status ParamShardSync::Init() {

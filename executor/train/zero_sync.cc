@@ -8,10 +8,23 @@
 
 namespace accel::exec {
 
-at::Tensor OwnedOptimizerTensor(const at::Tensor& owned_view, bool stays_whole) {
-  if (stays_whole && owned_view.scalar_type() == at::kFloat) return owned_view;
-  return owned_view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+at::Tensor OwnedOptimizerTensor(const at::Tensor& owned_view, bool stays_whole, bool offload) {
+  if (!offload) {
+    if (stays_whole && owned_view.scalar_type() == at::kFloat) return owned_view;
+    return owned_view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  }
+  at::Tensor host = owned_view.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  return owned_view.is_cuda() ? host.pin_memory() : host;
 }
+
+namespace {
+
+// `reduced` as a new fp32 gradient on the optimizer tensor's device (the host when offloaded).
+at::Tensor OptimizerGrad(const at::Tensor& reduced, const at::Tensor& optimizer_tensor) {
+  return reduced.to(optimizer_tensor.device(), at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace
 
 // ---- stage 0 ----------------------------------------------------------------------------------
 
@@ -40,7 +53,7 @@ absl::Status AllReduceSync::Finish(BucketState& state, const BucketLayout& bucke
 
 void AllReduceSync::TakeReduced(int p, const at::Tensor& reduced) {
   if (IsMaster(p)) {
-    opt_[p].mutable_grad() = reduced.to(at::kFloat, false, /*copy=*/true);
+    opt_[p].mutable_grad() = OptimizerGrad(reduced, opt_[p]);
     params_[p].mutable_grad().reset();
     return;
   }
@@ -67,13 +80,13 @@ absl::Status AllReduceSync::Publish() {
 // ---- stage 1 ----------------------------------------------------------------------------------
 
 at::Tensor OptimizerShardSync::MakeOptimizerTensor(int p) {
-  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/true);
+  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/true, options_.offload_optimizer);
 }
 
 void OptimizerShardSync::TakeReduced(int p, const at::Tensor& reduced) {
   const ParamSlot& slot = layout_.params[p];
   at::Tensor owned = reduced.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel());
-  opt_[p].mutable_grad() = owned.to(at::kFloat, false, /*copy=*/true);
+  opt_[p].mutable_grad() = OptimizerGrad(owned, opt_[p]);
   params_[p].mutable_grad().reset();
 }
 
@@ -122,16 +135,16 @@ absl::Status GradShardSync::Finish(BucketState& state, const BucketLayout& bucke
     at::Tensor piece = state.output.narrow(0, slot.bucket_shard_offset, slot.owned_numel());
     at::Tensor& grad = opt_[p].mutable_grad();
     if (grad.defined()) {
-      grad.add_(piece);
+      grad.add_(piece.to(grad.device()));
     } else {
-      grad = piece.to(at::kFloat, false, /*copy=*/true);
+      grad = OptimizerGrad(piece, opt_[p]);
     }
   }
   return absl::OkStatus();
 }
 
 at::Tensor GradShardSync::MakeOptimizerTensor(int p) {
-  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/true);
+  return OwnedOptimizerTensor(OwnedView(p), /*stays_whole=*/true, options_.offload_optimizer);
 }
 
 absl::Status GradShardSync::Publish() {

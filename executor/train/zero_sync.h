@@ -59,8 +59,9 @@ class GradShardSync : public BucketedGradSync {
 };
 
 // The fp32 optimizer tensor of parameter p's owned range: a view of the parameter when it is
-// fp32 and stays whole (no copy), else an fp32 copy (master weights).
-at::Tensor OwnedOptimizerTensor(const at::Tensor& owned_view, bool stays_whole);
+// fp32, stays whole (no copy) and is not offloaded, else an fp32 copy (master weights), in host
+// memory when offload (pinned when owned_view is on CUDA).
+at::Tensor OwnedOptimizerTensor(const at::Tensor& owned_view, bool stays_whole, bool offload);
 
 // Builds stage 3 (zero3_sync.cc).
 std::unique_ptr<BucketedGradSync> MakeParamShardSync(std::vector<at::Tensor> params,

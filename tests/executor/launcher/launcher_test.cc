@@ -527,11 +527,9 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   std::string sharded = Replace(kCpuJob, "sharding: {stage: 0}", "sharding: {stage: 3}");
   sharded = Replace(sharded, "data_replicate: auto, data_shard: 1",
                     "data_replicate: 1, data_shard: 4");
-  // Every sharding stage runs; offloading does not yet.
+  // Every sharding stage runs, with the optimizer offloaded too.
   CHECK(Refusals(sharded, {}, dir) == "");
-  CHECK(Refusals(sharded, {"sharding.offload=optimizer"}, dir) ==
-        "--set sharding.offload=optimizer: error[E0601]: sharding.offload optimizer is not "
-        "supported by the executor yet (supported: none)\n");
+  CHECK(Refusals(sharded, {"sharding.offload=optimizer"}, dir) == "");
 
   CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) ==
         "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 is not supported by the "

@@ -127,6 +127,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
     options.optimizer = optimizer;
     GradSyncOptions sync;
     sync.tied_embeddings = true;
+    sync.offload_optimizer = plan.sharding().offload() != "none";
     auto trainer = Trainer::Create(*model, CausalLmLoss(), options, *std::move(layout), dpg, sync);
     Ok(trainer.status());
     const int64_t d = groups->RankIn("dp");
@@ -211,6 +212,20 @@ TEST_CASE("recompute full and selective under ZeRO-3 equal stage 0 without recom
     INFO("recompute " << mode);
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, 3), {std::string("training.recompute=") + mode});
     REQUIRE(plan.training().recompute_modules_size() == 3);
+    std::vector<RankOutcome> ranks = Train(plan, 3);
+    CHECK(BitwiseEqual(ranks[0], reference));
+    CHECK(BitwiseEqual(ranks[1], reference));
+  }
+}
+
+TEST_CASE("offloaded optimizer (stages 1-3) and offload all (stage 3) equal stage 0 bitwise") {
+  // The optimizer steps on host copies of the same fp32 values: the same arithmetic.
+  const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
+  for (auto [stage, offload] : {std::pair{1, "optimizer"}, std::pair{2, "optimizer"},
+                                std::pair{3, "optimizer"}, std::pair{3, "all"}}) {
+    INFO("stage " << stage << ", offload " << offload);
+    ir::Plan plan = PlanFor(2, Layout(kTwoRanks, stage), {std::string("sharding.offload=") + offload});
+    REQUIRE(plan.sharding().offload() == offload);
     std::vector<RankOutcome> ranks = Train(plan, 3);
     CHECK(BitwiseEqual(ranks[0], reference));
     CHECK(BitwiseEqual(ranks[1], reference));
