@@ -59,31 +59,6 @@ void Log(const std::string& line) { std::cout << line << std::endl; }
 
 // JSON number, or null for NaN/inf (which JSON cannot spell).
 
-absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
-  ModelConfig config;
-  if (m.arch() == "gpt2") {
-    config.arch = ModelArch::kGpt2;
-  } else if (m.arch() == "llama") {
-    config.arch = ModelArch::kLlama;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("model.arch '", m.arch(), "' is unknown"));
-  }
-  config.hidden_size = m.hidden_size();
-  config.num_layers = m.num_layers();
-  config.num_heads = m.num_heads();
-  config.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
-  config.ffn_size = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
-  // The embedding and head have the plan's padded rows (Megatron's make-vocab-size-divisible-by);
-  // tokens stay below vocab_size.
-  config.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
-  config.max_seq_len = m.max_seq_len();
-  config.tie_embeddings = m.tie_word_embeddings();
-  config.qkv_bias = m.qkv_bias();
-  config.norm_eps = m.norm_eps();
-  config.rope_theta = m.rope_theta();
-  ACCEL_RETURN_IF_ERROR(ValidateModelConfig(config));
-  return config;
-}
 
 absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   const ir::Training& t = plan.training();

@@ -51,7 +51,8 @@ int64_t BlockParameterCount(const ModelConfig& c) {
     return (3 * h * h + 3 * h) + (h * h + h) + 4 * h + (h * f + f) + (f * h + h);
   }
   const int64_t kv_dim = c.num_kv_heads * (h / c.num_heads);
-  return 2 * h * h + 2 * h * kv_dim + 3 * h * f + 2 * h;
+  const int64_t qkv_biases = c.qkv_bias ? h + 2 * kv_dim : 0;
+  return 2 * h * h + 2 * h * kv_dim + 3 * h * f + 2 * h + qkv_biases;
 }
 
 int64_t ModelParameterCount(const ModelConfig& c) {
@@ -60,6 +61,32 @@ int64_t ModelParameterCount(const ModelConfig& c) {
   if (c.arch == ModelArch::kGpt2) return c.vocab_size * h + c.max_seq_len * h + blocks + 2 * h;
   const int64_t head = c.tie_embeddings ? 0 : c.vocab_size * h;
   return c.vocab_size * h + head + blocks + h;
+}
+
+absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
+  ModelConfig config;
+  if (m.arch() == "gpt2") {
+    config.arch = ModelArch::kGpt2;
+  } else if (m.arch() == "llama") {
+    config.arch = ModelArch::kLlama;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("model.arch '", m.arch(), "' is unknown"));
+  }
+  config.hidden_size = m.hidden_size();
+  config.num_layers = m.num_layers();
+  config.num_heads = m.num_heads();
+  config.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
+  config.ffn_size = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
+  // The embedding and head have the plan's padded rows (Megatron's make-vocab-size-divisible-by);
+  // tokens stay below vocab_size.
+  config.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
+  config.max_seq_len = m.max_seq_len();
+  config.tie_embeddings = m.tie_word_embeddings();
+  config.qkv_bias = m.qkv_bias();
+  config.norm_eps = m.norm_eps();
+  config.rope_theta = m.rope_theta();
+  if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
+  return config;
 }
 
 }  // namespace accel::exec

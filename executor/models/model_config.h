@@ -7,6 +7,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
 
 namespace accel::exec {
 
@@ -49,10 +51,18 @@ struct ModelConfig {
 // Checks the invariants documented on ModelConfig. Errors: InvalidArgument naming the field.
 absl::Status ValidateModelConfig(const ModelConfig& config);
 
+// The dimensions the plan's model message gives (accel.ir Model): arch "gpt2" or "llama" (the
+// llama family: llama, mistral, qwen2), unset num_kv_heads = num_heads, unset ffn_hidden_size =
+// 4h, and the embedding/head rows of padded_vocab_size when set (Megatron's vocabulary padding;
+// tokens stay below vocab_size). Errors: InvalidArgument "model.arch 'X' is unknown" and those of
+// ValidateModelConfig.
+absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
+
 // Parameters of one transformer block.
 // GPT-2: 12h^2 + 13h (c_attn 3h^2+3h, attn c_proj h^2+h, two LayerNorms 4h, MLP 2*h*f + f + h with
 // f = ffn_size; equals 12h^2+13h when f = 4h).
-// Llama: 2h^2 + 2*h*(kv*h/heads) + 3*h*f + 2h (q,o; k,v; gate,up,down; two RMSNorms).
+// Llama: 2h^2 + 2*h*(kv*h/heads) + 3*h*f + 2h (q,o; k,v; gate,up,down; two RMSNorms), plus
+// h + 2*kv*h/heads with qkv_bias (Qwen2's q/k/v biases).
 int64_t BlockParameterCount(const ModelConfig& config);
 
 // Total trainable parameters (tied weights counted once).
