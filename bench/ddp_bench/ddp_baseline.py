@@ -16,6 +16,7 @@ can measure from its own launch), final_loss, steps.
 Run with Debian's /usr/bin/python3, which has python3-torch.
 """
 import argparse
+import resource
 import json
 import math
 import os
@@ -162,7 +163,9 @@ def worker(rank, a, port, corpus, queue):
         loss_value = loss.item()
         done_times.append(time.time())
     if rank == 0:
-        queue.put({"done_times": done_times, "final_loss": loss_value})
+        queue.put({"done_times": done_times, "final_loss": loss_value,
+                   # Linux reports ru_maxrss in KiB.
+                   "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024})
     dist.destroy_process_group()
 
 
@@ -205,6 +208,7 @@ def main():
         "first_step_seconds": t[0] - START,
         "first_step_unix_time": t[0],
         "final_loss": r["final_loss"],
+        "peak_rss_bytes": r["peak_rss_bytes"],
     }))
 
 
