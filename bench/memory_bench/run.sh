@@ -42,7 +42,8 @@ LAYOUTS=(
   "stage 2, recompute full|$Z2|training.recompute=full"
   "stage 3, fp32, recompute full|$Z2|sharding.stage=3 precision.compute=fp32 training.recompute=full"
   "llama stage 2|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344"
-  "llama recompute selective|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 training.recompute=selective"
+  "llama seq 128|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4"
+  "llama seq 128, recompute selective|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4 training.recompute=selective"
   "llama stage 3 bf16|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 sharding.stage=3 precision.params=bf16"
 )
 
@@ -66,8 +67,8 @@ cats = ["parameters", "gradients", "master_weights", "optimizer_states", "activa
         "communication_buffers"]
 short = ["params", "grads", "master", "optim", "activ", "logits", "comm"]
 def mib(b): return b / 2**20
-print("| layout | " + " | ".join(short) + " | estimate | measured | measured/estimate |")
-print("|---|" + "---:|" * (len(short) + 3))
+print("| layout | " + " | ".join(short) + " | host | estimate | measured | measured/estimate |")
+print("|---|" + "---:|" * (len(short) + 4))
 worst = 0
 for line in open(sys.argv[1]):
     row = json.loads(line)
@@ -75,6 +76,9 @@ for line in open(sys.argv[1]):
     top = max(ranks, key=lambda r: r["peak_tensor_bytes"])
     est = next(e for e in row["memory"]["estimate"] if e["stage"] == top["stage"])
     terms = [f'{mib(est["terms"].get(c, 0)):.2f}' if c in est["terms"] else "-" for c in cats]
+    # Offloaded (host) terms: on a CPU device the counting allocator sees them too.
+    host = sum(v for k, v in est["terms"].items() if k.startswith("host_"))
+    terms.append(f"{mib(host):.2f}" if host else "-")
     ratio = top["measured_over_estimate"]
     worst = max(worst, abs(ratio - 1))
     print(f'| {row["name"]} | ' + " | ".join(terms) +

@@ -15,10 +15,14 @@ double MiB(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0
 
 nlohmann::json EstimateJson(const ir::MemoryEstimate& estimate) {
   nlohmann::json terms = nlohmann::json::object();
+  // A category may have several terms (e.g. activations kept and the block recomputed): summed.
+  auto add = [&terms](const std::string& key, int64_t bytes) {
+    terms[key] = (terms.contains(key) ? terms[key].get<int64_t>() : 0) + bytes;
+  };
   for (const ir::MemoryTerm& term : estimate.device()) {
-    if (term.category() != kRuntimeOverhead) terms[term.category()] = term.bytes();
+    if (term.category() != kRuntimeOverhead) add(term.category(), term.bytes());
   }
-  for (const ir::MemoryTerm& term : estimate.host()) terms["host_" + term.category()] = term.bytes();
+  for (const ir::MemoryTerm& term : estimate.host()) add("host_" + term.category(), term.bytes());
   return {{"stage", estimate.stage()},
           {"tensor_bytes", EstimatedTensorBytes(estimate)},
           {"terms", terms}};

@@ -34,7 +34,9 @@ struct RankMemory {
 //   {"estimate": [{"stage": s, "tensor_bytes": n, "terms": {"parameters": n, ...}}, ...],
 //    "ranks": [{"rank": r, "stage": s, "peak_tensor_bytes": n, "peak_resident_bytes": n,
 //               "estimate_tensor_bytes": n, "measured_over_estimate": x}, ...]}
-// measured_over_estimate is null when the stage has no estimate or the estimate is 0.
+// "terms" sums the device terms of each category (runtime_overhead left out) and lists host
+// terms as "host_<category>". measured_over_estimate is null when the stage has no estimate or
+// the estimate is 0.
 std::string MemoryReportJson(const ir::Plan& plan, const std::vector<RankMemory>& ranks);
 
 // One line for the log: the largest measured peak over `ranks`, its rank, the estimate for that
