@@ -49,6 +49,51 @@ std::string SelfExecutable() {
 
 }  // namespace
 
+// One `accel worker` per local rank of `layout`, numbered attempt (0 for the first launch):
+// ACCEL_RESTART_COUNT tells a restarted worker it is one (test hooks act on attempt 0 only).
+std::vector<exec::ProcessSpec> WorkerSpecs(const exec::LaunchLayout& layout, const std::string& exe,
+                                           const std::string& plan_path, const std::string& run_dir,
+                                           int attempt) {
+  std::vector<exec::ProcessSpec> specs;
+  for (const exec::WorkerEnv& w : layout.workers) {
+    exec::ProcessSpec spec;
+    spec.rank = w.rank;
+    spec.argv = {exe, "worker", "--plan", plan_path};
+    spec.env = exec::WorkerEnvVariables(w);
+    spec.env.emplace_back("ACCEL_RESTART_COUNT", std::to_string(attempt));
+    spec.log_path = (std::filesystem::path(run_dir) / ("rank" + std::to_string(w.rank) + ".log")).string();
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Starts the workers and waits for all of them (exec::ProcessSupervisor); the first local
+// rank's output goes to `out`. Errors: those of ProcessSupervisor::Start.
+absl::StatusOr<exec::SupervisionResult> SuperviseAttempt(const std::vector<exec::ProcessSpec>& specs,
+                                                         const RunCommandOptions& options,
+                                                         std::ostream& out) {
+  exec::SupervisorOptions supervisor_options;
+  supervisor_options.grace = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(0.0, options.grace_period_seconds) * 1000));
+  // Rank 0's progress on the terminal; on other nodes, their first local rank's.
+  supervisor_options.echo_rank = specs.front().rank;
+  supervisor_options.echo = [&out](std::string_view line) { out << line << std::flush; };
+  exec::ProcessSupervisor supervisor(supervisor_options);
+  if (absl::Status started = supervisor.Start(specs); !started.ok()) return started;
+  return supervisor.Wait();
+}
+
+// Renames every local rank's log to rank<R>.attempt<attempt>.log, so the next attempt's
+// rank<R>.log starts fresh and the failed one stays readable.
+void KeepAttemptLogs(const exec::LaunchLayout& layout, const std::string& run_dir, int attempt) {
+  for (const exec::WorkerEnv& w : layout.workers) {
+    const std::filesystem::path dir(run_dir);
+    const std::string rank = "rank" + std::to_string(w.rank);
+    std::error_code ec;
+    std::filesystem::rename(dir / (rank + ".log"), dir / (rank + ".attempt" + std::to_string(attempt) + ".log"), ec);
+  }
+}
+
 int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   const int64_t launch_ns = UnixNanos();
@@ -71,6 +116,11 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   err << RenderText(sink.diagnostics(), sources);
   if (!job || !planned.ok || sink.HasErrors()) return kExitInvalid;
   const ir::Plan& plan = planned.plan;
+  if (options.max_restarts > 0 && plan.checkpoint().resume() == "never") {
+    err << "error: --max-restarts needs checkpoint.resume: auto (a restart resumes from the newest "
+           "checkpoint; with resume: never it would train from step 0 again)\n";
+    return kExitUsage;
+  }
   const std::string summary = ir::PlanSummary(plan);
   out << summary;
 
@@ -138,15 +188,6 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
 
   const std::string exe =
       options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
-  std::vector<exec::ProcessSpec> specs;
-  for (const exec::WorkerEnv& w : layout->workers) {
-    exec::ProcessSpec spec;
-    spec.rank = w.rank;
-    spec.argv = {exe, "worker", "--plan", plan_path};
-    spec.env = exec::WorkerEnvVariables(w);
-    spec.log_path = (fs::path(run_dir) / ("rank" + std::to_string(w.rank) + ".log")).string();
-    specs.push_back(std::move(spec));
-  }
   const exec::WorkerEnv& first = layout->workers.front();
   out << absl::StrFormat(
              "\nlaunching %d %s (%s, node %d of %d) with %d intra-op %s each; rendezvous "
@@ -157,30 +198,46 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
              first.master_addr, first.master_port, run_dir, checkpoint_dir)
       << std::flush;
 
-  exec::SupervisorOptions supervisor_options;
-  supervisor_options.grace = std::chrono::milliseconds(
-      static_cast<int64_t>(std::max(0.0, options.grace_period_seconds) * 1000));
-  // Rank 0's progress on the terminal; on other nodes, their first local rank's.
-  supervisor_options.echo_rank = first.rank;
-  supervisor_options.echo = [&out](std::string_view line) { out << line << std::flush; };
-  exec::ProcessSupervisor supervisor(supervisor_options);
-  if (absl::Status started = supervisor.Start(specs); !started.ok()) {
-    err << "error: cannot start workers: " << started.message() << "\n";
-    return kExitRuntime;
+  for (int attempt = 0;; ++attempt) {
+    const absl::StatusOr<exec::SupervisionResult> supervised =
+        SuperviseAttempt(WorkerSpecs(*layout, exe, plan_path, run_dir, attempt), options, out);
+    if (!supervised.ok()) {
+      err << "error: cannot start workers: " << supervised.status().message() << "\n";
+      return kExitRuntime;
+    }
+    const exec::SupervisionResult& result = *supervised;
+    if (result.ok()) {
+      out << absl::StrFormat("run finished: %d %s succeeded; metrics in %s\n", local_workers,
+                             local_workers == 1 ? "worker" : "workers",
+                             (fs::path(run_dir) / "metrics.jsonl").string());
+      return kExitOk;
+    }
+    err << "error: " << exec::FormatFailureReport(result);
+    if (result.interrupted_by != 0 || !result.first_failure.has_value() ||
+        attempt >= options.max_restarts) {
+      if (result.interrupted_by != 0 && !result.first_failure.has_value()) {
+        err << "workers stopped at a step boundary; checkpoints are in " << checkpoint_dir
+            << " (resume: run the same command again)\n";
+      }
+      return kExitRuntime;
+    }
+    err << absl::StrFormat(
+               "restarting the workers (restart %d of %d): they resume from the newest intact "
+               "checkpoint in %s; the failed attempt's logs are rank<R>.attempt%d.log\n",
+               attempt + 1, options.max_restarts, checkpoint_dir, attempt)
+        << std::flush;
+    KeepAttemptLogs(*layout, run_dir, attempt);
+    // A port this launcher picked may still be held by the dead rank 0's store: pick anew.
+    if (!request.master_port.has_value() && request.nodes == 1 && !request.slurm.has_value()) {
+      absl::StatusOr<exec::LaunchLayout> again = exec::ResolveLaunchLayout(request);
+      if (!again.ok()) {
+        err << "error: " << again.status().message() << "\n";
+        return kExitRuntime;
+      }
+      *layout = *std::move(again);
+      for (exec::WorkerEnv& w : layout->workers) w.num_threads = threads;
+    }
   }
-  exec::SupervisionResult result = supervisor.Wait();
-  if (result.ok()) {
-    out << absl::StrFormat("run finished: %d %s succeeded; metrics in %s\n", local_workers,
-                           local_workers == 1 ? "worker" : "workers",
-                           (fs::path(run_dir) / "metrics.jsonl").string());
-    return kExitOk;
-  }
-  err << "error: " << exec::FormatFailureReport(result);
-  if (result.interrupted_by != 0 && !result.first_failure.has_value()) {
-    err << "workers stopped at a step boundary; checkpoints are in " << checkpoint_dir
-        << " (resume: run the same command again)\n";
-  }
-  return kExitRuntime;
 }
 
 void RegisterRunCommand(CLI::App& app, AppContext& context) {
@@ -207,6 +264,11 @@ void RegisterRunCommand(CLI::App& app, AppContext& context) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--grace-period", options->grace_period_seconds,
                   "Seconds workers get to stop after SIGTERM before SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--max-restarts", options->max_restarts,
+                  "After a worker failure, restart the workers up to N times; each restart "
+                  "resumes from the newest intact checkpoint")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_flag("--no-slurm", options->no_slurm, "Ignore SLURM_* environment variables");

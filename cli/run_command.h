@@ -12,7 +12,7 @@
 namespace accel::cli {
 
 // `accel run SPEC [--set k=v]... [--run-dir DIR] [--node-rank K --master-addr HOST
-// [--master-port P]] [--threads-per-worker N] [--grace-period S] [--no-slurm]`.
+// [--master-port P]] [--threads-per-worker N] [--grace-period S] [--max-restarts N] [--no-slurm]`.
 struct RunCommandOptions {
   std::string spec;
   std::vector<std::string> overrides;
@@ -34,6 +34,9 @@ struct RunCommandOptions {
   bool no_slurm = false;
   // The worker binary; "" means this executable (/proc/self/exe). Tests set it.
   std::string worker_executable;
+  // After a worker fails (not after SIGINT/SIGTERM), start all local workers again, at most this
+  // many times; each attempt resumes from the newest intact checkpoint (checkpoint.resume auto).
+  int max_restarts = 0;
 };
 
 // Compiles the spec into a plan (diagnostics like `accel plan`), refuses what the executor cannot
@@ -43,8 +46,9 @@ struct RunCommandOptions {
 // `out`; every rank's output is in RUN_DIR/rank<R>.log. Returns 0 when every worker finished,
 // 1 for an invalid spec or plan or a refused plan, 2 for a bad command line or launch layout
 // (missing --node-rank/--master-addr, inconsistent SLURM variables), 4 (kExitRuntime) when a
-// worker failed (its rank, exit status or signal and last 20 log lines go to `err`), the run
-// was interrupted (SIGINT/SIGTERM, forwarded to the workers), or the run directory could not be
+// worker failed (its rank, exit status or signal and last 20 log lines go to `err`) and
+// max_restarts restarts did not finish the run (each restart is announced on `err`, and the
+// failed attempt's logs are kept as rank<R>.attempt<K>.log), the run was interrupted (SIGINT/SIGTERM, forwarded to the workers), or the run directory could not be
 // written.
 int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err);
 

@@ -1,5 +1,9 @@
 #include "executor/run_metrics.h"
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -44,9 +48,23 @@ std::string RunSummaryJson(const RunSummary& s) {
                       ",\"memory\":", s.memory_json.value_or("null"), "}\n");
 }
 
-absl::Status MetricsFile::Open(const std::string& path, bool append) {
-  out_.open(path, append ? std::ios::app : std::ios::trunc);
+absl::Status MetricsFile::Open(const std::string& path, int64_t resumed_step) {
+  std::string kept;
+  if (resumed_step >= 0) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      const bool later = record.is_object() && record.contains("step") &&
+                         record["step"].is_number_integer() &&
+                         record["step"].get<int64_t>() > resumed_step;
+      if (!later) kept += line + "\n";
+    }
+  }
+  out_.open(path, std::ios::trunc);
   if (!out_) return absl::InternalError(absl::StrCat("cannot write ", path));
+  out_ << kept;
+  out_.flush();
   return absl::OkStatus();
 }
 

@@ -59,9 +59,11 @@ std::string RunSummaryJson(const RunSummary& summary);
 // step in flight.
 class MetricsFile {
  public:
-  // Opens `path`, truncating unless `append` (a resumed run continues the file).
-  // Errors: Internal when the file cannot be opened for writing.
-  absl::Status Open(const std::string& path, bool append);
+  // Opens `path`. resumed_step < 0: a new run, the file is truncated. Otherwise a run resumed
+  // after update resumed_step continues the file: records of later steps (written by an attempt
+  // that died before its next checkpoint, and about to be redone) are dropped first, so every
+  // step appears once. Errors: Internal when the file cannot be read or written.
+  absl::Status Open(const std::string& path, int64_t resumed_step);
   void Append(const StepRecord& record);
   void Close() { out_.close(); }
 

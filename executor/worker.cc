@@ -250,7 +250,7 @@ std::string ConfigJsonFor(const ir::Plan& plan) {
 // directory, all ranks meet, then rank 0 publishes it with the shared files.
 absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Trainer& trainer,
                             const WindowDataset& dataset, const ProcessGroups& groups,
-                            Communicator& world, CheckpointStore& store) {
+                            Communicator& world, CheckpointStore& store, bool crash_for_test) {
   const bool leader = env.rank == 0;
   std::vector<CheckpointFile> shared;
   if (leader) {
@@ -269,6 +269,11 @@ absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Tr
       mine.push_back({ShardFileName(env.rank, env.world_size), std::move(shard)});
     }
     ACCEL_RETURN_IF_ERROR(CheckpointStore::WriteRankFiles(tmp, env.rank, mine));
+    if (crash_for_test) {
+      Log(absl::StrCat("test hook: rank ", env.rank, " kills itself while writing checkpoint ",
+                       trainer.step(), " (ACCEL_TEST_CRASH_IN_CHECKPOINT)"));
+      ::kill(::getpid(), SIGKILL);
+    }
     ACCEL_RETURN_IF_ERROR(world.Barrier());
     if (leader) {
       ACCEL_ASSIGN_OR_RETURN(dir, store.Publish(trainer.step(), env.world_size, shared));
@@ -310,7 +315,9 @@ struct LoopOutcome {
 };
 
 absl::Status SaveCheckpointOf(RunState& s) {
-  return SaveCheckpoint(s.plan, s.env, s.trainer, s.dataset, s.groups, s.world, s.store);
+  const bool crash = s.options.crash_in_checkpoint_step == s.trainer.step() &&
+                     s.env.rank == s.options.crash_rank;
+  return SaveCheckpoint(s.plan, s.env, s.trainer, s.dataset, s.groups, s.world, s.store, crash);
 }
 
 void MaybeCrashForTest(const RunState& s, int64_t done) {
@@ -379,7 +386,7 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
   if (leader) {
     ACCEL_RETURN_IF_ERROR(metrics.Open(
         s.env.run_dir.empty() ? std::string("metrics.jsonl") : s.env.run_dir + "/metrics.jsonl",
-        s.resumed));
+        s.resumed ? s.trainer.step() : -1));
   }
   const int64_t total_steps = s.plan.batch().steps();
   const int64_t accumulation = std::max<int64_t>(1, s.plan.batch().grad_accum_steps());
@@ -614,23 +621,25 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
 }  // namespace
 
 absl::Status ReadWorkerTestHooks(const EnvLookup& lookup, WorkerOptions& options) {
-  std::optional<std::string> step = lookup("ACCEL_TEST_CRASH_AT_STEP");
-  if (!step.has_value()) return absl::OkStatus();
-  std::optional<int64_t> step_value = ParseInt(*step);
-  if (!step_value.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ACCEL_TEST_CRASH_AT_STEP='", *step, "' is not an integer"));
-  }
-  options.crash_at_step = *step_value;
-  options.crash_rank = 0;
-  if (std::optional<std::string> rank = lookup("ACCEL_TEST_CRASH_RANK")) {
-    std::optional<int64_t> rank_value = ParseInt(*rank);
-    if (!rank_value.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ACCEL_TEST_CRASH_RANK='", *rank, "' is not an integer"));
+  auto read = [&lookup](const char* name) -> absl::StatusOr<std::optional<int64_t>> {
+    std::optional<std::string> text = lookup(name);
+    if (!text.has_value()) return std::optional<int64_t>();
+    std::optional<int64_t> value = ParseInt(*text);
+    if (!value.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, "='", *text, "' is not an integer"));
     }
-    options.crash_rank = static_cast<int>(*rank_value);
+    return value;
+  };
+  ACCEL_ASSIGN_OR_RETURN(std::optional<int64_t> restart, read("ACCEL_RESTART_COUNT"));
+  ACCEL_ASSIGN_OR_RETURN(std::optional<int64_t> step, read("ACCEL_TEST_CRASH_AT_STEP"));
+  ACCEL_ASSIGN_OR_RETURN(std::optional<int64_t> in_checkpoint, read("ACCEL_TEST_CRASH_IN_CHECKPOINT"));
+  ACCEL_ASSIGN_OR_RETURN(std::optional<int64_t> rank, read("ACCEL_TEST_CRASH_RANK"));
+  if (restart.value_or(0) > 0 || (!step.has_value() && !in_checkpoint.has_value())) {
+    return absl::OkStatus();
   }
+  options.crash_at_step = step.value_or(-1);
+  options.crash_in_checkpoint_step = in_checkpoint.value_or(-1);
+  options.crash_rank = static_cast<int>(rank.value_or(0));
   return absl::OkStatus();
 }
 

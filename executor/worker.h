@@ -29,11 +29,16 @@ struct WorkerOptions {
   // -1: disabled.
   int64_t crash_at_step = -1;
   int crash_rank = -1;
+  // Test hook (ACCEL_TEST_CRASH_IN_CHECKPOINT): rank crash_rank kills itself with SIGKILL while
+  // the checkpoint of this step is being written (its own files written, not yet published).
+  int64_t crash_in_checkpoint_step = -1;
 };
 
-// Reads the test hook variables ACCEL_TEST_CRASH_AT_STEP=N and ACCEL_TEST_CRASH_RANK=R (default
-// rank 0 when only the step is set) into options. For the launcher's fault tests only: a
-// production job never sets them. Errors: InvalidArgument for values that are not integers.
+// Reads the test hook variables ACCEL_TEST_CRASH_AT_STEP=N, ACCEL_TEST_CRASH_IN_CHECKPOINT=N and
+// ACCEL_TEST_CRASH_RANK=R (default rank 0) into options. They act on the first attempt only: a
+// worker restarted by `accel run --max-restarts` (ACCEL_RESTART_COUNT > 0) ignores them. For the
+// launcher's fault tests only: a production job never sets them. Errors: InvalidArgument for
+// values that are not integers.
 absl::Status ReadWorkerTestHooks(const EnvLookup& lookup, WorkerOptions& options);
 
 // The outcome of a worker that returned without error.

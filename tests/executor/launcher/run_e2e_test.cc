@@ -217,6 +217,57 @@ TEST_CASE("a ZeRO-2 run on 2 ranks resumes on 1 rank at stage 0 and ends with th
   CHECK(FinalLossLine(ReadAll(resumed.out_path), 4) == expected);
 }
 
+TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the previous one and "
+          "ends as the uninterrupted run", "[e2e][restart]") {
+  // ZeRO-2 on 2 ranks writes sharded checkpoints at steps 2, 4 and 6. Rank 1 dies after writing
+  // its shard of step 4, before rank 0 publishes it: step 4 must not exist, step 2 must be
+  // intact, and the restarted attempt must redo steps 3-6 exactly.
+  const std::vector<std::string> zero2 = {"--set", "sharding.stage=2", "--set", "parallel.data_shard=2",
+                                          "--set", "parallel.data_replicate=1"};
+  TempDir straight;
+  WriteJob(straight, 6, 2);
+  Launched full = Launch(RunArgs(straight, zero2), straight);
+  REQUIRE(WaitExit(full.pid, std::chrono::seconds(240)) == 0);
+  const std::string expected = FinalLossLine(ReadAll(full.out_path), 6);
+  REQUIRE(expected != "");
+
+  TempDir dir;
+  WriteJob(dir, 6, 2);
+  std::vector<std::string> args = zero2;
+  args.insert(args.end(), {"--max-restarts", "1"});
+  Launched run = Launch(RunArgs(dir, args), dir,
+                        {"ACCEL_TEST_CRASH_IN_CHECKPOINT=4", "ACCEL_TEST_CRASH_RANK=1"});
+  const int code = WaitExit(run.pid, std::chrono::seconds(240));
+  const std::string err = ReadAll(run.err_path);
+  INFO(ReadAll(run.out_path) << err);
+  REQUIRE(code == 0);
+  CHECK_THAT(err, Catch::Contains("rank 1 (pid "));
+  CHECK_THAT(err, Catch::Contains("restarting the workers (restart 1 of 1)"));
+  CHECK_THAT(ReadAll(dir.File("run/rank1.attempt0.log")),
+             Catch::Contains("kills itself while writing checkpoint 4"));
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("resumed from "));
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("step_00000002 (step 2,"));
+  CHECK(FinalLossLine(ReadAll(run.out_path), 6) == expected);
+  // Every step once in the metrics, though steps 3 and 4 ran twice.
+  CHECK(CountLines(dir.File("run/metrics.jsonl")) == 6);
+  CheckpointStore store(dir.File("ckpt"), 2);
+  CHECK(store.LatestGood()->step == 6);
+  // The half-written step 4 (a ".tmp-step_..." directory) was removed on resume, never published.
+  for (const auto& entry : fs::directory_iterator(dir.File("ckpt"))) {
+    CHECK_THAT(entry.path().filename().string(), !Catch::StartsWith(".tmp-"));
+  }
+}
+
+TEST_CASE("--max-restarts needs checkpoint.resume auto", "[e2e][restart]") {
+  TempDir dir;
+  WriteJob(dir, 4, 2);
+  Launched run = Launch(RunArgs(dir, {"--set", "checkpoint.resume=never", "--max-restarts", "2"}), dir);
+  CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 2);
+  CHECK(ReadAll(run.err_path) ==
+        "error: --max-restarts needs checkpoint.resume: auto (a restart resumes from the newest "
+        "checkpoint; with resume: never it would train from step 0 again)\n");
+}
+
 TEST_CASE("a worker killed mid-run makes accel run exit 4 within 10 s, naming it", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 1000, 0);
