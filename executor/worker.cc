@@ -35,6 +35,7 @@
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
 #include "executor/train/trainer.h"
+#include "executor/plan_agreement.h"
 #include "executor/process_groups.h"
 #include "executor/run_metrics.h"
 #include "ir/plan_verifier.h"
@@ -548,6 +549,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Rendezvous> rendezvous,
                          Rendezvous::Connect(rendezvous_options));
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> world, rendezvous->CreateWorld(backend));
+  ACCEL_RETURN_IF_ERROR(CheckSamePlanOnEveryRank(plan, *world, device));
   ACCEL_ASSIGN_OR_RETURN(ProcessGroups groups,
                          ProcessGroups::Create(plan, env.rank, *rendezvous, world, backend));
   const int dp_size = groups.SizeOf("dp");
