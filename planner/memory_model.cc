@@ -71,7 +71,11 @@ ModelStateBytes ModelStateBytesPerRank(int64_t params, const ModelStateDtypes& d
   const int64_t master = optimizer_count * (host_fp32_copy ? 4 : dtypes.master_bytes);
   const int64_t copy = optimizer_count * (host_fp32_copy ? 4 : dtypes.grad_copy_bytes);
   const int64_t optimizer = optimizer_count * dtypes.optimizer_bytes;
-  b.gradients = host_fp32_copy && stage >= 2 ? 0 : grad_count * dtypes.grad_bytes;
+  // From stage 2 the executor reduces each bucket straight into the fp32 gradient the optimizer
+  // steps with (its copy for 16-bit parameters, the host copy when offloaded): no separate
+  // gradient shard in the parameter dtype is kept (zero_sync.cc GradShardSync::Finish).
+  const bool shard_only_in_fp32_copy = stage >= 2 && (host_fp32_copy || dtypes.grad_copy_bytes > 0);
+  b.gradients = shard_only_in_fp32_copy ? 0 : grad_count * dtypes.grad_bytes;
   (params_on_host ? b.host_parameters : b.parameters) = params_bytes;
   (optimizer_on_host ? b.host_master_weights : b.master_weights) = master;
   (optimizer_on_host ? b.host_gradient_copy : b.gradient_copy) = copy;

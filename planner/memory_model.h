@@ -71,8 +71,10 @@ int64_t ShardedCount(int64_t count, int64_t degree);
 // copy and optimizer states to host memory (same per-rank share); kAll also the parameters. The
 // host optimizer always steps on its own fp32 copy with an fp32 gradient, so with fp32
 // parameters offload adds those two (4 B each per optimizer element) on the host, and from
-// stage 2 the device keeps no gradient shard (the reduced shard goes to the host); 16-bit
-// gradients stay on the device (they are produced there in backward).
+// stage 2 the device keeps no gradient shard (the reduced shard goes to the host). accel's
+// executor differs from the paper's count in one place: from stage 2 a 16-bit gradient is
+// reduced straight into the fp32 gradient copy, so no 16-bit gradient shard is kept (the
+// paper's 2Ψ + (2 + K)Ψ/d becomes 2Ψ + KΨ/d, K including the fp32 gradient copy).
 ModelStateBytes ModelStateBytesPerRank(int64_t params, const ModelStateDtypes& dtypes,
                                        int64_t stage, int64_t degree, spec::Offload offload);
 

@@ -77,7 +77,9 @@ TEST_CASE("sharding stages 2 and 3, offload to host, optimizer variants") {
   const int64_t p = 1000, d = 4;
   ModelStateBytes s2 = ModelStateBytesPerRank(p, *t, 2, d, spec::Offload::kNone);
   CHECK(s2.parameters == 2000);
-  CHECK(s2.gradients == 250 * 2);
+  // The reduced 16-bit gradient goes straight into the fp32 copy: no 16-bit shard is kept.
+  CHECK(s2.gradients == 0);
+  CHECK(s2.gradient_copy == 250 * 4);
   CHECK(s2.master_weights == 250 * 4);
   CHECK(s2.optimizer_states == 250 * 8);
   ModelStateBytes s3 = ModelStateBytesPerRank(1001, *t, 3, d, spec::Offload::kNone);
@@ -91,7 +93,7 @@ TEST_CASE("sharding stages 2 and 3, offload to host, optimizer variants") {
   ModelStateBytes all = ModelStateBytesPerRank(p, *t, 3, d, spec::Offload::kAll);
   CHECK(all.parameters == 0);
   CHECK(all.host_parameters == 500);
-  CHECK(all.gradients == 500);  // gradients are produced on the device
+  CHECK(all.gradients == 0);  // reduced into the host's fp32 gradient copy
   // fp32 parameters: the host optimizer still steps on its own fp32 copy with an fp32 gradient,
   // and from stage 2 the reduced gradient shard lives only there (measured by
   // bench/memory_bench: stage 2 and 3 with offload within 1.5%).
