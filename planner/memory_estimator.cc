@@ -142,6 +142,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   in.model = plan.model();
   in.seq_len = plan.batch().seq_len();
   in.micro_batch_size = plan.batch().micro_batch_size();
+  in.grad_accum_steps = plan.batch().grad_accum_steps();
 
   const ir::Precision& p = plan.precision();
   ACCEL_ASSIGN_OR_RETURN(in.param_bytes, BytesOf(p.param_dtype(), "param"));
@@ -231,6 +232,28 @@ std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
 }
 
 namespace {
+
+// With one micro-step per update and no pipeline, no gradient exists when backward starts (the
+// executor drops the previous step's: executor/train/bucketed_sync.cc OnNewStep); gradients
+// appear as backward frees activations, so they add to the peak only where they outgrow the
+// activations and logits. Trims the "gradients" device terms to that excess, in order.
+void OverlapGradientsWithActivations(ir::MemoryEstimate& e) {
+  int64_t freed = 0, gradients = 0;
+  for (const ir::MemoryTerm& t : e.device()) {
+    if (t.category() == "activations" || t.category() == "logits") freed += t.bytes();
+    if (t.category() == "gradients") gradients += t.bytes();
+  }
+  int64_t remaining = std::max<int64_t>(0, gradients - freed);
+  for (ir::MemoryTerm& t : *e.mutable_device()) {
+    if (t.category() != "gradients") continue;
+    const int64_t kept = std::min(t.bytes(), remaining);
+    remaining -= kept;
+    if (kept == t.bytes()) continue;
+    t.set_formula(t.formula() + "; with 1 micro-step per update only gradients beyond the " +
+                  N(freed) + " B of activations and logits backward frees count: " + N(kept) + " B");
+    t.set_bytes(kept);
+  }
+}
 
 // The executor-activation shape of one micro-batch of this plan.
 ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int64_t padded_vocab) {
@@ -409,6 +432,7 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
                   kGatherSource));
     }
 
+    if (in.grad_accum_steps == 1 && in.stages.size() <= 1) OverlapGradientsWithActivations(e);
     int64_t subtotal = 0;
     for (const ir::MemoryTerm& t : e.device()) subtotal += t.bytes();
     const int64_t reserve = AllocatorReserveBytes(subtotal, in.device_type);

@@ -45,6 +45,7 @@ struct MemoryInputs {
   int64_t prefetch_bucket_elements = 0;  // stage 3 only
   std::string pipeline_schedule = "1f1b";  // "1f1b" | "gpipe"
   int64_t microbatches = 1;          // pipeline microbatches m (1 without pipelining)
+  int64_t grad_accum_steps = 0;      // micro-steps per update; 1: gradients overlap activations
   std::vector<StageLayout> stages;   // empty: one stage holding the whole model
   std::string device_type = "cuda";  // "cuda" | "cpu"
   int64_t device_memory_bytes = 0;   // per device; 0: unknown, everything "fits"

@@ -117,7 +117,7 @@ TEST_CASE("estimate-memory on a spec: per-stage breakdown and fit") {
   CHECK(r.out.find("optimizer_states") != std::string::npos);
   std::remove(o.model.c_str());
 
-  o.model = WriteSpec("450MiB");
+  o.model = WriteSpec("400MiB");
   r = Run(o);
   INFO(r.err);
   CHECK(r.code == kExitInvalid);

@@ -309,5 +309,27 @@ TEST_CASE("loss scaling carries GradScaler's initial scale and growth interval i
   CHECK(none.result.plan.precision().initial_loss_scale() == 0.0);
 }
 
+TEST_CASE("with one micro-step per update gradients count only beyond what backward frees") {
+  auto gradient_bytes = [](const ir::Plan& plan) {
+    int64_t bytes = 0;
+    for (const ir::MemoryTerm& t : plan.memory(0).device()) {
+      if (t.category() == "gradients") bytes += t.bytes();
+    }
+    return bytes;
+  };
+  testing::Planned one = PlanYaml(kBaseSpec, {"data.global_batch_size=16"});
+  testing::Planned two = PlanYaml(kBaseSpec, {"data.global_batch_size=32"});
+  REQUIRE(one.result.ok);
+  REQUIRE(two.result.ok);
+  REQUIRE(one.result.plan.batch().grad_accum_steps() == 1);
+  REQUIRE(two.result.plan.batch().grad_accum_steps() == 2);
+  // Here the activations exceed the gradients, so none add to the peak with one micro-step;
+  // with two, the first micro-step's gradients are alive during the second one's backward.
+  CHECK(gradient_bytes(one.result.plan) == 0);
+  CHECK(gradient_bytes(two.result.plan) > 0);
+  CHECK_THAT(one.result.plan.memory(0).device(1).formula(),
+             Catch::Contains("with 1 micro-step per update only gradients beyond the"));
+}
+
 }  // namespace
 }  // namespace accel::planner
