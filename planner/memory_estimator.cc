@@ -255,6 +255,34 @@ void OverlapGradientsWithActivations(ir::MemoryEstimate& e) {
   }
 }
 
+// Stage 3's working set besides the owned shards, as the executor allocates it
+// (executor/train/zero3_sync.cc): the unit in use gathered whole with its full gradient, the
+// next unit prefetched (the executor launches at least one whole unit whatever
+// prefetch_bucket_size says) into a gather buffer fed from a shard-sized input, and, with a tied
+// head, the embeddings unit kept whole from its forward until its backward.
+void AddStage3GatherTerms(const MemoryInputs& in, const StageLayout& layout, const ModelParams& params,
+                          int64_t largest_unit, int64_t degree, const ModelStateDtypes& dtypes,
+                          ir::MemoryEstimate& e) {
+  const int64_t prefetch = std::max(in.prefetch_bucket_elements, largest_unit);
+  const int64_t input = CeilDiv(largest_unit, degree);
+  *e.add_device() = Term(
+      "communication_buffers",
+      GatheredParameterBytes(largest_unit, prefetch, dtypes.param_bytes, dtypes.grad_bytes) +
+          input * dtypes.param_bytes,
+      "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
+          N(dtypes.grad_bytes) + " B grad) + prefetch max(prefetch_bucket_size " +
+          N(in.prefetch_bucket_elements) + ", next unit) " + N(prefetch) + " x " +
+          N(dtypes.param_bytes) + " B + gather input " + N(input) + " x " + N(dtypes.param_bytes) + " B",
+      kGatherSource);
+  if (layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings()) {
+    const int64_t embedding = LocalCount(params.embedding);
+    *e.add_device() = Term("parameters", embedding * dtypes.param_bytes,
+                           "tied embeddings kept whole from forward to backward: " + N(embedding) +
+                               " x " + N(dtypes.param_bytes) + " B",
+                           kGatherSource);
+  }
+}
+
 // The executor-activation shape of one micro-batch of this plan.
 ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int64_t padded_vocab) {
   ExecutorActivationShape s;
@@ -422,15 +450,7 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
                       " B (reduce dtype, double-buffered)",
                   kBucketSource));
     }
-    if (stage >= 3 && degree > 1) {
-      device(Term("communication_buffers",
-                  GatheredParameterBytes(largest_unit, in.prefetch_bucket_elements,
-                                         dtypes.param_bytes, dtypes.grad_bytes),
-                  "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
-                      N(dtypes.grad_bytes) + " B grad) + prefetch " +
-                      N(in.prefetch_bucket_elements) + " x " + N(dtypes.param_bytes) + " B",
-                  kGatherSource));
-    }
+    if (stage >= 3 && degree > 1) AddStage3GatherTerms(in, layout, params, largest_unit, degree, dtypes, e);
 
     if (in.grad_accum_steps == 1 && in.stages.size() <= 1) OverlapGradientsWithActivations(e);
     int64_t subtotal = 0;
