@@ -190,22 +190,30 @@ std::string FinalLossLine(const std::string& out, int steps) {
   return at == std::string::npos ? "" : out.substr(at, key.size() + 6);
 }
 
+// ZeRO-2 over the job's 2 ranks (sharded checkpoints).
+const std::vector<std::string> kZero2 = {"--set", "sharding.stage=2", "--set", "parallel.data_shard=2",
+                                         "--set", "parallel.data_replicate=1"};
+
+// "step N/N | loss X" of an uninterrupted ZeRO-2 run of `steps` steps, checkpointing every
+// `every_steps`.
+std::string UninterruptedZero2Loss(int steps, int every_steps) {
+  TempDir straight;
+  WriteJob(straight, steps, every_steps);
+  Launched full = Launch(RunArgs(straight, kZero2), straight);
+  REQUIRE(WaitExit(full.pid, std::chrono::seconds(240)) == 0);
+  const std::string loss = FinalLossLine(ReadAll(full.out_path), steps);
+  REQUIRE(loss != "");
+  return loss;
+}
+
 TEST_CASE("a ZeRO-2 run on 2 ranks resumes on 1 rank at stage 0 and ends with the same loss",
           "[e2e]") {
   // Same global batch (micro 4 x 2 ranks = micro 8 x 1 rank), so the resumed run reads the same
   // windows (the checkpoint keeps the global data position) and matches to the printed digits.
-  const std::vector<std::string> zero2 = {"--set", "sharding.stage=2", "--set", "parallel.data_shard=2",
-                                          "--set", "parallel.data_replicate=1"};
-  TempDir straight;
-  WriteJob(straight, 4, 0);
-  Launched full = Launch(RunArgs(straight, zero2), straight);
-  REQUIRE(WaitExit(full.pid, std::chrono::seconds(240)) == 0);
-  const std::string expected = FinalLossLine(ReadAll(full.out_path), 4);
-  REQUIRE(expected != "");
-
+  const std::string expected = UninterruptedZero2Loss(4, 0);
   TempDir dir;
   WriteJob(dir, 2, 2);
-  Launched first = Launch(RunArgs(dir, zero2), dir);
+  Launched first = Launch(RunArgs(dir, kZero2), dir);
   REQUIRE(WaitExit(first.pid, std::chrono::seconds(240)) == 0);
   Launched resumed = Launch(RunArgs(dir, {"--set", "training.steps=4", "--set", "cluster.devices_per_node=1",
                                           "--set", "data.micro_batch_size=8"}),
@@ -222,18 +230,10 @@ TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the pr
   // ZeRO-2 on 2 ranks writes sharded checkpoints at steps 2, 4 and 6. Rank 1 dies after writing
   // its shard of step 4, before rank 0 publishes it: step 4 must not exist, step 2 must be
   // intact, and the restarted attempt must redo steps 3-6 exactly.
-  const std::vector<std::string> zero2 = {"--set", "sharding.stage=2", "--set", "parallel.data_shard=2",
-                                          "--set", "parallel.data_replicate=1"};
-  TempDir straight;
-  WriteJob(straight, 6, 2);
-  Launched full = Launch(RunArgs(straight, zero2), straight);
-  REQUIRE(WaitExit(full.pid, std::chrono::seconds(240)) == 0);
-  const std::string expected = FinalLossLine(ReadAll(full.out_path), 6);
-  REQUIRE(expected != "");
-
+  const std::string expected = UninterruptedZero2Loss(6, 2);
   TempDir dir;
   WriteJob(dir, 6, 2);
-  std::vector<std::string> args = zero2;
+  std::vector<std::string> args = kZero2;
   args.insert(args.end(), {"--max-restarts", "1"});
   Launched run = Launch(RunArgs(dir, args), dir,
                         {"ACCEL_TEST_CRASH_IN_CHECKPOINT=4", "ACCEL_TEST_CRASH_RANK=1"});

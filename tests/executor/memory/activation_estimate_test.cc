@@ -90,15 +90,18 @@ planner::ExecutorActivationShape Shape(bool gpt2, bool bf16_compute, bool bf16_p
   return s;
 }
 
+// Both families in fp32, with bf16 compute, and with bf16 parameters.
+std::vector<Case> AllCases() {
+  return {{"gpt2 fp32", Shape(true, false, false)},   {"gpt2 bf16", Shape(true, true, false)},
+          {"gpt2 bf16 params", Shape(true, true, true)}, {"llama fp32", Shape(false, false, false)},
+          {"llama bf16", Shape(false, true, false)},  {"llama bf16 params", Shape(false, true, true)}};
+}
+
 TEST_CASE("executor activation formula: one block keeps what the planner estimates",
           "[memory][estimate]") {
   InstallCountingCpuAllocator();
   at::set_num_threads(1);
-  const Case cases[] = {
-      {"gpt2 fp32", Shape(true, false, false)},   {"gpt2 bf16", Shape(true, true, false)},
-      {"gpt2 bf16 params", Shape(true, true, true)}, {"llama fp32", Shape(false, false, false)},
-      {"llama bf16", Shape(false, true, false)},  {"llama bf16 params", Shape(false, true, true)},
-  };
+  const std::vector<Case> cases = AllCases();
   for (const Case& c : cases) {
     INFO(c.name);
     const int64_t one = BytesKeptByForward(c.shape, 1);
@@ -122,11 +125,7 @@ TEST_CASE("executor activation formula: one block keeps what the planner estimat
 TEST_CASE("executor activation formula under selective and full recompute", "[memory][estimate]") {
   InstallCountingCpuAllocator();
   at::set_num_threads(1);
-  const Case cases[] = {
-      {"gpt2 fp32", Shape(true, false, false)},   {"gpt2 bf16", Shape(true, true, false)},
-      {"gpt2 bf16 params", Shape(true, true, true)}, {"llama fp32", Shape(false, false, false)},
-      {"llama bf16", Shape(false, true, false)},  {"llama bf16 params", Shape(false, true, true)},
-  };
+  const std::vector<Case> cases = AllCases();
   for (const Case& c : cases) {
     for (planner::RecomputeMode mode : {planner::RecomputeMode::kSelective, planner::RecomputeMode::kFull}) {
       INFO(c.name << (mode == planner::RecomputeMode::kFull ? ", full" : ", selective"));

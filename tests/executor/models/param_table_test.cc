@@ -10,12 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "common/diagnostics.h"
+#include "../plan_from_yaml.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
 #include "planner/model_params.h"
-#include "planner/planner.h"
-#include "spec/loader.h"
 
 namespace accel::exec {
 namespace {
@@ -32,15 +30,7 @@ data:
 training: {steps: 1}
 cluster: {nodes: 1, devices_per_node: 1, device: cpu, device_memory: 1GiB}
 )";
-  DiagnosticSink sink;
-  SourceManager sources;
-  auto job = spec::LoadJobSpecFromString(yaml, "job.yaml", {}, sink, sources);
-  INFO(RenderText(sink.diagnostics(), sources));
-  REQUIRE(job.has_value());
-  planner::PlanResult planned = planner::BuildPlan(*job, {}, sink);
-  INFO(RenderText(sink.diagnostics(), sources));
-  REQUIRE(planned.ok);
-  return planned.plan;
+  return testing::PlanFromYaml(yaml);
 }
 
 struct Family {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../multi_rank.h"
+#include "../plan_from_yaml.h"
 #include "common/diagnostics.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/sharded_tensors.h"
@@ -45,17 +46,7 @@ training:
   lr_schedule: {name: constant, warmup_steps: 0}
 cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
 )" + layout;
-  DiagnosticSink sink;
-  SourceManager sources;
-  spec::LoadOptions load;
-  load.overrides = overrides;
-  auto job = spec::LoadJobSpecFromString(yaml, "job.yaml", load, sink, sources);
-  INFO(RenderText(sink.diagnostics(), sources));
-  REQUIRE(job.has_value());
-  planner::PlanResult planned = planner::BuildPlan(*job, {}, sink);
-  INFO(RenderText(sink.diagnostics(), sources));
-  REQUIRE(planned.ok);
-  return planned.plan;
+  return testing::PlanFromYaml(yaml, overrides);
 }
 
 ModelConfig ConfigOf(const ir::Model& m) {
