@@ -4,7 +4,7 @@ JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
 ACCEL := build/cli/accel
 
-.PHONY: deps build build-core build-asan run test test-full test-asan bench clean
+.PHONY: deps build build-core build-asan run test test-full test-asan test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -28,8 +28,8 @@ run: build
 	$(ACCEL) run $(MAIN_SPEC)
 
 # Every test: the full build (with the executor when LibTorch is installed), then the core
-# (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer.
-test: test-full test-asan
+# (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz smoke run.
+test: test-full test-asan test-fuzz
 
 test-full: build
 	ctest --test-dir build --output-on-failure -j $(JOBS)
@@ -40,10 +40,19 @@ test-asan: build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L core
 
+# libFuzzer targets (fuzz/) on their seeds plus 3 s of fuzzing each; needs clang, which
+# scripts/install-deps.sh installs, so it is skipped only where clang++ is missing.
+test-fuzz: deps
+	@if command -v clang++ >/dev/null 2>&1; then \
+	  JOBS=$(JOBS) bash fuzz/smoke.sh; \
+	else \
+	  echo "test-fuzz: clang++ not found; skipping the fuzz smoke run"; \
+	fi
+
 bench: build
 	build/bench/accel_validate_bench
 	build/bench/accel_plan_bench --verify
 	bash bench/ddp_bench/run.sh
 
 clean:
-	rm -rf build build-core build-asan
+	rm -rf build build-core build-asan build-fuzz

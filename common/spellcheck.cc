@@ -41,6 +41,10 @@ std::optional<std::string> ClosestMatch(std::string_view word,
   std::optional<std::string> best;
   int best_distance = limit + 1;
   for (const std::string& c : candidates) {
+    // The distance is at least the difference in length: skip candidates that cannot win
+    // (the unknown keys of a hostile file would otherwise cost a full table each).
+    const size_t gap = c.size() > lower.size() ? c.size() - lower.size() : lower.size() - c.size();
+    if (gap >= static_cast<size_t>(best_distance)) continue;
     int distance = EditDistance(lower, Lower(c));
     if (distance < best_distance) {
       best_distance = distance;

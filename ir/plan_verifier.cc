@@ -10,62 +10,94 @@ namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
 
-void VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
+// sum += value; false (sum unchanged) when the result does not fit in int64. A plan read from a
+// file (`accel worker --plan`) can hold any numbers: the verifier must report them, not overflow.
+bool CheckedAdd(int64_t& sum, int64_t value) {
+  int64_t result = 0;
+  if (__builtin_add_overflow(sum, value, &result)) return false;
+  sum = result;
+  return true;
+}
+
+// Returns true when the mesh and the rank placements are consistent (or absent), which the group
+// check relies on: 5 named axes of positive sizes, and each rank with 5 coordinates.
+bool VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
   const Mesh& mesh = plan.mesh();
-  if (mesh.axes_size() == 0) return;
+  if (mesh.axes_size() == 0) {
+    if (plan.ranks_size() > 0) out.push_back("plan has rank placements but no mesh");
+    return plan.ranks_size() == 0;
+  }
   static const char* kNames[] = {"pp", "dp_replicate", "dp_shard", "cp", "tp"};
   if (mesh.axes_size() != 5) {
     out.push_back("mesh has " + S(mesh.axes_size()) + " axes, expected 5");
-    return;
+    return false;
   }
   int64_t product = 1;
+  bool sizes_ok = true;
   for (int i = 0; i < 5; ++i) {
     if (mesh.axes(i).name() != kNames[i]) {
       out.push_back("mesh axis " + S(i) + " is '" + mesh.axes(i).name() + "', expected '" +
                     kNames[i] + "'");
     }
-    if (mesh.axes(i).size() < 1) out.push_back("mesh axis " + mesh.axes(i).name() + " size < 1");
-    product *= mesh.axes(i).size();
+    if (mesh.axes(i).size() < 1) {
+      out.push_back("mesh axis " + mesh.axes(i).name() + " size < 1");
+      sizes_ok = false;
+    } else if (sizes_ok && __builtin_mul_overflow(product, mesh.axes(i).size(), &product)) {
+      out.push_back("mesh product overflows 64 bits");
+      sizes_ok = false;
+    }
   }
+  if (!sizes_ok) return false;
   const int64_t world = plan.topology().world_size();
   if (world > 0 && product != world) {
     out.push_back("mesh product " + S(product) + " != world size " + S(world));
   }
-  if (plan.ranks_size() == 0) return;
+  if (plan.ranks_size() == 0) return true;
   if (plan.ranks_size() != product) {
     out.push_back("plan has " + S(plan.ranks_size()) + " rank placements for " + S(product) +
                   " ranks");
-    return;
+    return false;
   }
   const int64_t per_node = plan.topology().devices_per_node();
   for (int r = 0; r < plan.ranks_size(); ++r) {
     const RankPlacement& p = plan.ranks(r);
     if (p.rank() != r) {
       out.push_back("placement " + S(r) + " has rank " + S(p.rank()));
-      return;
+      return false;
     }
     if (per_node > 0 && (p.node() != r / per_node || p.local_rank() != r % per_node)) {
       out.push_back("rank " + S(r) + " placed on node " + S(p.node()) + " device " +
                     S(p.local_rank()));
-      return;
+      return false;
     }
     if (p.coords_size() != 5) {
       out.push_back("rank " + S(r) + " has " + S(p.coords_size()) + " coordinates");
-      return;
+      return false;
     }
     int64_t rebuilt = 0;
-    for (int i = 0; i < 5; ++i) rebuilt += p.coords(i) * mesh.axes(i).stride();
+    bool fits = true;
+    for (int i = 0; i < 5 && fits; ++i) {
+      int64_t term = 0;
+      fits = !__builtin_mul_overflow(int64_t{p.coords(i)}, mesh.axes(i).stride(), &term) &&
+             CheckedAdd(rebuilt, term);
+    }
+    if (!fits) {
+      out.push_back("rank " + S(r) + " coordinates overflow 64 bits");
+      return false;
+    }
     if (rebuilt != r) {
       out.push_back("rank " + S(r) + " coordinates give rank " + S(rebuilt));
-      return;
+      return false;
     }
     if (p.stage() != p.coords(0)) {
       out.push_back("rank " + S(r) + " stage " + S(p.stage()) + " != pp coordinate");
-      return;
+      return false;
     }
   }
+  return true;
 }
 
+// Needs a mesh and rank placements that VerifyMeshAndRanks accepted.
 void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
   if (plan.process_groups_size() == 0 || plan.ranks_size() == 0) return;
   const int world = plan.ranks_size();
@@ -80,8 +112,12 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
         out.push_back("group set " + set.name() + " names unknown axis " + a);
         return;
       }
+      if (in_set[it->second]) {
+        out.push_back("group set " + set.name() + " names axis " + a + " twice");
+        return;
+      }
       in_set[it->second] = true;
-      expected_size *= plan.mesh().axes(it->second).size();
+      expected_size *= plan.mesh().axes(it->second).size();  // at most the world size
     }
     std::vector<int> seen(world, 0);
     for (const RankGroup& g : set.groups()) {
@@ -137,7 +173,10 @@ void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
       out.push_back("head not on the last stage");
     }
     next = stage.layer_end();
-    params += stage.parameter_count();
+    if (!CheckedAdd(params, stage.parameter_count())) {
+      out.push_back("stage parameter counts overflow 64 bits");
+      return;
+    }
   }
   if (next != plan.model().num_layers()) {
     out.push_back("stages cover " + S(next) + " of " + S(plan.model().num_layers()) + " layers");
@@ -161,19 +200,27 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
     int64_t local = 0;
     int64_t shard = 0;
     for (const Parameter& p : unit.parameters()) {
-      if (p.shard_count() != (p.local_count() + degree - 1) / degree) {
+      if (p.count() < 0 || p.local_count() < 0 || p.shard_count() < 0) {
+        out.push_back("parameter " + p.name() + " has a negative count");
+        return;
+      }
+      // ceil(local / degree), written so that it cannot overflow.
+      const int64_t ceil_shard = p.local_count() / degree + (p.local_count() % degree != 0);
+      if (p.shard_count() != ceil_shard) {
         out.push_back("parameter " + p.name() + " shard_count " + S(p.shard_count()) +
                       " != ceil(" + S(p.local_count()) + " / " + S(degree) + ")");
       }
       if (p.persistent() && sharding.stage() != 3) {
         out.push_back("parameter " + p.name() + " is persistent outside sharding stage 3");
       }
-      shard += p.shard_count();
       if (!params.emplace(p.name(), std::make_pair(unit.stage(), p.local_count())).second) {
         out.push_back("parameter " + p.name() + " is in more than one shard unit");
       }
-      total += p.count();
-      local += p.local_count();
+      if (!CheckedAdd(shard, p.shard_count()) || !CheckedAdd(total, p.count()) ||
+          !CheckedAdd(local, p.local_count())) {
+        out.push_back("parameter counts overflow 64 bits");
+        return;
+      }
     }
     if (local != unit.local_count()) out.push_back("unit " + unit.name() + " count mismatch");
     if (shard != unit.shard_count()) {
@@ -199,7 +246,10 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
         out.push_back("bucket " + S(bucket.index()) + " mixes stages");
       }
       if (!bucketed.insert(name).second) out.push_back("parameter " + name + " in two buckets");
-      elements += it->second.second;
+      if (!CheckedAdd(elements, it->second.second)) {
+        out.push_back("bucket " + S(bucket.index()) + " elements overflow 64 bits");
+        return;
+      }
     }
     if (elements != bucket.elements()) {
       out.push_back("bucket " + S(bucket.index()) + " elements " + S(bucket.elements()) +
@@ -219,9 +269,20 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   const int p = pipeline.stages_size();
   if (p == 0 || pipeline.stages(0).ops_size() == 0) return;
   const int64_t m = pipeline.microbatches();
+  if (m < 1) {
+    out.push_back("pipeline has " + S(m) + " microbatches");
+    return;
+  }
   for (int s = 0; s < p; ++s) {
-    std::vector<int> forward_at(m, -1), backward_at(m, -1);
     const auto& ops = pipeline.stages(s).ops();
+    // Every microbatch needs a forward and a backward op: fewer ops than 2m cannot be a complete
+    // schedule (and m is not trusted for the allocations below).
+    if (m > static_cast<int64_t>(ops.size()) / 2) {
+      out.push_back("stage " + S(s) + " has " + S(ops.size()) + " ops for " + S(m) +
+                    " microbatches");
+      return;
+    }
+    std::vector<int> forward_at(m, -1), backward_at(m, -1);
     for (int i = 0; i < ops.size(); ++i) {
       const PipelineOp& op = ops[i];
       if (op.microbatch() < 0 || op.microbatch() >= m) {
@@ -319,8 +380,11 @@ void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
 
 std::vector<std::string> VerifyPlan(const Plan& plan) {
   std::vector<std::string> out;
-  VerifyMeshAndRanks(plan, out);
-  VerifyGroups(plan, out);
+  if (VerifyMeshAndRanks(plan, out)) {
+    VerifyGroups(plan, out);
+  } else if (plan.process_groups_size() > 0) {
+    out.push_back("process groups not checked: the mesh or the rank placements are invalid");
+  }
   VerifyStages(plan, out);
   VerifyShards(plan, out);
   VerifySchedules(plan, out);

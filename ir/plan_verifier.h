@@ -16,6 +16,10 @@ namespace accel::ir {
 // exactly once with per-parameter shard counts ceil(local / degree); every stage's schedule runs each microbatch's forward before its backward, and
 // the schedules are deadlock-free (simulated: every send meets its matching receive); recompute
 // "full" or "selective" lists one module per layer, "none" none, each module once.
+// Safe on any plan, including one read from an untrusted file (`accel worker --plan`): counts
+// that overflow, references out of range and sizes that do not fit the plan's own op lists are
+// violations, never undefined behaviour or an unbounded allocation; the group check runs only
+// when the mesh and the rank placements are consistent.
 // Returns one human-readable violation per line; empty means the plan is well-formed.
 // A violation is a bug in the planner, never a user error.
 std::vector<std::string> VerifyPlan(const Plan& plan);

@@ -16,6 +16,9 @@ packages=(
   python3 python3-torch python3-numpy
   # main job's training text
   fortunes
+  # libFuzzer targets (fuzz/, `make test-fuzz`): clang, its libFuzzer and sanitizer runtimes, and
+  # llvm-symbolizer for readable stack traces
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

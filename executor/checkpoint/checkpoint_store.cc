@@ -58,12 +58,27 @@ struct ManifestEntry {
   std::string crc;
 };
 
+// True when json[key] is the string want. (nlohmann's value(key, "") throws on a key of another
+// type, e.g. {"format": 1}, so the files below never use it.)
+bool HasString(const nlohmann::json& json, const char* key, std::string_view want) {
+  auto it = json.find(key);
+  return it != json.end() && it->is_string() && it->get_ref<const std::string&>() == want;
+}
+
+// The names a checkpoint may hold (Write's rule): a plain file name, not the manifest, not hidden
+// (".tmp-*" directories, ".", ".."). Readers apply it too: a manifest or rank list naming
+// "../x" or "/dev/zero" would make them open, and Publish list, files outside the checkpoint.
+bool IsCheckpointFileName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name.find('\0') == std::string::npos &&
+         name != kManifest && name[0] != '.';
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> ReadManifest(const std::string& dir) {
   auto loss = [&](const std::string& why) { return absl::DataLossError(absl::StrCat(dir, ": ", why)); };
   absl::StatusOr<std::string> bytes = Slurp(fs::path(dir) / kManifest);
   if (!bytes.ok()) return loss("manifest.json is missing");
   nlohmann::json manifest = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_discarded() || !manifest.is_object() || manifest.value("format", "") != "accel-checkpoint" ||
+  if (manifest.is_discarded() || !manifest.is_object() || !HasString(manifest, "format", "accel-checkpoint") ||
       !manifest.contains("files") || !manifest["files"].is_array()) {
     return loss("manifest.json is not a valid accel checkpoint manifest");
   }
@@ -72,6 +87,10 @@ absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> ReadManifest(
     if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("size_bytes") ||
         !f["size_bytes"].is_number_unsigned() || !f.contains("crc32c") || !f["crc32c"].is_string()) {
       return loss("manifest.json has a malformed file entry");
+    }
+    if (!IsCheckpointFileName(f["name"].get<std::string>())) {
+      return loss(absl::StrCat("manifest.json names '", f["name"].get<std::string>(),
+                               "', which is not a checkpoint file name"));
     }
     entries.push_back({f["name"].get<std::string>(),
                        ManifestEntry{f["size_bytes"].get<uint64_t>(), f["crc32c"].get<std::string>()}});
@@ -104,8 +123,7 @@ nlohmann::json ListEntry(const std::string& name, std::string_view bytes) {
 
 // Write's rules for a file name, plus uniqueness against (and insertion into) names.
 absl::Status CheckFileName(const std::string& name, std::set<std::string>& names) {
-  if (name.empty() || name.find('/') != std::string::npos || name == kManifest || name[0] == '.' ||
-      !names.insert(name).second) {
+  if (!IsCheckpointFileName(name) || !names.insert(name).second) {
     return absl::InvalidArgumentError(absl::StrCat("bad checkpoint file name '", name, "'"));
   }
   return absl::OkStatus();
@@ -183,7 +201,7 @@ absl::StatusOr<nlohmann::json> ReadRankList(const std::string& tmp_dir, int rank
   }
   const nlohmann::json list = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   auto malformed = [&] { return absl::DataLossError(absl::StrCat(tmp_dir, ": ", list_name, " is malformed")); };
-  if (list.is_discarded() || !list.is_object() || list.value("format", "") != kRankListFormat ||
+  if (list.is_discarded() || !list.is_object() || !HasString(list, "format", kRankListFormat) ||
       !list.contains("rank") || list["rank"] != rank || !list.contains("files") || !list["files"].is_array()) {
     return malformed();
   }
@@ -193,6 +211,10 @@ absl::StatusOr<nlohmann::json> ReadRankList(const std::string& tmp_dir, int rank
       return malformed();
     }
     const std::string name = f["name"].get<std::string>();
+    if (!IsCheckpointFileName(name)) {
+      return absl::DataLossError(
+          absl::StrCat(tmp_dir, ": ", list_name, " names '", name, "', which is not a checkpoint file name"));
+    }
     std::error_code ec;
     const uintmax_t size = fs::file_size(fs::path(tmp_dir) / name, ec);
     if (ec) return absl::DataLossError(absl::StrCat(tmp_dir, ": rank ", rank, "'s ", name, " is missing"));

@@ -31,7 +31,8 @@
 
 namespace accel::exec {
 
-// One file of a checkpoint: a plain file name (no '/') and its contents.
+// One file of a checkpoint: a plain file name (no '/' or NUL, not "manifest.json", not starting with
+// '.') and its contents. Readers refuse a manifest or rank list naming anything else.
 struct CheckpointFile {
   std::string name;
   std::string bytes;
@@ -83,8 +84,9 @@ class CheckpointStore {
   // (rank-RRRRR.files.json)" when a list is missing, "TMP: NAME is written by rank A and rank B",
   // "TMP: rank-RRRRR.files.json is from rank R, but the world size is W (left over from an earlier
   // run?)", or "no checkpoint of step N is in progress (TMP is missing)"; DataLoss "TMP:
-  // rank-RRRRR.files.json is malformed", "TMP: rank R's NAME is missing" / "... has X bytes, its
-  // list says Y"; Internal on I/O failure. On any error nothing is published.
+  // rank-RRRRR.files.json is malformed", "TMP: rank-RRRRR.files.json names 'NAME', which is not a
+  // checkpoint file name", "TMP: rank R's NAME is missing" / "... has X bytes, its list says Y";
+  // Internal on I/O failure. On any error nothing is published.
   absl::StatusOr<std::string> Publish(int64_t step, int world_size,
                                       const std::vector<CheckpointFile>& extra_files_from_rank0);
 
@@ -113,7 +115,8 @@ class CheckpointStore {
 
   // Names of the files dir's manifest lists, in manifest order (files are not checked).
   // Errors: DataLoss "DIR: manifest.json is missing" / "... is not a valid accel checkpoint
-  // manifest" / "... has a malformed file entry".
+  // manifest" / "... has a malformed file entry" / "DIR: manifest.json names 'NAME', which is not a
+  // checkpoint file name" (see CheckpointFile; Verify and ReadFile report the same).
   static absl::StatusOr<std::vector<std::string>> ManifestFiles(const std::string& dir);
 
   // Name of rank's file list in a multi-writer temporary directory: "rank-RRRRR.files.json" (the

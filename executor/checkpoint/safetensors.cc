@@ -1,6 +1,7 @@
 #include "executor/checkpoint/safetensors.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -98,11 +99,17 @@ absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view bytes, const s
     t.dtype = entry["dtype"].get<std::string>();
     const int size = SafetensorsDtypeSize(t.dtype);
     if (size == 0) return Corrupt(source, absl::StrCat(what, " has unknown dtype ", t.dtype));
-    uint64_t numel = 1;
+    // numel x dtype size, checked: a shape such as [2^32, 2^32] must not wrap to a small byte count
+    // that the data offsets then match (a consumer would trust the shape, not the bytes).
+    uint64_t bytes_needed = static_cast<uint64_t>(size);
     for (const nlohmann::json& d : entry["shape"]) {
-      if (!d.is_number_unsigned()) return Corrupt(source, absl::StrCat(what, " has a bad shape"));
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        return Corrupt(source, absl::StrCat(what, " has a bad shape"));
+      }
       t.shape.push_back(d.get<int64_t>());
-      numel *= d.get<uint64_t>();
+      if (__builtin_mul_overflow(bytes_needed, d.get<uint64_t>(), &bytes_needed)) {
+        return Corrupt(source, absl::StrCat(what, " has a shape of more than 2^64 bytes"));
+      }
     }
     const nlohmann::json& offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
@@ -114,8 +121,9 @@ absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view bytes, const s
       return Corrupt(source, absl::StrCat(what, " data [", begin, ", ", end, ") outside the ",
                                           buffer.size(), "-byte buffer"));
     }
-    if (end - begin != numel * size) {
-      return Corrupt(source, absl::StrCat(what, " has ", end - begin, " bytes for ", numel, " x ", t.dtype));
+    if (end - begin != bytes_needed) {
+      return Corrupt(source, absl::StrCat(what, " has ", end - begin, " bytes for ", bytes_needed / size, " x ",
+                                          t.dtype));
     }
     t.data = std::string(buffer.substr(begin, end - begin));
     spans.emplace_back(begin, end);

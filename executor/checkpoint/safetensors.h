@@ -43,7 +43,8 @@ int SafetensorsDtypeSize(std::string_view dtype);
 absl::StatusOr<std::string> SerializeSafetensors(const SafetensorsFile& file);
 
 // Decodes and validates bytes: the header length fits, the header is a JSON object, every entry has
-// a known dtype, a non-negative shape, and offsets whose length equals numel * dtype size, and the
+// a known dtype, a shape of dimensions in [0, 2^63) whose byte size numel * dtype size fits 64 bits
+// (checked, not wrapped), and offsets whose length equals that byte size, and the
 // entries tile the buffer exactly (no gaps, overlaps or trailing bytes). Tensors come back sorted by
 // data offset. source names the file in errors ("SOURCE: safetensors header ...").
 // Errors: DataLoss for any violation (truncated or corrupt file).

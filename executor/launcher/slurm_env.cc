@@ -1,5 +1,7 @@
 #include "executor/launcher/slurm_env.h"
 
+#include <limits>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -22,6 +24,11 @@ absl::StatusOr<std::optional<int64_t>> ReadSlurmInt(const EnvLookup& lookup,
   if (!value.has_value() || *value < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(used, "='", *text, "' is not a non-negative integer"));
+  }
+  // SlurmEnv holds ints: a larger value would be truncated (4294967296 read as 0).
+  if (*value > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(used, "='", *text, "' is out of range (at most ",
+                                                   std::numeric_limits<int>::max(), ")"));
   }
   return value;
 }

@@ -23,8 +23,8 @@ struct SlurmEnv {
 
 // Reads the SLURM variables. Returns nullopt when SLURM_PROCID is not set (not under srun).
 // Errors: InvalidArgument naming the variable when SLURM_PROCID is set but SLURM_NODEID,
-// SLURM_LOCALID or SLURM_NTASKS is missing, not an integer, or inconsistent (proc_id >= ntasks,
-// node_id >= nnodes).
+// SLURM_LOCALID or SLURM_NTASKS is missing, not an integer, above 2147483647, or inconsistent
+// (proc_id >= ntasks, node_id >= nnodes).
 absl::StatusOr<std::optional<SlurmEnv>> SlurmEnvFromLookup(const EnvLookup& lookup);
 
 // The first host of a SLURM compressed hostlist: "node[07-09,12],gpu1" -> "node07",

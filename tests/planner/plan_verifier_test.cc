@@ -1,4 +1,8 @@
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "ir/plan_verifier.h"
 #include "planner_test_util.h"
@@ -102,6 +106,63 @@ TEST_CASE("the verifier catches receives in a different order than sends") {
   stage1->mutable_ops(recv_index[0])->set_microbatch(1);
   stage1->mutable_ops(recv_index[1])->set_microbatch(0);
   CHECK(!VerifyPlan(plan).empty());
+}
+
+// Found with fuzz/worker_plan_fuzzer (fuzz/regressions/worker_plan_fuzzer): `accel worker` verifies
+// the plan file it is given, which may hold anything. The group check read coordinates a rank did
+// not have (a protobuf CHECK abort), and counts overflowed or sized allocations unchecked.
+TEST_CASE("the verifier skips the group check when the rank placements are broken") {
+  Plan plan = ValidPlan();
+  plan.mutable_ranks(0)->mutable_coords()->Truncate(1);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{
+                                "rank 0 has 1 coordinates",
+                                "process groups not checked: the mesh or the rank placements are invalid"});
+  plan = ValidPlan();
+  plan.clear_mesh();
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{
+                                "plan has rank placements but no mesh",
+                                "process groups not checked: the mesh or the rank placements are invalid"});
+  plan = ValidPlan();
+  plan.mutable_process_groups(0)->add_axes(plan.process_groups(0).axes(0));
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"group set tp names axis tp twice"});
+}
+
+TEST_CASE("the verifier reports counts that overflow 64 bits") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Plan plan = ValidPlan();
+  for (int i = 0; i < 5; ++i) plan.mutable_mesh()->mutable_axes(i)->set_size(int64_t{1} << 40);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{
+                                "mesh product overflows 64 bits",
+                                "process groups not checked: the mesh or the rank placements are invalid",
+                                "2 stages for pp 1099511627776"});
+  plan = ValidPlan();
+  plan.mutable_mesh()->mutable_axes(4)->set_stride(kMax);
+  plan.mutable_ranks(1)->set_coords(4, 2);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{
+                                "rank 1 coordinates overflow 64 bits",
+                                "process groups not checked: the mesh or the rank placements are invalid"});
+  plan = ValidPlan();
+  plan.mutable_pipeline()->mutable_stages(0)->set_parameter_count(kMax);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"stage parameter counts overflow 64 bits"});
+  plan = ValidPlan();
+  ShardUnit* unit = plan.mutable_sharding()->mutable_units(1);
+  REQUIRE(unit->parameters_size() >= 2);
+  unit->mutable_parameters(0)->set_count(kMax);
+  unit->mutable_parameters(1)->set_count(kMax);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"parameter counts overflow 64 bits"});
+  plan = ValidPlan();
+  Parameter* parameter = plan.mutable_sharding()->mutable_units(1)->mutable_parameters(0);
+  parameter->set_local_count(-5);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"parameter " + parameter->name() + " has a negative count"});
+}
+
+TEST_CASE("the verifier sizes nothing by an unchecked microbatch count") {
+  Plan plan = ValidPlan();
+  plan.mutable_pipeline()->set_microbatches(int64_t{1} << 40);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"stage 0 has " + std::to_string(plan.pipeline().stages(0).ops_size()) +
+                                                     " ops for 1099511627776 microbatches"});
+  plan.mutable_pipeline()->set_microbatches(-1);
+  CHECK(VerifyPlan(plan) == std::vector<std::string>{"pipeline has -1 microbatches"});
 }
 
 }  // namespace

@@ -137,6 +137,30 @@ TEST_CASE("ParseModelConfig reports every problem with a code", "[model_config]"
   }
 }
 
+// Found with fuzz/model_config_fuzzer (fuzz/regressions/model_config_fuzzer): the messages dumped the
+// offending JSON value whole, recursively, so a deeply nested one overflowed the stack.
+TEST_CASE("ParseModelConfig quotes arrays and objects by kind and cuts long values", "[model_config]") {
+  const std::string rest = R"(, "n_layer": 2, "n_head": 2, "n_positions": 8, "vocab_size": 16})";
+  {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    ModelConfigResult r = ParseModelConfig(R"({"model_type": "gpt2", "n_embd": )" + deep + rest);
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].message == "has 'n_embd' = an array; it must be a positive integer");
+  }
+  {
+    ModelConfigResult r = ParseModelConfig(R"({"model_type": "gpt2", "n_embd": {"a": 1})" + rest);
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].message == "has 'n_embd' = an object; it must be a positive integer");
+  }
+  {
+    ModelConfigResult r = ParseModelConfig(R"({"model_type": "gpt2", "n_embd": ")" + std::string(100, 'x') +
+                                           "\"" + rest);
+    REQUIRE(r.issues.size() == 1);
+    CHECK(r.issues[0].message ==
+          "has 'n_embd' = \"" + std::string(59, 'x') + "...; it must be a positive integer");
+  }
+}
+
 TEST_CASE("LoadModelConfig fails with a status for missing files", "[model_config]") {
   absl::StatusOr<ModelSpec> m = LoadModelConfig("/nonexistent/config.json");
   REQUIRE_FALSE(m.ok());

@@ -89,6 +89,33 @@ TEST_CASE("truncation and bit flips are detected and latest-good falls back") {
   CHECK(store.LatestGood().status().message() == "no valid checkpoint under " + root.path.string());
 }
 
+// Found with fuzz/checkpoint_manifest_fuzzer (fuzz/regressions/checkpoint_manifest_fuzzer): a
+// manifest with a non-string "format" threw out of nlohmann's value() (the process aborted), and
+// one naming "/dev/zero" or "../x" made Verify and ReadFile read outside the checkpoint.
+TEST_CASE("manifests with a mistyped format or a name outside the checkpoint are DataLoss") {
+  TempRoot root;
+  CheckpointStore store(root.path.string(), 3);
+  absl::StatusOr<std::string> dir = store.Write(1, Files(1));
+  REQUIRE(dir.ok());
+  const fs::path manifest = fs::path(*dir) / "manifest.json";
+  auto with_manifest = [&](const std::string& text) {
+    { std::ofstream(manifest) << text; }
+    return std::string(CheckpointStore::Verify(*dir).message());
+  };
+  CHECK(with_manifest(R"({"format": 1, "files": []})") ==
+        *dir + ": manifest.json is not a valid accel checkpoint manifest");
+  CHECK(CheckpointStore::ManifestFiles(*dir).status().code() == absl::StatusCode::kDataLoss);
+  for (const std::string name : {"/dev/zero", "../step_00000001/state.json", ".", "manifest.json", ".hidden"}) {
+    const std::string text = R"({"format": "accel-checkpoint", "files": [{"name": ")" + name +
+                             R"(", "size_bytes": 1, "crc32c": "00000000"}]})";
+    const std::string expected = *dir + ": manifest.json names '" + name + "', which is not a checkpoint file name";
+    CHECK(with_manifest(text) == expected);
+    CHECK(CheckpointStore::ReadFile(*dir, name).status().message() == expected);
+    CHECK(CheckpointStore::ManifestFiles(*dir).status().message() == expected);
+  }
+  CHECK(store.LatestGood().status().code() == absl::StatusCode::kNotFound);
+}
+
 TEST_CASE("rewriting a step replaces it and bad names are rejected") {
   TempRoot root;
   CheckpointStore store(root.path.string(), 2);

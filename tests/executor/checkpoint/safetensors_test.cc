@@ -91,6 +91,29 @@ TEST_CASE("corrupt or truncated safetensors are DataLoss errors") {
   CHECK(ParseSafetensors(huge, "f").status().code() == absl::StatusCode::kDataLoss);
 }
 
+// Found with fuzz/safetensors_fuzzer (fuzz/regressions/safetensors_fuzzer): the element count was
+// multiplied without an overflow check, so [2^32, 2^32] wrapped to 0 elements and an empty buffer
+// was accepted for it; a dimension above 2^63 - 1 came back negative.
+TEST_CASE("safetensors shapes whose size overflows 64 bits are DataLoss errors") {
+  auto with_entry = [](const std::string& entry) {
+    std::string header = R"({"w":)" + entry + "}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string bytes(8, '\0');
+    for (int k = 0; k < 8; ++k) bytes[k] = static_cast<char>((header.size() >> (8 * k)) & 0xFF);
+    return bytes + header;
+  };
+  CHECK(ParseSafetensors(with_entry(R"({"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]})"), "f")
+            .status()
+            .message() == "f: safetensors entry w has a shape of more than 2^64 bytes");
+  CHECK(ParseSafetensors(with_entry(R"({"dtype":"U8","shape":[18446744073709551615,0],"data_offsets":[0,0]})"), "f")
+            .status()
+            .message() == "f: safetensors entry w has a bad shape");
+  // The largest shape that fits still has to match its data.
+  CHECK(ParseSafetensors(with_entry(R"({"dtype":"U8","shape":[9223372036854775807],"data_offsets":[0,0]})"), "f")
+            .status()
+            .message() == "f: safetensors entry w has 0 bytes for 9223372036854775807 x U8");
+}
+
 TEST_CASE("torch tensors round-trip through safetensors in every supported dtype") {
   for (auto dtype : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16, torch::kLong, torch::kInt,
                      torch::kShort, torch::kChar, torch::kByte, torch::kBool}) {

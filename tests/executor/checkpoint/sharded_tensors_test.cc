@@ -375,6 +375,29 @@ TEST_CASE("publication needs every rank's list and refuses leftovers") {
   CHECK(store.BeginStep(-1).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+// Found with fuzz/checkpoint_manifest_fuzzer (fuzz/regressions/checkpoint_manifest_fuzzer): a list
+// with a non-string "format" threw out of nlohmann's value() (the process aborted), and a list could
+// name files outside the checkpoint ("../x", "/dev/zero") for Publish to put in the manifest.
+TEST_CASE("rank lists with a mistyped format or a name outside the checkpoint are malformed") {
+  TempRoot root;
+  CheckpointStore store(root.path.string(), 3);
+  absl::StatusOr<std::string> tmp = store.BeginStep(1);
+  REQUIRE(tmp.ok());
+  REQUIRE(CheckpointStore::WriteRankFiles(*tmp, 0, {{"a.bin", "hello"}}).ok());
+  const fs::path list = fs::path(*tmp) / CheckpointStore::RankListName(0);
+  auto publish_with = [&](const std::string& text) {
+    { std::ofstream(list) << text; }
+    return Message(store.Publish(1, 1, {}).status());
+  };
+  CHECK(publish_with(R"({"format": 1, "rank": 0, "files": []})") == *tmp + ": rank-00000.files.json is malformed");
+  const std::string entry = R"(", "size_bytes": 5, "crc32c": "9a71bb4c"}]})";
+  for (const std::string name : {"../a.bin", "/dev/zero", ".", "..", "manifest.json", ".tmp"}) {
+    CHECK(publish_with(R"({"format": "accel-rank-files", "rank": 0, "files": [{"name": ")" + name + entry) ==
+          *tmp + ": rank-00000.files.json names '" + name + "', which is not a checkpoint file name");
+  }
+  CHECK(publish_with(R"({"format": "accel-rank-files", "rank": 0, "files": [{"name": "a.bin)" + entry) == "");
+}
+
 TEST_CASE("WriteRankFiles checks its arguments") {
   TempRoot root;
   CheckpointStore store(root.path.string(), 3);

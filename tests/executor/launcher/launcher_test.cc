@@ -374,6 +374,16 @@ TEST_CASE("SLURM variables and node lists are parsed", "[launcher][slurm]") {
             .message() == "SLURM_PROCID=4 is not below SLURM_NTASKS=4");
   CHECK(SlurmEnvFromLookup(MapLookup({{"SLURM_PROCID", "x"}})).status().message() ==
         "SLURM_PROCID='x' is not a non-negative integer");
+  // Found with fuzz/launcher_env_fuzzer (fuzz/regressions/launcher_env_fuzzer): values were cast to
+  // int, so 4294967296 was read as task 0 of 1.
+  CHECK(SlurmEnvFromLookup(MapLookup({{"SLURM_PROCID", "4294967296"}, {"SLURM_NODEID", "0"},
+                                      {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "1"}}))
+            .status()
+            .message() == "SLURM_PROCID='4294967296' is out of range (at most 2147483647)");
+  CHECK(SlurmEnvFromLookup(MapLookup({{"SLURM_PROCID", "0"}, {"SLURM_NODEID", "0"},
+                                      {"SLURM_LOCALID", "0"}, {"SLURM_NPROCS", "2147483648"}}))
+            .status()
+            .message() == "SLURM_NPROCS='2147483648' is out of range (at most 2147483647)");
 
   CHECK(*FirstHostOfNodeList("node[07-09,12],gpu1") == "node07");
   CHECK(*FirstHostOfNodeList("gpu-a[3]") == "gpu-a3");

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The fuzzing smoke run of `make test` (target test-fuzz): builds the `fuzz` preset (clang,
+# libFuzzer, AddressSanitizer + UBSan, core only), then runs every target of fuzz/ on its seeds and
+# past findings (fuzz/regressions) followed by a few seconds of fuzzing: by default 3 s per
+# target, under a minute in all (ACCEL_FUZZ_SMOKE_SECONDS changes it). Any crash, sanitizer report,
+# timeout or out-of-memory fails the run; the input is kept under
+# build-fuzz/fuzz-smoke/artifacts/TARGET/ and reproduces with `fuzz/run.sh TARGET FILE`.
+# Long runs: see README "Fuzzing" and fuzz/run.sh.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+seconds="${ACCEL_FUZZ_SMOKE_SECONDS:-3}"
+jobs="${JOBS:-2}"
+
+start=$(date +%s)
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs"
+built=$(date +%s)
+
+work="$root/build-fuzz/fuzz-smoke"
+rm -rf "$work"
+mkdir -p "$work"
+status=0
+for source in fuzz/*_fuzzer.cc; do
+  target="$(basename "$source" .cc)"
+  log="$work/$target.log"
+  if ACCEL_FUZZ_WORK="$work" fuzz/run.sh "$target" -max_total_time="$seconds" >"$log" 2>&1; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    echo "fuzz smoke: $target ok (${runs:-?} inputs in ${seconds} s)"
+  else
+    status=1
+    echo "fuzz smoke: $target FAILED; the end of $log:" >&2
+    tail -n 40 "$log" >&2
+  fi
+done
+echo "fuzz smoke: build $((built - start)) s, fuzzing $(($(date +%s) - built)) s"
+exit $status
