@@ -5,6 +5,7 @@
 
 #include "common/diagnostics.h"
 #include "common/units.h"
+#include "planner/executor_activations.h"
 #include "planner/memory_estimator.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
@@ -189,8 +190,19 @@ TEST_CASE("pipeline stages: embedding first, logits and the tied copy last, 1F1B
         (3 * block + LocalCount(p.head) + p.embedding[0].local_count) * 2);
   CHECK(Find(r.plan.memory(0), "logits") == nullptr);
   CHECK(Find(r.plan.memory(3), "logits") != nullptr);
-  ActivationShape s{1024, 2, 768, 12, 3072, 1, false};
-  const int64_t per_layer = ActivationBytesPerLayer(s, RecomputeMode::kSelective);
+  // tp = 1: accel's own executor formulas (planner/executor_activations.h), bf16 parameters.
+  ExecutorActivationShape s;
+  s.gpt2 = true;
+  s.seq_len = 1024;
+  s.micro_batch = 2;
+  s.hidden = 768;
+  s.heads = 12;
+  s.kv_heads = 12;
+  s.ffn = 3072;
+  s.vocab = r.plan.model().padded_vocab_size();
+  s.bf16_compute = true;
+  s.bf16_params = true;
+  const int64_t per_layer = ExecutorKeptBytesPerLayer(s, RecomputeMode::kSelective);
   for (int i = 0; i < 4; ++i) {
     INFO("stage " << i);
     CHECK(Find(r.plan.memory(i), "activations")->bytes() == 3 * (4 - i) * per_layer);
@@ -320,14 +332,15 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
   CHECK(host_optimizer == ShardedCount(local, 4) * 8);
   ActivationShape s{4096, 1, 4096, 32, 11008, 2, true};
   CHECK(Find(e, "activations")->bytes() == 32 * ActivationBytesPerLayer(s, RecomputeMode::kSelective));
-  // Gathered largest unit (the 16,384,000-row vocab shard) + its grad + prefetch, then buckets.
+  // Gathered largest unit (the 16,384,000-row vocab shard) + its grad, the prefetch of at least
+  // one whole unit and its shard-sized gather input, then buckets.
   int64_t comm = 0;
   for (const ir::MemoryTerm& t : e.device()) {
     if (t.category() == "communication_buffers") comm += t.bytes();
   }
   const int64_t largest = std::max(LocalCount(p.layers[0]), LocalCount(p.embedding));
-  CHECK(comm == GatheredParameterBytes(largest, 4096LL * 4096 * 9 / 10, 2, 2) +
-                    ReduceBucketBytes(4096LL * 4096, 4));
+  CHECK(comm == GatheredParameterBytes(largest, std::max<int64_t>(4096LL * 4096 * 9 / 10, largest), 2, 2) +
+                    ShardedCount(largest, 4) * 2 + ReduceBucketBytes(4096LL * 4096, 4));
   CHECK(e.fits());
   CHECK(r.diagnostics.empty());
 }

@@ -258,7 +258,7 @@ TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the pr
   }
 }
 
-TEST_CASE("--max-restarts needs checkpoint.resume auto", "[e2e][restart]") {
+TEST_CASE("accel run --max-restarts needs checkpoint.resume auto", "[e2e][restart]") {
   TempDir dir;
   WriteJob(dir, 4, 2);
   Launched run = Launch(RunArgs(dir, {"--set", "checkpoint.resume=never", "--max-restarts", "2"}), dir);
