@@ -30,7 +30,8 @@ struct WorkerOptions {
   int64_t crash_at_step = -1;
   int crash_rank = -1;
   // Test hook (ACCEL_TEST_CRASH_IN_CHECKPOINT): rank crash_rank kills itself with SIGKILL while
-  // the checkpoint of this step is being written (its own files written, not yet published).
+  // the sharded checkpoint of this step is being written (its own shard file written, the
+  // checkpoint not yet published). Single-file checkpoints (stage 0, fp32) ignore it.
   int64_t crash_in_checkpoint_step = -1;
 };
 
