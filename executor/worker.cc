@@ -225,22 +225,23 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   return Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync);
 }
 
-// config.json for Hugging Face loaders, describing the tensors as stored (padded vocabulary).
-std::string ConfigJsonFor(const ir::Plan& plan) {
-  const ir::Model& m = plan.model();
+// config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
+// workers built the model with (ModelConfigFromPlan: padded vocabulary, defaults applied).
+absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
+  ACCEL_ASSIGN_OR_RETURN(ModelConfig c, ModelConfigFromPlan(plan.model()));
   HfModelDims dims;
-  dims.arch = m.arch() == "llama" ? HfArch::kLlama : HfArch::kGpt2;
-  dims.hidden_size = m.hidden_size();
-  dims.num_layers = m.num_layers();
-  dims.num_heads = m.num_heads();
-  dims.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
-  dims.ffn_hidden_size = m.ffn_hidden_size();
-  dims.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
-  dims.max_seq_len = m.max_seq_len();
-  dims.tie_word_embeddings = m.tie_word_embeddings();
-  dims.norm_eps = m.norm_eps();
-  dims.rope_theta = m.rope_theta();
-  dims.qkv_bias = m.qkv_bias();
+  dims.arch = c.arch == ModelArch::kLlama ? HfArch::kLlama : HfArch::kGpt2;
+  dims.hidden_size = c.hidden_size;
+  dims.num_layers = c.num_layers;
+  dims.num_heads = c.num_heads;
+  dims.num_kv_heads = c.num_kv_heads;
+  dims.ffn_hidden_size = c.ffn_size;
+  dims.vocab_size = c.vocab_size;
+  dims.max_seq_len = c.max_seq_len;
+  dims.tie_word_embeddings = c.tie_embeddings;
+  dims.norm_eps = c.norm_eps;
+  dims.rope_theta = c.rope_theta;
+  dims.qkv_bias = c.qkv_bias;
   const std::string& dtype = plan.precision().param_dtype();
   dims.torch_dtype = dtype == "bf16" ? "bfloat16" : dtype == "fp16" ? "float16" : "float32";
   return HuggingFaceConfigJson(dims);
@@ -256,7 +257,8 @@ absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Tr
   std::vector<CheckpointFile> shared;
   if (leader) {
     ACCEL_ASSIGN_OR_RETURN(shared, trainer.SaveState(dataset.GlobalPosition()));
-    shared.push_back({"config.json", ConfigJsonFor(plan)});
+    ACCEL_ASSIGN_OR_RETURN(std::string config_json, ConfigJsonFor(plan));
+    shared.push_back({"config.json", std::move(config_json)});
   }
   std::string dir;
   if (!trainer.ShardedCheckpoint()) {

@@ -1,4 +1,5 @@
 #include "executor/checkpoint/checkpoint_store.h"
+#include "temp_root.h"
 
 #include <unistd.h>
 
@@ -10,15 +11,7 @@ namespace accel::exec {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempRoot {
-  TempRoot() : path(fs::temp_directory_path() / ("accel_ckpt_" + std::to_string(::getpid()) + "_" +
-                                                   std::to_string(counter++))) {
-    fs::remove_all(path);
-  }
-  ~TempRoot() { fs::remove_all(path); }
-  fs::path path;
-  static inline int counter = 0;
-};
+using testing::TempRoot;
 
 std::vector<CheckpointFile> Files(int64_t step) {
   return {{"model.safetensors", std::string(1000, static_cast<char>('a' + step % 26))},

@@ -13,20 +13,13 @@
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/safetensors.h"
 #include "executor/checkpoint/sharded_tensors.h"
+#include "temp_root.h"
 
 namespace accel::exec {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempRoot {
-  TempRoot() : path(fs::temp_directory_path() / ("accel_export_" + std::to_string(::getpid()) + "_" +
-                                                   std::to_string(counter++))) {
-    fs::remove_all(path);
-  }
-  ~TempRoot() { fs::remove_all(path); }
-  fs::path path;
-  static inline int counter = 0;
-};
+using testing::TempRoot;
 
 constexpr char kConfig[] = "{\n  \"model_type\": \"gpt2\"\n}\n";
 

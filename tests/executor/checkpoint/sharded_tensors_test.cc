@@ -12,20 +12,13 @@
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/crc32c.h"
 #include "executor/checkpoint/safetensors.h"
+#include "temp_root.h"
 
 namespace accel::exec {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempRoot {
-  TempRoot() : path(fs::temp_directory_path() / ("accel_shard_" + std::to_string(::getpid()) + "_" +
-                                                   std::to_string(counter++))) {
-    fs::remove_all(path);
-  }
-  ~TempRoot() { fs::remove_all(path); }
-  fs::path path;
-  static inline int counter = 0;
-};
+using testing::TempRoot;
 
 // A global tensor of the test model with deterministic, position-dependent bytes.
 struct Original {
