@@ -187,12 +187,13 @@ absl::Status BucketedGradSync::EndMicroStep() {
 
 absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   torch::NoGradGuard no_grad;
-  // On the parameters' device, where the collective runs (the optimizer tensors may be offloaded).
-  const at::Device device = params_.front().device();
-  at::Tensor sq = at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(device));
+  // Summed where the optimizer tensors live (the host when offloaded), then moved once to the
+  // parameters' device, where the collective runs.
+  at::Tensor sq = at::zeros({1}, opt_.front().options().dtype(at::kDouble));
   for (const at::Tensor& t : opt_) {
-    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum().to(device);
+    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum();
   }
+  sq = sq.to(params_.front().device());
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {
     if (absl::Status s = groups_.dp_shard->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;
   }
