@@ -61,6 +61,10 @@ inline constexpr const char* kConflictingBatch = "E0418";
 // A product of fields over one of accel's planning limits (spec/limits.h): world size,
 // pipeline stages x microbatches, tokens per step.
 inline constexpr const char* kOverPlanLimit = "E0419";
+// Sequence parallelism needs seq_len divisible by the tensor-parallel degree.
+inline constexpr const char* kSequenceNotDivisible = "E0420";
+// Column- and row-parallel MLP layers split ffn_hidden_size over the tensor-parallel ranks.
+inline constexpr const char* kFfnNotDivisible = "E0421";
 inline constexpr const char* kTensorParallelCrossesNodes = "W0401";
 inline constexpr const char* kShardingWithoutShardAxis = "W0402";
 inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";

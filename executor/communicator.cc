@@ -35,6 +35,11 @@ using PgBase = c10d::Backend;
 using PgBase = c10d::ProcessGroup;
 #endif
 
+// kAvg is reduced as a sum and divided afterwards.
+c10d::ReduceOp C10dOp(ReduceOp op) {
+  return op == ReduceOp::kMax ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
+}
+
 absl::Status FromException(const std::string& what, int rank, const std::exception& e) {
   std::string message = absl::StrCat(what, " failed on group rank ", rank, ": ", e.what());
   // c10d reports timeouts only through the exception text.
@@ -112,7 +117,7 @@ class C10dCommunicator final : public Communicator {
       at::Tensor work_tensor = Summable(tensor.is_contiguous() ? tensor : tensor.contiguous());
       std::vector<at::Tensor> tensors{work_tensor};
       c10d::AllreduceOptions opts;
-      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.reduceOp = C10dOp(op);
       pg_->allreduce(tensors, opts)->wait(timeout_);
       if (op == ReduceOp::kAvg) work_tensor.div_(Size());
       if (!work_tensor.is_same(tensor)) tensor.copy_(work_tensor);
@@ -129,7 +134,7 @@ class C10dCommunicator final : public Communicator {
       at::Tensor sum = Summable(tensor);
       std::vector<at::Tensor> tensors{sum};
       c10d::AllreduceOptions opts;
-      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.reduceOp = C10dOp(op);
       const int size = Size();
       auto finish = [tensor, sum, op, size]() mutable {
         if (op == ReduceOp::kAvg) sum.div_(size);
@@ -170,7 +175,7 @@ class C10dCommunicator final : public Communicator {
       at::Tensor out = output.view({-1});
       if (backend_ == CommBackend::kNccl) {
         c10d::ReduceScatterOptions opts;
-        opts.reduceOp = c10d::ReduceOp::SUM;
+        opts.reduceOp = C10dOp(op);
         auto finish = [out, op, size]() mutable {
           if (op == ReduceOp::kAvg) out.div_(size);
         };
@@ -180,7 +185,7 @@ class C10dCommunicator final : public Communicator {
       at::Tensor sum = Summable(in);
       std::vector<at::Tensor> tensors{sum};
       c10d::AllreduceOptions opts;
-      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.reduceOp = C10dOp(op);
       const int64_t begin = Rank() * n;
       auto finish = [sum, out, op, size, begin, n]() mutable {
         at::Tensor mine = sum.narrow(0, begin, n);
@@ -216,13 +221,13 @@ class C10dCommunicator final : public Communicator {
     if (absl::Status s = CheckScatterShapes(input, output); !s.ok()) return s;
     return Guard("reduce-scatter", [&] {
       c10d::AllreduceOptions ar_opts;
-      ar_opts.reduceOp = c10d::ReduceOp::SUM;
+      ar_opts.reduceOp = C10dOp(op);
       at::Tensor result;
       if (backend_ == CommBackend::kNccl) {
         at::Tensor in = input.contiguous().view({-1});
         result = at::empty({n}, input.options());
         c10d::ReduceScatterOptions opts;
-        opts.reduceOp = c10d::ReduceOp::SUM;
+        opts.reduceOp = C10dOp(op);
         pg_->_reduce_scatter_base(result, in, opts)->wait(timeout_);
       } else {
         // Gloo rejects reduce_scatter: all-reduce a private copy and keep this rank's chunk.

@@ -20,8 +20,9 @@
 namespace accel::exec {
 
 // Reduction applied by AllReduce and ReduceScatter. kAvg is the sum divided by the group size
-// (computed as sum then divide on every backend, so results match across backends).
-enum class ReduceOp { kSum, kAvg };
+// (computed as sum then divide on every backend, so results match across backends); kMax the
+// element-wise maximum (vocabulary-parallel cross-entropy's logit maximum).
+enum class ReduceOp { kSum, kAvg, kMax };
 
 // Which c10d backend a communicator uses. kGloo works on CPU tensors; kNccl on CUDA tensors and is
 // only available when the LibTorch build has NCCL (NcclAvailable()).

@@ -23,6 +23,7 @@
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/hf_config.h"
 #include "executor/checkpoint/sharded_tensors.h"
+#include "executor/checkpoint/tp_layout.h"
 #include "executor/communicator.h"
 #include "executor/data/byte_tokenizer.h"
 #include "executor/data/text_source.h"
@@ -38,6 +39,7 @@
 #include "executor/plan_agreement.h"
 #include "executor/process_groups.h"
 #include "executor/run_metrics.h"
+#include "ir/plan_access.h"
 #include "ir/plan_verifier.h"
 
 namespace accel::exec {
@@ -153,11 +155,15 @@ std::string CheckpointRoot(const ir::Plan& plan, const WorkerEnv& env) {
 }
 
 // Bytes sampled from the model after a newline, with temperature 0.8, for a look at what it
-// learned. Printable ASCII and newlines are kept; other bytes are shown as '?'.
+// learned. Printable ASCII and newlines are kept; other bytes are shown as '?'. Under tensor
+// parallelism every rank of the tp group must call it (the forward communicates); the gathered
+// logits and the seed are the same on each, so they draw the same bytes. Sequence parallelism
+// is off while sampling: contexts of every length are fed, not only multiples of tp.
 std::string SampleText(CausalLm& model, int64_t count, uint64_t seed,
                        const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model.eval();
+  SequenceParallelPause pause(model);
   torch::manual_seed(seed);
   std::vector<int64_t> context = {'\n'};
   std::string out;
@@ -167,7 +173,8 @@ std::string SampleText(CausalLm& model, int64_t count, uint64_t seed,
     std::vector<int64_t> slice(context.begin() + begin, context.end());
     torch::Tensor input =
         torch::tensor(slice, torch::kLong).unsqueeze(0).to(device);
-    torch::Tensor logits = model.Forward(input).select(0, 0).select(0, -1).to(torch::kFloat);
+    torch::Tensor logits = GatherVocabParallel(model.Forward(input), model.tensor_parallel())
+                               .select(0, 0).select(0, -1).to(torch::kFloat);
     torch::Tensor probs = torch::softmax(logits / 0.8, -1).cpu();
     int64_t next = torch::multinomial(probs, 1).item<int64_t>();
     context.push_back(next);
@@ -202,6 +209,22 @@ absl::Status CheckPlanRunnable(const ir::Plan& plan) {
   return absl::OkStatus();
 }
 
+// The model's tensor-parallel layers must split every parameter as the plan says
+// (ir::Parameter.tp_dim, tp_parts): the plan is the contract the checkpoints and estimates use.
+absl::Status CheckTensorParallelSplits(const CausalLm& model, const ShardLayout& layout) {
+  for (const ParamSlot& slot : layout.params) {
+    const TpSplit split = model.TensorParallelSplit(slot.name);
+    const int parts = split.dim < 0 ? 1 : split.parts;
+    if (split.dim != slot.tp_dim || (slot.tp_dim >= 0 && parts != slot.tp_parts)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", slot.name, ": the plan splits dim ", slot.tp_dim, " in ", slot.tp_parts,
+          " part(s) over tensor-parallel ranks, but the executor's ", ModelArchName(model.config().arch),
+          " model splits dim ", split.dim, " in ", parts));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The Trainer over the plan's sharding of this rank's pipeline stage.
 absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        const std::shared_ptr<CausalLm>& model,
@@ -214,10 +237,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,
                          ShardLayout::FromPlan(plan.sharding(), plan.ranks(rank).stage(), names,
                                                groups.RankIn("dp_shard")));
+  ACCEL_RETURN_IF_ERROR(CheckTensorParallelSplits(*model, layout));
   DataParallelGroups dp;
   dp.dp = groups.Get("dp");
   dp.dp_shard = groups.Get("dp_shard");
   dp.dp_replicate = groups.Get("dp_replicate");
+  dp.tp = groups.Get("tp");
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
   sync.tied_embeddings = plan.model().tie_word_embeddings();
@@ -247,6 +272,19 @@ absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
   return HuggingFaceConfigJson(dims);
 }
 
+// tensor_parallel.json: how the plan splits every tp-split parameter, so `accel export` can merge
+// the tp-major tensors without the plan. Only written when tp > 1.
+std::string TpLayoutJsonFor(const ir::Plan& plan) {
+  TpLayoutRecord record;
+  record.degree = ir::AxisSize(plan, ir::Axis::kTp);
+  for (const ir::ShardUnit& unit : plan.sharding().units()) {
+    for (const ir::Parameter& p : unit.parameters()) {
+      if (p.tp_dim() >= 0) record.parameters[p.name()] = {p.tp_dim(), std::max(1, p.tp_parts())};
+    }
+  }
+  return TpLayoutJson(record);
+}
+
 // Writes a checkpoint of the current step. Single-file state (stage 0, fp32): rank 0 writes it.
 // Sharded state: every rank of the first replica writes its shard file into the step's temporary
 // directory, all ranks meet, then rank 0 publishes it with the shared files.
@@ -259,6 +297,7 @@ absl::Status SaveCheckpoint(const ir::Plan& plan, const WorkerEnv& env, const Tr
     ACCEL_ASSIGN_OR_RETURN(shared, trainer.SaveState(dataset.GlobalPosition()));
     ACCEL_ASSIGN_OR_RETURN(std::string config_json, ConfigJsonFor(plan));
     shared.push_back({"config.json", std::move(config_json)});
+    if (ir::AxisSize(plan, ir::Axis::kTp) > 1) shared.push_back({kTensorParallelFile, TpLayoutJsonFor(plan)});
   }
   std::string dir;
   if (!trainer.ShardedCheckpoint()) {
@@ -478,12 +517,14 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
   ACCEL_RETURN_IF_ERROR(s.world.Barrier());
   const int64_t sample_tokens = s.plan.training().sample_tokens();
   if (!o.stopped && sample_tokens > 0) {
-    // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks.
+    // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks (with
+    // tensor parallelism, every rank of each tp group, since the forward communicates).
     ACCEL_RETURN_IF_ERROR(s.trainer.sync().GatherAll());
     s.model->set_unit_hooks(nullptr);
-    if (leader) {
-      Log("sample:\n" + SampleText(*s.model, sample_tokens,
-                                   static_cast<uint64_t>(s.plan.training().seed()), s.device));
+    if (leader || s.model->tensor_parallel().enabled()) {
+      std::string text = SampleText(*s.model, sample_tokens,
+                                    static_cast<uint64_t>(s.plan.training().seed()), s.device);
+      if (leader) Log("sample:\n" + text);
     }
   }
   std::vector<RankMemory> memory;
@@ -564,7 +605,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
 
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model, BuildCausalLm(model_config, seed));
+  TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model, BuildCausalLm(model_config, seed, tp));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   ACCEL_ASSIGN_OR_RETURN(std::vector<uint32_t> tokens,
                          LoadTokens(plan.data(), plan.model().vocab_size()));

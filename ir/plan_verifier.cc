@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "ir/plan_access.h"
+
 namespace accel::ir {
 namespace {
 
@@ -359,6 +361,39 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// Every tp-split parameter's dim (each of its tp_parts blocks) divides by tp, so every tp rank
+// holds local_count elements; sequence parallelism needs tp > 1 and seq_len divisible by tp.
+void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
+  const int64_t tp = AxisSize(plan, Axis::kTp);
+  if (plan.mesh().sequence_parallel()) {
+    if (tp <= 1) out.push_back("sequence_parallel is set but tp is " + S(tp));
+    if (tp > 1 && plan.batch().seq_len() % tp != 0) {
+      out.push_back("sequence_parallel: seq_len " + S(plan.batch().seq_len()) + " does not divide by tp " + S(tp));
+    }
+  }
+  for (const ShardUnit& unit : plan.sharding().units()) {
+    for (const Parameter& p : unit.parameters()) {
+      const int parts = std::max(1, p.tp_parts());
+      if (p.tp_dim() < 0) {
+        if (p.tp_parts() > 1) out.push_back("parameter " + p.name() + " has tp_parts but no tp_dim");
+        if (p.local_count() != p.count()) out.push_back("replicated parameter " + p.name() + " has local_count != count");
+        continue;
+      }
+      if (p.tp_dim() >= p.shape_size()) {
+        out.push_back("parameter " + p.name() + " tp_dim " + S(p.tp_dim()) + " is not a dim of its shape");
+        continue;
+      }
+      const int64_t extent = p.shape(p.tp_dim());
+      // Vocabulary-parallel tensors (dim 0 rows) are padded: their rows need not divide.
+      const bool padded = p.tp_dim() == 0 && p.local_count() * tp > p.count();
+      if (!padded && (extent % parts != 0 || (extent / parts) % tp != 0)) {
+        out.push_back("parameter " + p.name() + ": dim " + S(p.tp_dim()) + " of " + S(extent) + " in " +
+                      S(parts) + " part(s) does not divide by tp " + S(tp));
+      }
+    }
+  }
+}
+
 // Recompute names one module per layer ("full": blocks, "selective": attention cores), each once;
 // the executor checks the names against its model.
 void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
@@ -382,6 +417,7 @@ std::vector<std::string> VerifyPlan(const Plan& plan) {
   std::vector<std::string> out;
   if (VerifyMeshAndRanks(plan, out)) {
     VerifyGroups(plan, out);
+    VerifyTensorParallel(plan, out);
   } else if (plan.process_groups_size() > 0) {
     out.push_back("process groups not checked: the mesh or the rank placements are invalid");
   }

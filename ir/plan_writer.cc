@@ -158,7 +158,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     mesh += (mesh.empty() ? "" : " x ") + a.name() + " " + S(a.size());
     strides += (strides.empty() ? "" : ", ") + S(a.stride());
   }
-  line("mesh", mesh + "  (strides " + strides + ")");
+  line("mesh", mesh + "  (strides " + strides + ")" +
+                   (plan.mesh().sequence_parallel() ? "; sequence parallel over tp" : ""));
   // Sets with identical groups (e.g. dp and dp_shard when dp_replicate is 1) share a line.
   std::vector<const ProcessGroupSet*> shown_sets;
   std::vector<std::string> shown_names;

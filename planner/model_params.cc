@@ -94,7 +94,9 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
       block.push_back(Make(p + "ln_1.bias", {h}, -1, tp));
       // Conv1D weights are [in, out]: column-parallel splits dim 1, row-parallel dim 0.
       block.push_back(Make(p + "attn.c_attn.weight", {h, 3 * h}, 1, tp));
+      block.back().tp_parts = 3;
       block.push_back(Make(p + "attn.c_attn.bias", {3 * h}, 0, tp));
+      block.back().tp_parts = 3;
       block.push_back(Make(p + "attn.c_proj.weight", {h, h}, 0, tp));
       block.push_back(Make(p + "attn.c_proj.bias", {h}, -1, tp));
       block.push_back(Make(p + "ln_2.weight", {h}, -1, tp));

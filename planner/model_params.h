@@ -27,6 +27,9 @@ struct ParamInfo {
   // lm_head the vocabulary dim. -1: replicated on every tp rank (norms, row-parallel biases,
   // learned position embeddings).
   int tp_dim = -1;
+  // Equal blocks along tp_dim, each split separately (ir::Parameter.tp_parts): 3 for gpt2's
+  // c_attn (q, k, v laid end to end), else 1.
+  int tp_parts = 1;
   // Elements held by one tp rank. Vocabulary-split tensors use padded_vocab_size rows, so
   // local_count · tp can exceed `count`.
   int64_t local_count = 0;

@@ -1,5 +1,6 @@
 #include "executor/checkpoint/export.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "executor/checkpoint/durable_file.h"
 #include "executor/checkpoint/safetensors.h"
 #include "executor/checkpoint/sharded_tensors.h"
+#include "executor/checkpoint/tp_layout.h"
 
 namespace accel::exec {
 namespace fs = std::filesystem;
@@ -20,15 +22,28 @@ constexpr char kConfigFile[] = "config.json";
 constexpr char kModelFile[] = "model.safetensors";
 constexpr char kOptimizerPrefix[] = "optimizer.";
 
-// The model tensors of the checkpoint, whole, sorted by name.
+// The checkpoint's tensor_parallel.json, or degree 1 when it has none (no tensor parallelism).
+absl::StatusOr<TpLayoutRecord> TpLayoutOf(const std::string& checkpoint_dir) {
+  ACCEL_ASSIGN_OR_RETURN(std::vector<std::string> files, CheckpointStore::ManifestFiles(checkpoint_dir));
+  if (std::find(files.begin(), files.end(), kTensorParallelFile) == files.end()) return TpLayoutRecord{};
+  ACCEL_ASSIGN_OR_RETURN(std::string text, CheckpointStore::ReadFile(checkpoint_dir, kTensorParallelFile));
+  return ParseTpLayoutJson(text, absl::StrCat(checkpoint_dir, "/", kTensorParallelFile));
+}
+
+// The model tensors of the checkpoint, whole, sorted by name; tp-major tensors merged back.
 absl::StatusOr<SafetensorsFile> ConsolidateModel(const std::string& checkpoint_dir) {
+  ACCEL_ASSIGN_OR_RETURN(TpLayoutRecord tp, TpLayoutOf(checkpoint_dir));
   auto is_model = [](const std::string& name) { return !absl::StartsWith(name, kOptimizerPrefix); };
   ACCEL_ASSIGN_OR_RETURN(ShardedTensorReader reader, ShardedTensorReader::Open(checkpoint_dir, is_model));
   SafetensorsFile model;
   model.metadata["format"] = "pt";
   for (const GlobalTensorInfo& info : reader.Tensors()) {
     ACCEL_ASSIGN_OR_RETURN(std::string data, reader.ReadWhole(info.name));
-    model.tensors.push_back({info.name, info.dtype, info.shape, std::move(data)});
+    SafetensorsTensor tensor{info.name, info.dtype, info.shape, std::move(data)};
+    if (auto it = tp.parameters.find(info.name); it != tp.parameters.end()) {
+      ACCEL_ASSIGN_OR_RETURN(tensor, MergeTpMajor(tensor, tp.degree, it->second));
+    }
+    model.tensors.push_back(std::move(tensor));
   }
   return model;
 }

@@ -46,8 +46,7 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   const struct {
     ir::Axis axis;
     const char* field;
-  } kAxes[] = {{ir::Axis::kTp, "parallel.tensor"},
-               {ir::Axis::kPp, "parallel.pipeline"},
+  } kAxes[] = {{ir::Axis::kPp, "parallel.pipeline"},
                {ir::Axis::kCp, "parallel.context"}};
   for (const auto& a : kAxes) {
     const int64_t size = ir::AxisSize(plan, a.axis);

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
 #include "executor/train/recompute.h"
@@ -56,37 +58,82 @@ absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modul
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed) {
-  if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
-  std::shared_ptr<CausalLm> model;
-  try {
-    if (config.arch == ModelArch::kGpt2) {
-      model = std::make_shared<Gpt2Model>(config);
+namespace {
+
+std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParallel& tp) {
+  if (config.arch == ModelArch::kGpt2) return std::make_shared<Gpt2Model>(config, tp);
+  return std::make_shared<LlamaModel>(config, tp);
+}
+
+void InitializeParameters(CausalLm& model, const ModelConfig& config, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.num_layers));
+  for (auto& item : model.named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    const bool is_norm = absl::StrContains(name, "ln_") || absl::StrContains(name, "layernorm") ||
+                         absl::StrContains(name, ".norm.");
+    if (is_norm) {
+      p.fill_(absl::EndsWith(name, ".bias") ? 0.0 : 1.0);
+    } else if (absl::EndsWith(name, ".bias")) {
+      p.zero_();
+    } else if (config.arch == ModelArch::kGpt2 && absl::EndsWith(name, "c_proj.weight")) {
+      p.normal_(0.0, proj_std, gen);
     } else {
-      model = std::make_shared<LlamaModel>(config);
+      p.normal_(0.0, 0.02, gen);
     }
+  }
+}
+
+absl::Status CheckTensorParallelDegree(const ModelConfig& c, int64_t tp) {
+  for (auto [name, value] : {std::pair<const char*, int64_t>{"num_heads", c.num_heads},
+                             {"num_kv_heads", c.num_kv_heads},
+                             {"ffn_size", c.ffn_size},
+                             {"vocab_size", c.vocab_size}}) {
+    if (value % tp != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor-parallel degree ", tp,
+                                                     " does not divide model.", name, " ", value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sums the gradient of every replicated parameter over the tp group before it accumulates.
+void SumReplicatedGradients(CausalLm& model) {
+  std::shared_ptr<Communicator> group = model.tensor_parallel().group;
+  for (auto& item : model.named_parameters()) {
+    if (model.TensorParallelSplit(item.key()).dim >= 0) continue;
+    item.value().register_hook([group](const torch::Tensor& grad) {
+      torch::Tensor sum = grad.contiguous().clone();
+      absl::Status s = group->AllReduce(sum, ReduceOp::kSum);
+      if (!s.ok()) throw std::runtime_error(std::string(s.message()));
+      return sum;
+    });
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
+                                                        const TensorParallel& tp) {
+  if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
+  if (absl::Status s = CheckTensorParallelDegree(config, tp.size()); !s.ok()) return s;
+  try {
+    std::shared_ptr<CausalLm> full = MakeModel(config, TensorParallel{});
+    InitializeParameters(*full, config, seed);
+    if (!tp.enabled()) return full;
+    std::shared_ptr<CausalLm> model = MakeModel(config, tp);
     torch::NoGradGuard no_grad;
-    at::Generator gen = at::detail::createCPUGenerator(seed);
-    const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.num_layers));
+    const auto whole = full->named_parameters();
     for (auto& item : model->named_parameters()) {
-      const std::string& name = item.key();
-      torch::Tensor& p = item.value();
-      const bool is_norm = absl::StrContains(name, "ln_") || absl::StrContains(name, "layernorm") ||
-                           absl::StrContains(name, ".norm.");
-      if (is_norm) {
-        p.fill_(absl::EndsWith(name, ".bias") ? 0.0 : 1.0);
-      } else if (absl::EndsWith(name, ".bias")) {
-        p.zero_();
-      } else if (config.arch == ModelArch::kGpt2 && absl::EndsWith(name, "c_proj.weight")) {
-        p.normal_(0.0, proj_std, gen);
-      } else {
-        p.normal_(0.0, 0.02, gen);
-      }
+      item.value().copy_(TpSlice(whole[item.key()], model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
     }
+    if (tp.sequence_sharded()) SumReplicatedGradients(*model);
+    return model;
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("building ", ModelArchName(config.arch), " failed: ", e.what()));
   }
-  return model;
 }
 
 }  // namespace accel::exec

@@ -13,24 +13,40 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/models/model_config.h"
+#include "executor/models/tensor_parallel.h"
 #include "executor/models/unit_hooks.h"
 
 namespace accel::exec {
 
 // A causal language model whose named_parameters() are exactly the Hugging Face names of the
 // architecture (so model.safetensors moves between accel and transformers unchanged).
+//
+// Under tensor parallelism (tp.size() > 1) every parameter holds this rank's slice
+// (TensorParallelSplit) under its Hugging Face name, and every rank of the tp group must run the
+// same forward and backward, since they communicate.
 class CausalLm : public torch::nn::Module {
  public:
-  explicit CausalLm(ModelConfig config) : config_(config) {}
+  CausalLm(ModelConfig config, TensorParallel tp) : config_(config), tp_(std::move(tp)) {}
   ~CausalLm() override = default;
 
-  // tokens: [batch, seq] int64 token ids in [0, vocab_size), seq <= max_seq_len.
-  // Returns logits [batch, seq, vocab_size]; position t depends only on tokens 0..t.
+  // tokens: [batch, seq] int64 token ids in [0, vocab_size), seq <= max_seq_len (with sequence
+  // parallelism seq divides by tp). Returns logits [batch, seq, vocab_size / tp]: this rank's
+  // columns of the (padded) vocabulary (all of them without tensor parallelism; see
+  // VocabParallelCrossEntropy and GatherVocabParallel); position t depends only on tokens 0..t.
   // Throws c10::Error on bad shapes (callers at module boundaries catch it).
   virtual torch::Tensor Forward(const torch::Tensor& tokens) = 0;
 
+  // How parameter `name` (a Hugging Face name of this architecture) is split over tensor-parallel
+  // ranks: Megatron-LM's column-parallel (q/k/v, c_attn, c_fc, gate/up: output dim), row-parallel
+  // (o_proj, c_proj, down_proj: input dim) and vocabulary-parallel (embeddings, lm_head: dim 0)
+  // layers; {-1} for replicated ones (norms, row-parallel biases, position embeddings). The plan's
+  // ir::Parameter.tp_dim/tp_parts must agree (the worker checks).
+  virtual TpSplit TensorParallelSplit(const std::string& name) const = 0;
+
   // The dimensions this model was built with.
   const ModelConfig& config() const { return config_; }
+  // The tensor-parallel group it is split over.
+  const TensorParallel& tensor_parallel() const { return tp_; }
 
   // Activation recompute of the modules the plan names (ir::Training.recompute_modules, made by
   // planner/model_params.h RecomputeModules), replacing any earlier set: a whole block,
@@ -67,10 +83,29 @@ class CausalLm : public torch::nn::Module {
     return layer < recompute_core_.size() && recompute_core_[layer];
   }
 
+  friend class SequenceParallelPause;
   ModelConfig config_;
+  TensorParallel tp_;
   UnitHooks* hooks_ = nullptr;
   std::vector<bool> recompute_block_;
   std::vector<bool> recompute_core_;
+};
+
+// Turns a model's sequence parallelism off for its lifetime, e.g. to sample with contexts of any
+// length (the weights are the same either way). Not for use inside a training step.
+class SequenceParallelPause {
+ public:
+  explicit SequenceParallelPause(CausalLm& model)
+      : model_(model), was_(model.tp_.sequence_parallel) {
+    model.tp_.sequence_parallel = false;
+  }
+  ~SequenceParallelPause() { model_.tp_.sequence_parallel = was_; }
+  SequenceParallelPause(const SequenceParallelPause&) = delete;
+  SequenceParallelPause& operator=(const SequenceParallelPause&) = delete;
+
+ private:
+  CausalLm& model_;
+  bool was_;
 };
 
 // Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)
@@ -88,8 +123,14 @@ torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, cons
 // LayerNorm biases 0; GPT-2's attn.c_proj and mlp.c_proj weights ~ Normal(0, 0.02/sqrt(2L))
 // (Radford et al. 2019, section 2.3; Hugging Face GPT2PreTrainedModel._init_weights). Parameters
 // are drawn in named_parameters() order from one generator seeded with seed, so results do not
-// depend on the global RNG. Errors: InvalidArgument from ValidateModelConfig.
-absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed);
+// depend on the global RNG. Under tensor parallelism the whole model is drawn so, then each rank
+// keeps its slices (TpSlice), so every layout starts from the same weights (transiently the full
+// model is in memory). With sequence parallelism the replicated parameters' gradients are summed
+// over the tp group (their inputs are sequence shards; Korthikanti et al. 2022 §4.2.2).
+// Errors: InvalidArgument from ValidateModelConfig, or when tp.size() does not divide num_heads,
+// num_kv_heads, ffn_size or vocab_size.
+absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
+                                                        const TensorParallel& tp = {});
 
 }  // namespace accel::exec
 

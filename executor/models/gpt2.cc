@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "absl/strings/match.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -11,53 +12,73 @@ Conv1D::Conv1D(int64_t in_features, int64_t out_features) {
   bias_ = register_parameter("bias", torch::zeros({out_features}));
 }
 
-torch::Tensor Conv1D::Forward(const torch::Tensor& x) {
+torch::Tensor Conv1D::Project(const torch::Tensor& x) {
   // matmul rather than addmm on a flattened view keeps autocast's dtype handling for both operands.
-  return torch::matmul(x, weight_) + bias_;
+  return torch::matmul(x, weight_);
 }
 
-Gpt2Block::Gpt2Block(const ModelConfig& config) : num_heads_(config.num_heads) {
+Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp)
+    : tp_(tp),
+      num_heads_(config.num_heads / tp.size()),
+      head_dim_(config.hidden_size / config.num_heads) {
   const int64_t h = config.hidden_size;
+  const int64_t hl = h / tp.size();
+  const int64_t fl = config.ffn_size / tp.size();
   auto ln_options = [&] {
     return torch::nn::LayerNormOptions({h}).eps(config.norm_eps).elementwise_affine(true);
   };
   ln_1_ = register_module("ln_1", torch::nn::LayerNorm(ln_options()));
   auto attn = register_module("attn", std::make_shared<torch::nn::Module>());
-  c_attn_ = attn->register_module("c_attn", std::make_shared<Conv1D>(h, 3 * h));
-  attn_c_proj_ = attn->register_module("c_proj", std::make_shared<Conv1D>(h, h));
+  c_attn_ = attn->register_module("c_attn", std::make_shared<Conv1D>(h, 3 * hl));
+  attn_c_proj_ = attn->register_module("c_proj", std::make_shared<Conv1D>(hl, h));
   ln_2_ = register_module("ln_2", torch::nn::LayerNorm(ln_options()));
   auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
-  c_fc_ = mlp->register_module("c_fc", std::make_shared<Conv1D>(h, config.ffn_size));
-  mlp_c_proj_ = mlp->register_module("c_proj", std::make_shared<Conv1D>(config.ffn_size, h));
+  c_fc_ = mlp->register_module("c_fc", std::make_shared<Conv1D>(h, fl));
+  mlp_c_proj_ = mlp->register_module("c_proj", std::make_shared<Conv1D>(fl, h));
 }
 
 torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attention_core) {
-  const int64_t b = x.size(0);
-  const int64_t t = x.size(1);
-  const int64_t h = x.size(2);
-  const int64_t d = h / num_heads_;
-  std::vector<torch::Tensor> qkv = c_attn_->Forward(ln_1_->forward(x)).split(h, -1);
+  torch::Tensor a = EnterTensorParallel(ln_1_->forward(x), tp_);  // [b, t, h], every position
+  const int64_t b = a.size(0);
+  const int64_t t = a.size(1);
+  const int64_t d = head_dim_;
+  const int64_t hl = num_heads_ * d;  // this rank's heads' width
+  std::vector<torch::Tensor> qkv = c_attn_->Forward(a).split(hl, -1);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
   torch::Tensor y =
       AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), recompute_attention_core);
-  y = y.transpose(1, 2).contiguous().view({b, t, h});
-  torch::Tensor residual = x + attn_c_proj_->Forward(y);
-  torch::Tensor m = torch::gelu(c_fc_->Forward(ln_2_->forward(residual)), "tanh");
-  return residual + mlp_c_proj_->Forward(m);
+  y = y.transpose(1, 2).contiguous().view({b, t, hl});
+  torch::Tensor residual =
+      x + (ExitTensorParallel(attn_c_proj_->Project(y), tp_) + attn_c_proj_->bias());
+  torch::Tensor m =
+      torch::gelu(c_fc_->Forward(EnterTensorParallel(ln_2_->forward(residual), tp_)), "tanh");
+  return residual + (ExitTensorParallel(mlp_c_proj_->Project(m), tp_) + mlp_c_proj_->bias());
 }
 
 std::string Gpt2Model::BlockPath(int64_t layer) const {
   return "transformer.h." + std::to_string(layer);
 }
 
-Gpt2Model::Gpt2Model(const ModelConfig& config) : CausalLm(config) {
+TpSplit Gpt2Model::TensorParallelSplit(const std::string& name) const {
+  // Conv1D weights are [in, out]: column-parallel splits dim 1, row-parallel dim 0; c_attn's
+  // output is q, k and v laid end to end, each split by heads.
+  if (absl::EndsWith(name, "attn.c_attn.weight")) return {1, 3};
+  if (absl::EndsWith(name, "attn.c_attn.bias")) return {0, 3};
+  if (absl::EndsWith(name, "mlp.c_fc.weight")) return {1, 1};
+  if (absl::EndsWith(name, "mlp.c_fc.bias")) return {0, 1};
+  if (absl::EndsWith(name, "c_proj.weight")) return {0, 1};
+  if (name == "transformer.wte.weight") return {0, 1};
+  return {};
+}
+
+Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp) : CausalLm(config, std::move(tp)) {
   const int64_t h = config.hidden_size;
   auto transformer = register_module("transformer", std::make_shared<torch::nn::Module>());
-  wte_ = transformer->register_module("wte", torch::nn::Embedding(config.vocab_size, h));
+  wte_ = transformer->register_module("wte", torch::nn::Embedding(config.vocab_size / tp_.size(), h));
   wpe_ = transformer->register_module("wpe", torch::nn::Embedding(config.max_seq_len, h));
   auto list = transformer->register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.num_layers; ++i) {
-    blocks_.push_back(std::make_shared<Gpt2Block>(config));
+    blocks_.push_back(std::make_shared<Gpt2Block>(config, tp_));
     list->push_back(blocks_.back());
   }
   ln_f_ = transformer->register_module(
@@ -71,7 +92,12 @@ torch::Tensor Gpt2Model::Forward(const torch::Tensor& tokens) {
               config_.max_seq_len);
   torch::Tensor positions = torch::arange(t, tokens.options().dtype(torch::kLong));
   EnterUnit(0);
-  torch::Tensor x = ExitUnit(0, wte_->forward(tokens) + wpe_->forward(positions).unsqueeze(0));
+  if (tp_.sequence_sharded()) {
+    // Each rank adds the positions of its own sequence chunk (ExitTensorParallel scatters seq).
+    positions = positions.narrow(0, tp_.rank() * (t / tp_.size()), t / tp_.size());
+  }
+  torch::Tensor tok = ExitTensorParallel(VocabParallelEmbedding(tokens, wte_->weight, tp_), tp_);
+  torch::Tensor x = ExitUnit(0, tok + wpe_->forward(positions).unsqueeze(0));
   for (size_t i = 0; i < blocks_.size(); ++i) {
     EnterUnit(static_cast<int>(i) + 1);
     const bool core = RecomputesAttentionCore(i);
@@ -80,8 +106,9 @@ torch::Tensor Gpt2Model::Forward(const torch::Tensor& tokens) {
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
   EnterUnit(HeadUnit());
-  x = ln_f_->forward(x);
-  // The head is tied to wte, which the embeddings unit holds.
+  x = EnterTensorParallel(ln_f_->forward(x), tp_);
+  // The head is tied to wte, which the embeddings unit holds; under tensor parallelism it gives
+  // this rank's vocabulary columns.
   return ExitUnit(HeadUnit(), torch::matmul(x, wte_->weight.t()));
 }
 

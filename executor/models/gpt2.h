@@ -19,7 +19,10 @@ class Conv1D : public torch::nn::Module {
   // BuildCausalLm initializes them.
   Conv1D(int64_t in_features, int64_t out_features);
   // x: [..., in_features] -> [..., out_features].
-  torch::Tensor Forward(const torch::Tensor& x);
+  torch::Tensor Forward(const torch::Tensor& x) { return Project(x) + bias_; }
+  // x @ weight without the bias (a row-parallel layer adds it once, after the reduction).
+  torch::Tensor Project(const torch::Tensor& x);
+  const torch::Tensor& bias() const { return bias_; }
 
  private:
   torch::Tensor weight_;
@@ -27,16 +30,21 @@ class Conv1D : public torch::nn::Module {
 };
 
 // One pre-norm block: x + attn(ln_1(x)), then + mlp(ln_2(x)). Children are named ln_1,
-// attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj as in Hugging Face.
+// attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj as in Hugging Face. Under tensor
+// parallelism c_attn and c_fc are column-parallel (this rank's heads: its slice of q, k and v)
+// and the two c_proj row-parallel, their biases added once after the reduction (Megatron-LM).
 class Gpt2Block : public torch::nn::Module {
  public:
-  explicit Gpt2Block(const ModelConfig& config);
-  // x: [batch, seq, hidden] -> same shape; causal self-attention, its core checkpointed when
-  // recompute_attention_core (AttentionCore).
+  // tp must outlive the block.
+  Gpt2Block(const ModelConfig& config, const TensorParallel& tp);
+  // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism) -> same shape;
+  // causal self-attention, its core checkpointed when recompute_attention_core (AttentionCore).
   torch::Tensor Forward(const torch::Tensor& x, bool recompute_attention_core = false);
 
  private:
-  int64_t num_heads_;
+  const TensorParallel& tp_;
+  int64_t num_heads_;  // this rank's query heads
+  int64_t head_dim_;
   torch::nn::LayerNorm ln_1_{nullptr};
   torch::nn::LayerNorm ln_2_{nullptr};
   std::shared_ptr<Conv1D> c_attn_;
@@ -49,9 +57,11 @@ class Gpt2Block : public torch::nn::Module {
 // separate lm_head.weight parameter).
 class Gpt2Model : public CausalLm {
  public:
-  // config must pass ValidateModelConfig with arch kGpt2.
-  explicit Gpt2Model(const ModelConfig& config);
+  // config must pass ValidateModelConfig with arch kGpt2; tp.size() divides num_heads, ffn_size
+  // and vocab_size (the padded vocabulary).
+  Gpt2Model(const ModelConfig& config, TensorParallel tp);
   torch::Tensor Forward(const torch::Tensor& tokens) override;
+  TpSplit TensorParallelSplit(const std::string& name) const override;
 
  protected:
   std::string BlockPath(int64_t layer) const override;

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "absl/strings/match.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -29,24 +30,27 @@ torch::Tensor RmsNorm::Forward(const torch::Tensor& x) {
   return weight_ * normed.to(x.scalar_type());
 }
 
-LlamaBlock::LlamaBlock(const ModelConfig& config)
-    : num_heads_(config.num_heads),
-      num_kv_heads_(config.num_kv_heads),
+LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
+    : tp_(tp),
+      num_heads_(config.num_heads / tp.size()),
+      num_kv_heads_(config.num_kv_heads / tp.size()),
       head_dim_(config.hidden_size / config.num_heads) {
   const int64_t h = config.hidden_size;
+  const int64_t q = num_heads_ * head_dim_;
   const int64_t kv = num_kv_heads_ * head_dim_;
+  const int64_t ffn = config.ffn_size / tp.size();
   auto attn = register_module("self_attn", std::make_shared<torch::nn::Module>());
   auto qkv = [&](int64_t out) {
     return torch::nn::Linear(torch::nn::LinearOptions(h, out).bias(config.qkv_bias));
   };
-  q_proj_ = attn->register_module("q_proj", qkv(h));
+  q_proj_ = attn->register_module("q_proj", qkv(q));
   k_proj_ = attn->register_module("k_proj", qkv(kv));
   v_proj_ = attn->register_module("v_proj", qkv(kv));
-  o_proj_ = attn->register_module("o_proj", NoBias(h, h));
+  o_proj_ = attn->register_module("o_proj", NoBias(q, h));
   auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
-  gate_proj_ = mlp->register_module("gate_proj", NoBias(h, config.ffn_size));
-  up_proj_ = mlp->register_module("up_proj", NoBias(h, config.ffn_size));
-  down_proj_ = mlp->register_module("down_proj", NoBias(config.ffn_size, h));
+  gate_proj_ = mlp->register_module("gate_proj", NoBias(h, ffn));
+  up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
+  down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
   input_layernorm_ =
       register_module("input_layernorm", std::make_shared<RmsNorm>(h, config.norm_eps));
   post_attention_layernorm_ =
@@ -55,9 +59,9 @@ LlamaBlock::LlamaBlock(const ModelConfig& config)
 
 torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
                                   const torch::Tensor& sin, bool recompute_attention_core) {
-  const int64_t b = x.size(0);
-  const int64_t t = x.size(1);
-  torch::Tensor n = input_layernorm_->Forward(x);
+  torch::Tensor n = EnterTensorParallel(input_layernorm_->Forward(x), tp_);  // every position
+  const int64_t b = n.size(0);
+  const int64_t t = n.size(1);
   auto heads = [&](const torch::Tensor& y, int64_t count) {
     return y.view({b, t, count, head_dim_}).transpose(1, 2);
   };
@@ -73,27 +77,40 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   }
   torch::Tensor y =
       AttentionCore(q, k, v, recompute_attention_core).transpose(1, 2).contiguous().view({b, t, -1});
-  torch::Tensor residual = x + o_proj_->forward(y);
-  torch::Tensor m = post_attention_layernorm_->Forward(residual);
-  return residual + down_proj_->forward(torch::silu(gate_proj_->forward(m)) * up_proj_->forward(m));
+  torch::Tensor residual = x + ExitTensorParallel(o_proj_->forward(y), tp_);
+  torch::Tensor m = EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_);
+  return residual +
+         ExitTensorParallel(down_proj_->forward(torch::silu(gate_proj_->forward(m)) * up_proj_->forward(m)), tp_);
 }
 
 std::string LlamaModel::BlockPath(int64_t layer) const {
   return "model.layers." + std::to_string(layer);
 }
 
-LlamaModel::LlamaModel(const ModelConfig& config) : CausalLm(config) {
+TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
+  // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
+  for (const char* column : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "q_proj.bias",
+                             "k_proj.bias", "v_proj.bias", "gate_proj.weight", "up_proj.weight"}) {
+    if (absl::EndsWith(name, column)) return {0, 1};
+  }
+  if (absl::EndsWith(name, "o_proj.weight") || absl::EndsWith(name, "down_proj.weight")) return {1, 1};
+  if (name == "model.embed_tokens.weight" || name == "lm_head.weight") return {0, 1};
+  return {};
+}
+
+LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp) : CausalLm(config, std::move(tp)) {
+  const int64_t vl = config.vocab_size / tp_.size();
   auto model = register_module("model", std::make_shared<torch::nn::Module>());
   embed_tokens_ =
-      model->register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.hidden_size));
+      model->register_module("embed_tokens", torch::nn::Embedding(vl, config.hidden_size));
   auto list = model->register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.num_layers; ++i) {
-    layers_.push_back(std::make_shared<LlamaBlock>(config));
+    layers_.push_back(std::make_shared<LlamaBlock>(config, tp_));
     list->push_back(layers_.back());
   }
   norm_ = model->register_module("norm", std::make_shared<RmsNorm>(config.hidden_size, config.norm_eps));
   if (!config.tie_embeddings) {
-    lm_head_ = register_module("lm_head", NoBias(config.hidden_size, config.vocab_size));
+    lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
   }
   const int64_t d = config.hidden_size / config.num_heads;
   inv_freq_ = torch::pow(config.rope_theta,
@@ -107,7 +124,8 @@ torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
   TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
               config_.max_seq_len);
   EnterUnit(0);
-  torch::Tensor x = ExitUnit(0, embed_tokens_->forward(tokens));
+  torch::Tensor x =
+      ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(tokens, embed_tokens_->weight, tp_), tp_));
   // Rotary tables in fp32 as Hugging Face computes them, then cast to the activation dtype.
   torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(tokens.device()));
   torch::Tensor freqs = torch::outer(positions, inv_freq_.to(tokens.device()));
@@ -124,8 +142,9 @@ torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
   EnterUnit(HeadUnit());
-  x = norm_->Forward(x);
-  // A tied head reads embed_tokens, which the embeddings unit holds.
+  x = EnterTensorParallel(norm_->Forward(x), tp_);
+  // A tied head reads embed_tokens, which the embeddings unit holds; under tensor parallelism
+  // either head gives this rank's vocabulary columns.
   torch::Tensor logits = lm_head_ ? lm_head_->forward(x) : torch::matmul(x, embed_tokens_->weight.t());
   return ExitUnit(HeadUnit(), logits);
 }

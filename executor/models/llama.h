@@ -26,17 +26,22 @@ class RmsNorm : public torch::nn::Module {
 // One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
 // with rotary positions and grouped-query attention (query head i uses key/value head
 // i / (heads/kv_heads)), SwiGLU MLP down(silu(gate(x)) * up(x)) (Shazeer 2020). No biases.
+// Under tensor parallelism q/k/v, gate and up are column-parallel (this rank's query and
+// key/value heads, its slice of the MLP) and o_proj, down_proj row-parallel (Megatron-LM).
 class LlamaBlock : public torch::nn::Module {
  public:
-  explicit LlamaBlock(const ModelConfig& config);
-  // x: [batch, seq, hidden]; cos, sin: [seq, head_dim] rotary tables. Returns [batch, seq, hidden].
+  // tp must outlive the block.
+  LlamaBlock(const ModelConfig& config, const TensorParallel& tp);
+  // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism); cos, sin:
+  // [seq, head_dim] rotary tables of the whole sequence. Returns x's shape.
   // The attention core is checkpointed when recompute_attention_core (AttentionCore).
   torch::Tensor Forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         bool recompute_attention_core = false);
 
  private:
-  int64_t num_heads_;
-  int64_t num_kv_heads_;
+  const TensorParallel& tp_;
+  int64_t num_heads_;     // this rank's
+  int64_t num_kv_heads_;  // this rank's
   int64_t head_dim_;
   std::shared_ptr<RmsNorm> input_layernorm_;
   std::shared_ptr<RmsNorm> post_attention_layernorm_;
@@ -53,9 +58,11 @@ class LlamaBlock : public torch::nn::Module {
 // tie_embeddings, then the head is embed_tokens.weight).
 class LlamaModel : public CausalLm {
  public:
-  // config must pass ValidateModelConfig with arch kLlama.
-  explicit LlamaModel(const ModelConfig& config);
+  // config must pass ValidateModelConfig with arch kLlama; tp.size() divides num_heads,
+  // num_kv_heads, ffn_size and vocab_size (the padded vocabulary).
+  LlamaModel(const ModelConfig& config, TensorParallel tp);
   torch::Tensor Forward(const torch::Tensor& tokens) override;
+  TpSplit TensorParallelSplit(const std::string& name) const override;
 
  protected:
   std::string BlockPath(int64_t layer) const override;

@@ -188,16 +188,23 @@ absl::Status BucketedGradSync::EndMicroStep() {
 absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   torch::NoGradGuard no_grad;
   // Summed where the optimizer tensors live (the host when offloaded), then moved once to the
-  // parameters' device, where the collective runs.
-  at::Tensor sq = at::zeros({1}, opt_.front().options().dtype(at::kDouble));
-  for (const at::Tensor& t : opt_) {
-    if (t.grad().defined()) sq += t.grad().to(at::kDouble).pow(2).sum();
+  // parameters' device, where the collectives run. Under tensor parallelism the tp-split
+  // parameters' sum is added over the tp group; replicated ones are the same on every tp rank
+  // and count once.
+  const bool tp = groups_.tp != nullptr && groups_.tp->Size() > 1;
+  at::Tensor sq = at::zeros({2}, opt_.front().options().dtype(at::kDouble));
+  for (size_t i = 0; i < opt_.size(); ++i) {
+    const at::Tensor& g = opt_[i].grad();
+    if (g.defined()) sq[tp && !layout_.params[i].tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
   }
   sq = sq.to(params_.front().device());
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {
     if (absl::Status s = groups_.dp_shard->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;
   }
-  return sq.item<double>();
+  if (!tp) return sq[0].item<double>();
+  at::Tensor split = sq.narrow(0, 0, 1).clone();
+  if (absl::Status s = groups_.tp->AllReduce(split, ReduceOp::kSum); !s.ok()) return s;
+  return split.item<double>() + sq[1].item<double>();
 }
 
 absl::Status BucketedGradSync::AfterOptimizerStep() {

@@ -40,6 +40,9 @@ struct DataParallelGroups {
   std::shared_ptr<Communicator> dp;            // dp_replicate × dp_shard: all-reduce, loss
   std::shared_ptr<Communicator> dp_shard;      // reduce-scatter and all-gather (stages 1–3)
   std::shared_ptr<Communicator> dp_replicate;  // hybrid: all-reduce of the reduced shards
+  // Not data parallel: the tensor-parallel group, over which GradNormSquared adds the squares of
+  // tp-split parameters (ParamSlot::tp_split).
+  std::shared_ptr<Communicator> tp;
 };
 
 // Dtypes of the synchronization.
@@ -81,7 +84,7 @@ class GradSync {
   virtual absl::Status EndMicroStep() = 0;
 
   // Σ g² over every element of the averaged gradient, in fp64, identical on every rank (the
-  // owners' partial sums are all-reduced over dp_shard).
+  // owners' partial sums are all-reduced over dp_shard; tp-split parameters' over tp).
   virtual absl::StatusOr<double> GradNormSquared() = 0;
 
   // After the optimizer updated OptimizerParams(): makes the module's parameters match (master

@@ -77,6 +77,9 @@ absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, 
       }
       slot.unit = static_cast<int>(layout.units.size());
       slot.persistent = p.persistent();
+      slot.tp_dim = p.tp_dim();
+      slot.tp_parts = std::max(1, p.tp_parts());
+      slot.tp_split = p.tp_dim() >= 0;
       out.params.push_back(it->second);
     }
     layout.units.push_back(std::move(out));

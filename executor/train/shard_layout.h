@@ -28,6 +28,9 @@ struct ParamSlot {
   int64_t bucket_shard_offset = 0;  // element offset in each rank's block of the bucket
   int64_t unit_shard_offset = 0;    // element offset in each rank's block of the unit
   bool persistent = false;   // stage 3: kept whole (Parameter.persistent)
+  bool tp_split = false;     // split over tensor-parallel ranks (Parameter.tp_dim >= 0)
+  int tp_dim = -1;           // Parameter.tp_dim
+  int tp_parts = 1;          // Parameter.tp_parts (at least 1)
 
   int64_t owned_numel() const { return owned_end - owned_begin; }
 };

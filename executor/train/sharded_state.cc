@@ -22,12 +22,9 @@ void* StateKey(const torch::Tensor& t) { return t.unsafeGetTensorImpl(); }
 std::string StateKey(const torch::Tensor& t) { return c10::guts::to_string(t.unsafeGetTensorImpl()); }
 #endif
 
+struct TpPlacement;
 absl::StatusOr<TensorSlice> Slice(const std::string& name, const torch::Tensor& values,
-                                  const std::vector<int64_t>& shape, const ParamSlot& slot) {
-  absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors(name, values.reshape({-1}));
-  if (!record.ok()) return record.status();
-  return TensorSlice{name, record->dtype, shape, slot.owned_begin, slot.owned_end, std::move(record->data)};
-}
+                                  const TpPlacement& tp, const ParamSlot& slot);
 
 // Reads `name`'s owned range into `target` (same element count), casting the dtype.
 absl::Status ReadInto(const ShardedTensorReader& reader, const std::string& name,
@@ -42,11 +39,66 @@ absl::Status ReadInto(const ShardedTensorReader& reader, const std::string& name
   return absl::OkStatus();
 }
 
-// Safetensors dtype of every tensor in the checkpoint, by name.
-std::map<std::string, std::string> DtypesOf(const ShardedTensorReader& reader) {
-  std::map<std::string, std::string> dtypes;
-  for (const GlobalTensorInfo& info : reader.Tensors()) dtypes[info.name] = info.dtype;
-  return dtypes;
+// Every tensor in the checkpoint, by name.
+std::map<std::string, GlobalTensorInfo> InfosOf(const ShardedTensorReader& reader) {
+  std::map<std::string, GlobalTensorInfo> infos;
+  for (const GlobalTensorInfo& info : reader.Tensors()) infos[info.name] = info;
+  return infos;
+}
+
+// Where one parameter's tensors sit in the checkpoint under tensor parallelism. A tp-split
+// parameter is stored "tp-major": global shape [tp, local shape...], tp rank r's slice at flat
+// offset r · numel, so the existing flat ranges work unchanged. Replicated parameters keep their
+// shape and are written by tp rank 0 only.
+struct TpPlacement {
+  std::vector<int64_t> shape;
+  int64_t offset = 0;
+  bool writes = true;
+};
+
+TpPlacement PlaceTp(const ParamSlot& slot, const std::vector<int64_t>& local_shape,
+                    int64_t tp_rank, int64_t tp_size) {
+  TpPlacement out{local_shape, 0, true};
+  if (tp_size <= 1) return out;
+  if (!slot.tp_split) {
+    out.writes = tp_rank == 0;
+    return out;
+  }
+  out.shape.insert(out.shape.begin(), tp_size);
+  out.offset = tp_rank * slot.numel;
+  return out;
+}
+
+absl::StatusOr<TensorSlice> Slice(const std::string& name, const torch::Tensor& values,
+                                  const TpPlacement& tp, const ParamSlot& slot) {
+  absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors(name, values.reshape({-1}));
+  if (!record.ok()) return record.status();
+  return TensorSlice{name, record->dtype, tp.shape, tp.offset + slot.owned_begin,
+                     tp.offset + slot.owned_end, std::move(record->data)};
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) absl::StrAppend(&out, i ? ", " : "", shape[i]);
+  return out + "]";
+}
+
+// A checkpoint written under another tensor-parallel degree stores other slices.
+absl::Status CheckTpShape(const std::string& dir, const GlobalTensorInfo& info, const TpPlacement& tp) {
+  if (info.shape == tp.shape) return absl::OkStatus();
+  const bool saved_split = info.shape.size() == tp.shape.size() + 1;
+  const bool run_split = tp.shape.size() == info.shape.size() + 1;
+  const int64_t saved = saved_split ? info.shape[0] : 1;
+  const int64_t run = run_split ? tp.shape[0] : 1;
+  if (saved != run && (saved_split || run_split)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": tensor ", info.name, " was saved split over ", saved,
+        " tensor-parallel rank(s) but this run has ", run,
+        "; resuming under another tensor-parallel degree is not supported yet"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(dir, ": tensor ", info.name, " has shape ",
+                                                 ShapeText(info.shape), " but this run expects ",
+                                                 ShapeText(tp.shape)));
 }
 
 }  // namespace
@@ -57,14 +109,15 @@ absl::StatusOr<std::string> Trainer::SaveShard() const {
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
   try {
     for (size_t i = 0; i < opt.size(); ++i) {
+      const TpPlacement tp = PlaceTp(layout.params[i], shapes_[i], TpRank(), TpSize());
+      if (!tp.writes) continue;
       const ParamSlot& slot = layout.params[i];
-      const std::vector<int64_t>& shape = shapes_[i];
       const torch::Tensor& master = opt[i];
       // Whole tensors (stage 0) write the range this rank's dp_shard index owns.
       const bool whole = master.numel() == slot.numel && slot.owned_numel() != slot.numel;
       auto add = [&](const std::string& name, const torch::Tensor& t) -> absl::Status {
         torch::Tensor values = whole ? t.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel()) : t;
-        absl::StatusOr<TensorSlice> s = Slice(name, values, shape, slot);
+        absl::StatusOr<TensorSlice> s = Slice(name, values, tp, slot);
         if (!s.ok()) return s.status();
         slices.push_back(*std::move(s));
         return absl::OkStatus();
@@ -91,8 +144,8 @@ absl::StatusOr<std::string> Trainer::SaveShard() const {
 absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step) {
   const ShardLayout& layout = sync_->layout();
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
-  const std::map<std::string, std::string> dtypes = DtypesOf(reader);
-  auto has = [&](const std::string& name) { return dtypes.count(name) > 0; };
+  const std::map<std::string, GlobalTensorInfo> infos = InfosOf(reader);
+  auto has = [&](const std::string& name) { return infos.count(name) > 0; };
   try {
     for (size_t i = 0; i < opt.size(); ++i) {
       // Whole tensors (stage 0) read every element; shards their owned range.
@@ -104,7 +157,11 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
       const std::string master = "optimizer.master." + slot.name;
       const std::string source = has(master) ? master : slot.name;
       if (!has(source)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", slot.name));
-      if (absl::Status s = ReadInto(reader, source, dtypes.at(source), slot, opt[i]); !s.ok()) return s;
+      const TpPlacement tp = PlaceTp(slot, shapes_[i], TpRank(), TpSize());
+      if (absl::Status s = CheckTpShape(reader.dir(), infos.at(source), tp); !s.ok()) return s;
+      slot.owned_begin += tp.offset;
+      slot.owned_end += tp.offset;
+      if (absl::Status s = ReadInto(reader, source, infos.at(source).dtype, slot, opt[i]); !s.ok()) return s;
       const std::string exp_avg = "optimizer.exp_avg." + slot.name;
       const std::string momentum = "optimizer.momentum." + slot.name;
       if (options_.optimizer == OptimizerKind::kAdamW && has(exp_avg)) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/checkpoint/safetensors.h"
 #include "executor/checkpoint/sharded_tensors.h"
+#include "executor/models/tensor_parallel.h"
 #include "executor/checkpoint/torch_tensors.h"
 
 namespace accel::exec {
@@ -35,8 +36,12 @@ LossFn CausalLmLoss() {
     torch::Tensor inputs = batch.narrow(1, 0, seq);
     torch::Tensor targets = batch.narrow(1, 1, seq);
     torch::Tensor logits = model.Forward(inputs);
-    return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
-                                                targets.reshape({-1}));
+    torch::Tensor flat = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
+    if (model.tensor_parallel().enabled()) {
+      // This rank holds only its vocabulary columns: never gather the logits.
+      return VocabParallelCrossEntropy(flat, targets.reshape({-1}), model.tensor_parallel()).mean();
+    }
+    return torch::nn::functional::cross_entropy(flat, targets.reshape({-1}));
   };
 }
 
@@ -49,6 +54,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::
   if (options.weight_decay < 0) return absl::InvalidArgumentError("weight_decay must be >= 0");
   if (absl::Status s = LossScaler::Validate(options.loss_scaling); !s.ok()) return s;
   std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, groups.dp));
+  t->tp_ = groups.tp;
   t->scaler_ = LossScaler(options.loss_scaling);
   for (const torch::Tensor& p : t->module_->parameters()) {
     if (!p.requires_grad()) return absl::InvalidArgumentError("every parameter must require grad");
@@ -265,8 +271,8 @@ absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
   if (!sharded && ShardedCheckpoint()) {
     return absl::InvalidArgumentError(absl::StrCat(
         dir, " is an unsharded checkpoint (", kModelFile, ", ", kOptimizerFile,
-        "): it resumes only at sharding.stage 0 with fp32 parameters; `accel export` turns its "
-        "weights into model.safetensors"));
+        "): it resumes only at sharding.stage 0 with fp32 parameters and no tensor parallelism; "
+        "`accel export` turns its weights into model.safetensors"));
   }
   absl::StatusOr<std::string> optimizer_bytes;
   if (sharded) {

@@ -35,7 +35,8 @@ using LossFn = std::function<torch::Tensor(torch::nn::Module& module, const torc
 
 // Next-token cross-entropy of a CausalLm (Shannon; the standard LM objective, as in Hugging Face's
 // causal-LM loss): batch is [b, seq+1] token ids; inputs batch[:, :-1], targets batch[:, 1:],
-// mean over b*seq positions, computed in fp32.
+// mean over b*seq positions, computed in fp32; vocabulary-parallel (VocabParallelCrossEntropy)
+// under tensor parallelism, the same value on every tp rank.
 LossFn CausalLmLoss();
 
 // Optimizer family. kAdamW: decoupled weight decay (Loshchilov & Hutter 2019), torch::optim::AdamW;
@@ -130,10 +131,10 @@ class Trainer {
   absl::StatusOr<std::vector<CheckpointFile>> SaveState(const GlobalDataPosition& data_position) const;
 
   // True when the model and optimizer state are saved as sharded ranges (SaveShard) rather than
-  // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, and 16-bit parameters
-  // (whose fp32 master weights the single-file format lacks).
+  // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, tensor parallelism, and
+  // 16-bit parameters (whose fp32 master weights the single-file format lacks).
   bool ShardedCheckpoint() const {
-    return sync_->layout().stage >= 1 ||
+    return sync_->layout().stage >= 1 || TpSize() > 1 ||
            std::any_of(param_dtypes_.begin(), param_dtypes_.end(), [](auto t) { return t != torch::kFloat; });
   }
 
@@ -142,7 +143,10 @@ class Trainer {
   // weights ("optimizer.master.NAME", 16-bit parameters), and of its optimizer state
   // ("optimizer.exp_avg.NAME", "optimizer.exp_avg_sq.NAME" for AdamW, "optimizer.momentum.NAME"
   // for SGD). Whole tensors (stage 0) contribute the range their dp_shard index owns, so the
-  // ranks of one replica together write every element once. Errors: Internal.
+  // ranks of one replica together write every element once. Under tensor parallelism a tp-split
+  // parameter's tensors are stored tp-major, global shape [tp, local shape...] with tp rank r's
+  // slice at flat offset r·numel, and replicated ones by tp rank 0 only; a checkpoint resumes
+  // only under the same tensor-parallel degree (LoadState says so otherwise). Errors: Internal.
   absl::StatusOr<std::string> SaveShard() const;
 
   // Restores the state SaveState wrote into checkpoint directory dir (files are checked against
@@ -166,6 +170,9 @@ class Trainer {
   LossFn loss_;
   TrainerOptions options_;
   std::shared_ptr<Communicator> dp_;
+  std::shared_ptr<Communicator> tp_;  // DataParallelGroups::tp (null: no tensor parallelism)
+  int64_t TpSize() const { return tp_ == nullptr ? 1 : tp_->Size(); }
+  int64_t TpRank() const { return tp_ == nullptr ? 0 : tp_->Rank(); }
   std::vector<torch::Tensor> params_;
   std::vector<bool> decays_;
   std::vector<std::vector<int64_t>> shapes_;       // whole parameter shapes

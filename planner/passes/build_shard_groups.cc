@@ -38,6 +38,7 @@ class BuildShardGroupsPass : public Pass {
         for (int64_t d : p.shape) out->add_shape(d);
         out->set_count(p.count);
         out->set_tp_dim(p.tp_dim);
+        if (p.tp_parts > 1) out->set_tp_parts(p.tp_parts);
         out->set_local_count(p.local_count);
         out->set_shard_count((p.local_count + degree - 1) / degree);
         out->set_persistent(stage3 && p.local_count <= persistence);

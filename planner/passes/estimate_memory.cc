@@ -20,7 +20,7 @@ class EstimateMemoryPass : public Pass {
   void Run(PlanContext& context) override {
     ir::Plan& plan = context.plan();
     absl::StatusOr<MemoryInputs> inputs =
-        MemoryInputsFromPlan(plan, context.spec().parallel.sequence_parallel);
+        MemoryInputsFromPlan(plan, plan.mesh().sequence_parallel());
     absl::StatusOr<std::vector<ir::MemoryEstimate>> estimates =
         inputs.ok() ? EstimateMemory(*inputs) : absl::StatusOr<std::vector<ir::MemoryEstimate>>(inputs.status());
     if (!estimates.ok()) {

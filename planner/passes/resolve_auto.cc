@@ -142,6 +142,7 @@ class ResolveAutoPass : public Pass {
       a->set_name(axis);
       a->set_size(size);
     }
+    mesh->set_sequence_parallel(context.spec().parallel.sequence_parallel && tp_ > 1);
     return true;
   }
 
@@ -160,12 +161,25 @@ class ResolveAutoPass : public Pass {
       context.NoteField(d, "model.num_kv_heads", "num_kv_heads set here");
       d.Note("each tensor-parallel rank needs whole key/value heads (Megatron-LM)");
     }
+    if (m.ffn_hidden_size > 0 && m.ffn_hidden_size % tp_ != 0) {
+      Diagnostic& d = context.Error(codes::kFfnNotDivisible, "parallel.tensor",
+                                    "tensor degree " + Str(tp_) + " does not divide ffn_hidden_size " +
+                                        Str(m.ffn_hidden_size));
+      context.NoteField(d, "model.ffn_hidden_size", "ffn_hidden_size set here");
+    }
     if (m.num_layers < pp_) {
       Diagnostic& d = context.Error(
           codes::kTooFewLayers, "parallel.pipeline",
           "pipeline degree " + Str(pp_) + " exceeds num_layers " + Str(m.num_layers) +
               ": every stage needs at least one layer");
       context.NoteField(d, "model.num_layers", "num_layers set here");
+    }
+    if (s.parallel.sequence_parallel && tp_ > 1 && s.data.seq_len % tp_ != 0) {
+      Diagnostic& d = context.Error(
+          codes::kSequenceNotDivisible, "parallel.sequence_parallel",
+          "sequence parallelism shards the sequence over tp = " + Str(tp_) + ", but seq_len " +
+              Str(s.data.seq_len) + " does not divide by it");
+      context.NoteField(d, "data.seq_len", "seq_len set here");
     }
     if (cp_ > 1 && s.data.seq_len % (2 * cp_) != 0) {
       Diagnostic& d = context.Error(

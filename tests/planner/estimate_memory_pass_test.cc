@@ -118,6 +118,8 @@ Ran RunPass(const ir::Plan& input, bool allow_not_fitting = false, bool sequence
   PlanContext context(spec, sink);
   context.set_allow_not_fitting(allow_not_fitting);
   context.plan() = input;
+  // The pass reads sequence parallelism from the plan's mesh (resolve-auto sets it from the spec).
+  context.plan().mutable_mesh()->set_sequence_parallel(sequence_parallel);
   std::unique_ptr<Pass> pass = MakeEstimateMemoryPass();
   context.set_current_pass(pass->name());
   pass->Run(context);

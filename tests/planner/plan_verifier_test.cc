@@ -45,6 +45,32 @@ TEST_CASE("a planned job verifies clean after every pass, for many layouts") {
   }
 }
 
+TEST_CASE("the verifier checks tensor-parallel splits and sequence parallelism") {
+  auto planned = PlanYaml(kBaseSpec, {"parallel.sequence_parallel=true"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  Plan plan = planned.result.plan;
+  CHECK(plan.mesh().sequence_parallel());
+  CHECK(VerifyPlan(plan).empty());
+  Plan odd = plan;
+  odd.mutable_batch()->set_seq_len(511);
+  CHECK(Mentions(VerifyPlan(odd), "sequence_parallel: seq_len 511 does not divide by tp 2"));
+  auto untensored = PlanYaml(kBaseSpec, {"parallel.tensor=1"});
+  REQUIRE(untensored.result.ok);
+  Plan single = untensored.result.plan;
+  single.mutable_mesh()->set_sequence_parallel(true);
+  CHECK(Mentions(VerifyPlan(single), "sequence_parallel is set but tp is 1"));
+  Plan parts = plan;
+  // model.layers.0.self_attn.q_proj.weight [512, 512] split on dim 0: in 3 parts it cannot divide.
+  Parameter* q = parts.mutable_sharding()->mutable_units(1)->mutable_parameters(0);
+  REQUIRE(q->name() == "model.layers.0.self_attn.q_proj.weight");
+  q->set_tp_parts(3);
+  CHECK(Mentions(VerifyPlan(parts), "parameter model.layers.0.self_attn.q_proj.weight: dim 0 of 512 in 3 "
+                                    "part(s) does not divide by tp 2"));
+  q->set_tp_dim(-1);
+  CHECK(Mentions(VerifyPlan(parts), "parameter model.layers.0.self_attn.q_proj.weight has tp_parts but no tp_dim"));
+}
+
 TEST_CASE("the verifier catches a rank missing from a group") {
   Plan plan = ValidPlan();
   plan.mutable_process_groups(0)->mutable_groups(0)->set_ranks(0, 1);

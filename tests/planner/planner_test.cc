@@ -95,6 +95,22 @@ TEST_CASE("tensor degree must divide the heads and kv heads") {
         std::string::npos);
 }
 
+TEST_CASE("tensor degree must divide ffn_hidden_size, and seq_len under sequence parallelism") {
+  auto ffn = PlanYaml(kBaseSpec, {"model.ffn_hidden_size=1377"});
+  CHECK(ffn.diagnostics.find("error[E0421]: tensor degree 2 does not divide ffn_hidden_size 1377") !=
+        std::string::npos);
+  CHECK(ffn.diagnostics.find("--set model.ffn_hidden_size=1377: note: ffn_hidden_size set here") !=
+        std::string::npos);
+  auto seq = PlanYaml(kBaseSpec, {"parallel.sequence_parallel=true", "data.seq_len=511"});
+  CHECK(seq.diagnostics.find("error[E0420]: sequence parallelism shards the sequence over tp = 2, but "
+                             "seq_len 511 does not divide by it") != std::string::npos);
+  CHECK(seq.diagnostics.find("note: seq_len set here") != std::string::npos);
+  auto fine = PlanYaml(kBaseSpec, {"parallel.sequence_parallel=true"});
+  CHECK(fine.result.ok);
+  CHECK(fine.result.plan.mesh().sequence_parallel());
+  CHECK_FALSE(PlanYaml(kBaseSpec, {}).result.plan.mesh().sequence_parallel());
+}
+
 TEST_CASE("layers must cover the pipeline stages") {
   auto planned = PlanYaml(kBaseSpec, {"parallel.pipeline=8", "parallel.tensor=1",
                                       "model.num_layers=4"});

@@ -541,9 +541,9 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   CHECK(Refusals(sharded, {}, dir) == "");
   CHECK(Refusals(sharded, {"sharding.offload=optimizer"}, dir) == "");
 
-  CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) ==
-        "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 is not supported by the "
-        "executor yet (supported: 1)\n");
+  // Tensor parallelism runs, with and without sequence parallelism.
+  CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) == "");
+  CHECK(Refusals(kCpuJob, {"parallel.tensor=2", "parallel.sequence_parallel=true"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) ==
         "--set parallel.pipeline=2: error[E0601]: parallel.pipeline 2 is not supported by the "
         "executor yet (supported: 1)\n"

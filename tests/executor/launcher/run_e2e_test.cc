@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "executor/checkpoint/checkpoint_store.h"
+#include "executor/checkpoint/safetensors.h"
 #include "nlohmann/json.hpp"
 
 extern char** environ;
@@ -225,6 +227,50 @@ TEST_CASE("a ZeRO-2 run on 2 ranks resumes on 1 rank at stage 0 and ends with th
   CHECK(FinalLossLine(ReadAll(resumed.out_path), 4) == expected);
 }
 
+TEST_CASE("accel run with tensor parallel 2 and sequence parallelism trains like one rank and "
+          "exports whole tensors", "[e2e]") {
+  // Same global batch of 4 rows: tp 2 × dp 1 on 2 ranks, and 1 rank. Tensor parallelism only
+  // reorders fp32 sums (tensor_parallel_test.cc bounds that at 1e-6 relative per loss), so the
+  // printed losses agree to their last digit but one.
+  auto final_loss = [](const std::string& out) {
+    const std::string line = FinalLossLine(out, 3);
+    REQUIRE(line != "");
+    return std::stod(line.substr(line.find("loss ") + 5));
+  };
+  TempDir single;
+  WriteJob(single, 3, 0);
+  Launched one = Launch(RunArgs(single, {"--set", "cluster.devices_per_node=1"}), single);
+  REQUIRE(WaitExit(one.pid, std::chrono::seconds(240)) == 0);
+  TempDir dir;
+  WriteJob(dir, 3, 0);
+  Launched run = Launch(RunArgs(dir, {"--set", "parallel.tensor=2", "--set", "parallel.data_replicate=1",
+                                      "--set", "parallel.sequence_parallel=true", "--set",
+                                      "training.sample_tokens=20"}),
+                        dir);
+  const int code = WaitExit(run.pid, std::chrono::seconds(240));
+  INFO(ReadAll(run.out_path) << ReadAll(run.err_path) << ReadAll(dir.File("run/rank1.log")));
+  REQUIRE(code == 0);
+  CHECK(final_loss(ReadAll(run.out_path)) == Approx(final_loss(ReadAll(one.out_path))).margin(2e-4));
+  CHECK_THAT(ReadAll(dir.File("run/plan.txt")), Catch::Contains("; sequence parallel over tp"));
+  // Both tp ranks sampled together (the forward communicates) and rank 0 printed it.
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("sample:\n"));
+
+  CheckpointStore store(dir.File("ckpt"), 2);
+  auto latest = store.LatestGood();
+  REQUIRE(latest.ok());
+  CHECK(fs::exists(latest->path + "/tensor_parallel.json"));
+  Launched exported = Launch({"export", latest->path, "-o", dir.File("hf")}, dir);
+  REQUIRE(WaitExit(exported.pid, std::chrono::seconds(60)) == 0);
+  absl::StatusOr<SafetensorsFile> model = ReadSafetensorsFile(dir.File("hf/model.safetensors"));
+  REQUIRE(model.ok());
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const SafetensorsTensor& t : model->tensors) shapes[t.name] = t.shape;
+  CHECK(shapes.at("transformer.h.0.attn.c_attn.weight") == std::vector<int64_t>{32, 96});
+  CHECK(shapes.at("transformer.h.1.mlp.c_proj.weight") == std::vector<int64_t>{128, 32});
+  CHECK(shapes.at("transformer.wte.weight") == std::vector<int64_t>{256, 32});
+  CHECK(shapes.at("transformer.ln_f.weight") == std::vector<int64_t>{32});
+}
+
 TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the previous one and "
           "ends as the uninterrupted run", "[e2e][restart]") {
   // ZeRO-2 on 2 ranks writes sharded checkpoints at steps 2, 4 and 6. Rank 1 dies after writing
@@ -319,11 +365,11 @@ TEST_CASE("SIGTERM to accel run stops the workers at a step boundary with a chec
 TEST_CASE("accel run refuses unsupported plans and missing data before launching", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 4, 0);
-  Launched run = Launch(RunArgs(dir, {"--set", "parallel.tensor=2"}), dir);
+  Launched run = Launch(RunArgs(dir, {"--set", "parallel.pipeline=2"}), dir);
   CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
   CHECK(ReadAll(run.err_path) ==
-        "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 is not supported by the executor "
-        "yet (supported: 1)\n");
+        "--set parallel.pipeline=2: error[E0601]: parallel.pipeline 2 is not supported by the "
+        "executor yet (supported: 1)\n");
   CHECK_FALSE(fs::exists(dir.File("run")));
 
   fs::remove(dir.File("corpus.txt"));

@@ -1,0 +1,53 @@
+// How a tensor-parallel checkpoint stores its split parameters, and the merge back to the whole
+// Hugging Face tensors that `accel export` writes. Torch-free.
+//
+// Under tensor parallelism (tp > 1) a checkpoint stores every tp-split parameter "tp-major": one
+// global tensor of shape [tp, local shape...] whose row r is tp rank r's slice (see
+// Trainer::SaveShard), and the file tensor_parallel.json records how each was split:
+//   {"degree": T, "parameters": {"NAME": {"dim": D, "parts": P}, ...}}
+// with D and P as ir::Parameter.tp_dim and tp_parts: along dim D of the whole tensor lie P equal
+// blocks (gpt2's c_attn holds q, k and v), and rank r holds slice r of every block, in order.
+#ifndef ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
+#define ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "executor/checkpoint/safetensors.h"
+
+namespace accel::exec {
+
+// The name of the split record inside a checkpoint directory.
+inline constexpr char kTensorParallelFile[] = "tensor_parallel.json";
+
+// One parameter's split (ir::Parameter.tp_dim, tp_parts).
+struct TpSplitRecord {
+  int dim = 0;
+  int parts = 1;
+};
+
+// The checkpoint's record of tensor parallelism.
+struct TpLayoutRecord {
+  int64_t degree = 1;
+  std::map<std::string, TpSplitRecord> parameters;  // tp-split parameters only
+};
+
+// Serializes `record` as tensor_parallel.json (keys sorted, so byte-identical for equal records).
+std::string TpLayoutJson(const TpLayoutRecord& record);
+
+// Parses tensor_parallel.json. Errors: DataLoss "SOURCE is malformed: WHY" for bad JSON, a degree
+// below 2, or a split with dim < 0 or parts < 1.
+absl::StatusOr<TpLayoutRecord> ParseTpLayoutJson(const std::string& text, const std::string& source);
+
+// The whole tensor from a tp-major one: stacked has shape [degree, local...]; the result has the
+// local shape with dim split.dim grown degree times, the blocks of every rank interleaved as
+// described above, and the same dtype. Errors: InvalidArgument "tensor NAME: ..." when the shape
+// is not [degree, ...], split.dim is not a local dim, the dim does not divide into split.parts,
+// or the data size does not match the shape and dtype.
+absl::StatusOr<SafetensorsTensor> MergeTpMajor(const SafetensorsTensor& stacked, int64_t degree,
+                                               TpSplitRecord split);
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_

@@ -1,0 +1,371 @@
+// Tensor parallelism (Megatron-LM) and sequence parallelism against one rank: the collectives'
+// autograd, the vocabulary-parallel loss, model forward/backward and whole training runs from
+// identical initial weights, with plans from the real planner; and tp-major checkpoints.
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../multi_rank.h"
+#include "../plan_from_yaml.h"
+#include "executor/checkpoint/checkpoint_store.h"
+#include "executor/checkpoint/sharded_tensors.h"
+#include "executor/comm_trace.h"
+#include "executor/models/causal_lm.h"
+#include "executor/models/tensor_parallel.h"
+#include "executor/process_groups.h"
+#include "executor/train/trainer.h"
+#include "ir/plan_access.h"
+
+namespace accel::exec {
+namespace {
+
+using testing::Expect;
+using testing::Ok;
+using testing::RunRanks;
+
+// Tolerances. Tensor parallelism changes only the order of fp32 sums: the row-parallel matmuls
+// are two half-sums added by an all-reduce, and the vocabulary-parallel loss sums exp over two
+// halves. Each such reordering costs a few ulps (~1e-7 relative); through a few layers and
+// updates with SGD (linear in the gradient, so no amplification) that stays below 1e-5 (measured:
+// losses within 9e-8 relative, weights within 1.8e-6), while a missing or doubled all-reduce
+// changes gradients by O(1) relative and a wrong slice by O(1) absolute (dropping the backward
+// all-reduce of EnterTensorParallel fails every parity case here).
+constexpr double kLossEps = 1e-6;
+constexpr double kWeightRel = 1e-5;
+
+const char* kGpt2 = "model: {arch: gpt2, hidden_size: 32, num_layers: 2, num_heads: 4, vocab_size: 256, max_seq_len: 16}\n";
+// Grouped-query attention (4 query heads, 2 key/value heads), q/k/v biases and an untied head.
+const char* kLlama =
+    "model: {arch: llama, hidden_size: 32, num_layers: 2, num_heads: 4, num_kv_heads: 2, ffn_hidden_size: 48,\n"
+    "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
+
+ir::Plan PlanFor(const char* model, int world, const std::string& layout,
+                 const std::vector<std::string>& overrides = {}) {
+  const std::string yaml = std::string("version: 1\nname: tp-parity\n") + model + R"(data:
+  train: {path: /usr/share/games/fortunes, format: text, tokenizer: bytes}
+  seq_len: 16
+  micro_batch_size: 2
+  global_batch_size: auto
+training:
+  steps: 4
+  optimizer: {name: sgd, lr: 5.0e-2, momentum: 0.9}
+  lr_schedule: {name: constant, warmup_steps: 0}
+cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
+)" + layout;
+  return testing::PlanFromYaml(yaml, overrides);
+}
+
+// What one rank saw: per-step losses, its (tp-local) weights and its collectives.
+struct RankOutcome {
+  std::vector<double> losses;
+  std::map<std::string, torch::Tensor> weights;
+  std::vector<CollectiveRecord> trace;
+};
+
+struct CheckpointPlan {
+  std::string root;
+  int save_after = 0;
+  bool resume = false;
+};
+
+// Trains `plan` for `steps` updates on its ranks from the same seeded weights; every update reads
+// the same global batch, data-parallel rank d taking rows [d·micro, (d+1)·micro) of each
+// micro-step. Saves or resumes through the sharded checkpoint protocol the worker uses.
+std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {}) {
+  const int world = static_cast<int>(plan.topology().world_size());
+  const int64_t micro = plan.batch().micro_batch_size();
+  const int64_t accum = plan.batch().grad_accum_steps();
+  const int64_t dp = plan.batch().data_parallel_size();
+  const int64_t seq = plan.batch().seq_len();
+  torch::manual_seed(7);
+  torch::Tensor data = torch::randint(0, plan.model().vocab_size(), {steps, accum, dp * micro, seq + 1}, torch::kLong);
+  std::vector<RankOutcome> out(world);
+  std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
+    auto trace = std::make_shared<CollectiveTrace>();
+    auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
+    Ok(world_comm.status());
+    auto groups = ProcessGroups::Create(plan, rank, rdzv, *world_comm, CommBackend::kGloo);
+    Ok(groups.status());
+    auto config = ModelConfigFromPlan(plan.model());
+    Ok(config.status());
+    auto traced = [&](std::shared_ptr<Communicator> c) { return c ? WithTrace(c, trace) : c; };
+    TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
+    auto model = BuildCausalLm(*config, 1234, tp);
+    Ok(model.status());
+    std::vector<std::pair<std::string, int64_t>> names;
+    for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
+    auto layout = ShardLayout::FromPlan(plan.sharding(), 0, names, groups->RankIn("dp_shard"));
+    Ok(layout.status());
+    DataParallelGroups dpg;
+    dpg.dp = traced(groups->Get("dp"));
+    dpg.dp_shard = traced(groups->Get("dp_shard"));
+    dpg.dp_replicate = traced(groups->Get("dp_replicate"));
+    dpg.tp = tp.group;
+    TrainerOptions options;
+    options.optimizer = OptimizerKind::kSgd;
+    options.momentum = 0.9;
+    options.schedule.peak_lr = 5e-2;
+    options.schedule.cosine = false;
+    options.grad_clip_norm = 0.5;  // the norm must count every tp slice once: clipping acts
+    GradSyncOptions sync;
+    sync.tied_embeddings = plan.model().tie_word_embeddings();
+    auto trainer = Trainer::Create(*model, CausalLmLoss(), options, *std::move(layout), dpg, sync);
+    Ok(trainer.status());
+    const int64_t d = groups->RankIn("dp");
+    CheckpointStore store(ckpt.root, 2);
+    if (ckpt.resume) {
+      auto latest = store.LatestGood();
+      Ok(latest.status());
+      Ok((*trainer)->LoadState(latest->path).status());
+    }
+    for (int s = static_cast<int>((*trainer)->step()); s < steps; ++s) {
+      std::vector<torch::Tensor> batches;
+      for (int64_t a = 0; a < accum; ++a) batches.push_back(data[s][a].narrow(0, d * micro, micro));
+      auto result = (*trainer)->Step(batches);
+      Ok(result.status());
+      out[rank].losses.push_back(result->loss);
+      if (ckpt.save_after == s + 1) {
+        Expect((*trainer)->ShardedCheckpoint(), "tensor-parallel checkpoints are sharded");
+        auto tmp = store.BeginStep(s + 1);
+        Ok(tmp.status());
+        auto shard = (*trainer)->SaveShard();
+        Ok(shard.status());
+        Ok(CheckpointStore::WriteRankFiles(*tmp, rank, {{ShardFileName(rank, world), *shard}}));
+        Ok((*world_comm)->Barrier());
+        if (rank == 0) {
+          auto shared = (*trainer)->SaveState(GlobalDataPosition{});
+          Ok(shared.status());
+          Ok(store.Publish(s + 1, world, *shared).status());
+        }
+        Ok((*world_comm)->Barrier());
+      }
+    }
+    Ok((*trainer)->sync().GatherAll());
+    for (const auto& item : (*model)->named_parameters()) out[rank].weights[item.key()] = item.value().detach().clone();
+    out[rank].trace = trace->Records();
+  });
+  for (const std::string& e : errors) REQUIRE(e == "");
+  return out;
+}
+
+// The whole weights of the replica made of tp ranks `first` … first + tp − 1, merged with the
+// plan's split of every parameter.
+std::map<std::string, torch::Tensor> Merged(const ir::Plan& plan, const std::vector<RankOutcome>& ranks,
+                                            int first, int tp) {
+  std::map<std::string, torch::Tensor> out;
+  for (const ir::ShardUnit& unit : plan.sharding().units()) {
+    for (const ir::Parameter& p : unit.parameters()) {
+      std::vector<torch::Tensor> slices;
+      for (int r = first; r < first + tp; ++r) slices.push_back(ranks[r].weights.at(p.name()));
+      out[p.name()] = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts())});
+    }
+  }
+  return out;
+}
+
+// Largest |a − b| / (|b| + 1e-3) over every weight.
+double MaxRelativeDifference(const std::map<std::string, torch::Tensor>& a,
+                             const std::map<std::string, torch::Tensor>& b) {
+  double worst = 0;
+  for (const auto& [name, w] : b) {
+    REQUIRE(a.at(name).sizes() == w.sizes());
+    worst = std::max(worst, ((a.at(name) - w).abs() / (w.abs() + 1e-3)).max().item<double>());
+  }
+  return worst;
+}
+
+void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) {
+  const int tp = static_cast<int>(ir::AxisSize(plan, ir::Axis::kTp));
+  std::vector<RankOutcome> ranks = Train(plan, steps);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    INFO("rank " << r);
+    REQUIRE(ranks[r].losses.size() == reference.losses.size());
+    for (size_t s = 0; s < reference.losses.size(); ++s) {
+      CHECK(ranks[r].losses[s] == Approx(reference.losses[s]).epsilon(kLossEps));
+    }
+  }
+  for (int first = 0; first < static_cast<int>(ranks.size()); first += tp) {
+    INFO("replica of ranks " << first << ".." << first + tp - 1);
+    CHECK(MaxRelativeDifference(Merged(plan, ranks, first, tp), reference.weights) < kWeightRel);
+  }
+}
+
+TEST_CASE("TpSlice and TpMerge: q, k and v blocks split separately, merged back exactly") {
+  torch::Tensor full = torch::arange(2 * 12, torch::kFloat).view({2, 12});  // [in 2, out q|k|v]
+  const TpSplit fused{1, 3};
+  torch::Tensor r0 = TpSlice(full, fused, 0, 2);
+  torch::Tensor r1 = TpSlice(full, fused, 1, 2);
+  // Rank 0 holds the first half of q, of k and of v: columns 0-1, 4-5, 8-9.
+  CHECK(torch::equal(r0[0], torch::tensor({0.f, 1.f, 4.f, 5.f, 8.f, 9.f})));
+  CHECK(torch::equal(r1[1], torch::tensor({14.f, 15.f, 18.f, 19.f, 22.f, 23.f})));
+  CHECK(torch::equal(TpMerge({r0, r1}, fused), full));
+  CHECK(torch::equal(TpMerge({TpSlice(full, {0, 1}, 0, 2), TpSlice(full, {0, 1}, 1, 2)}, {0, 1}), full));
+  CHECK(TpSlice(full, {}, 1, 2).is_same(full));
+}
+
+TEST_CASE("vocabulary-parallel cross-entropy equals cross-entropy over the full logits, with gradients") {
+  torch::manual_seed(3);
+  torch::Tensor logits = torch::randn({6, 10}) * 3;
+  torch::Tensor targets = torch::tensor({0, 4, 5, 9, 2, 7}, torch::kLong);
+  torch::Tensor full = logits.clone().requires_grad_(true);
+  torch::Tensor expected = torch::nn::functional::cross_entropy(full, targets);
+  expected.backward();
+  std::vector<torch::Tensor> grads(2);
+  std::vector<double> losses(2);
+  std::vector<std::string> errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    auto comm = rdzv.CreateWorld(CommBackend::kGloo);
+    Ok(comm.status());
+    TensorParallel tp{*comm, false};
+    torch::Tensor local = logits.narrow(1, rank * 5, 5).clone().requires_grad_(true);
+    torch::Tensor loss = VocabParallelCrossEntropy(local, targets, tp).mean();
+    loss.backward();
+    losses[rank] = loss.item<double>();
+    grads[rank] = local.grad();
+  });
+  for (const std::string& e : errors) REQUIRE(e == "");
+  CHECK(losses[0] == Approx(expected.item<double>()).epsilon(1e-6));
+  CHECK(losses[1] == losses[0]);
+  CHECK(torch::allclose(torch::cat(grads, 1), full.grad(), 1e-6, 1e-7));
+}
+
+TEST_CASE("a tensor-parallel model's forward and gradients equal the single-rank model's") {
+  for (const char* model : {kGpt2, kLlama}) {
+    for (bool sp : {false, true}) {
+      INFO(model << "sequence parallel " << sp);
+      const ir::Plan plan = PlanFor(model, 1, "parallel: {data_replicate: 1, data_shard: 1}\n");
+      auto config = ModelConfigFromPlan(plan.model());
+      REQUIRE(config.ok());
+      auto single = BuildCausalLm(*config, 99);
+      REQUIRE(single.ok());
+      torch::manual_seed(5);
+      torch::Tensor batch = torch::randint(0, 256, {2, 17}, torch::kLong);
+      torch::Tensor loss = CausalLmLoss()(**single, batch);
+      loss.backward();
+      torch::Tensor logits = (*single)->Forward(batch.narrow(1, 0, 16)).detach();
+      std::vector<std::map<std::string, torch::Tensor>> grads(2);
+      std::vector<torch::Tensor> gathered(2);
+      std::vector<double> losses(2);
+      std::vector<std::string> errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+        auto comm = rdzv.CreateWorld(CommBackend::kGloo);
+        Ok(comm.status());
+        auto m = BuildCausalLm(*config, 99, TensorParallel{*comm, sp});
+        Ok(m.status());
+        torch::Tensor l = CausalLmLoss()(**m, batch);
+        l.backward();
+        losses[rank] = l.item<double>();
+        for (const auto& item : (*m)->named_parameters()) grads[rank][item.key()] = item.value().grad();
+        torch::NoGradGuard no_grad;
+        gathered[rank] = GatherVocabParallel((*m)->Forward(batch.narrow(1, 0, 16)), (*m)->tensor_parallel());
+      });
+      for (const std::string& e : errors) REQUIRE(e == "");
+      CHECK(losses[0] == Approx(loss.item<double>()).epsilon(kLossEps));
+      CHECK(losses[1] == losses[0]);
+      CHECK(torch::allclose(gathered[0], logits, 1e-5, 1e-6));
+      CHECK(torch::equal(gathered[0], gathered[1]));
+      for (const auto& item : (*single)->named_parameters()) {
+        INFO(item.key());
+        const TpSplit split = (*single)->TensorParallelSplit(item.key());
+        torch::Tensor merged = TpMerge({grads[0].at(item.key()), grads[1].at(item.key())}, split);
+        if (split.dim < 0) CHECK(torch::allclose(grads[0].at(item.key()), grads[1].at(item.key()), 1e-6, 1e-9));
+        CHECK(torch::allclose(merged, item.value().grad(), 1e-4, 1e-7));
+      }
+    }
+  }
+}
+
+TEST_CASE("tensor parallel 2 trains like one rank: gpt2 and llama (GQA), with sequence parallel") {
+  for (const char* model : {kGpt2, kLlama}) {
+    INFO(model);
+    const RankOutcome reference = Train(PlanFor(model, 1, "parallel: {data_replicate: 1}\n"), 3)[0];
+    CheckParity(PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+    CheckParity(PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"),
+                reference, 3);
+  }
+}
+
+TEST_CASE("tp 2 x dp 2 with ZeRO stages 1 and 3 trains like one rank") {
+  const RankOutcome reference =
+      Train(PlanFor(kGpt2, 1, "parallel: {data_replicate: 1}\n", {"data.micro_batch_size=4"}), 3)[0];
+  for (int stage : {1, 3}) {
+    INFO("stage " << stage);
+    const ir::Plan plan = PlanFor(kGpt2, 4,
+                                  "parallel: {data_replicate: 1, data_shard: 2, tensor: 2, sequence_parallel: true}\n"
+                                  "sharding: {stage: " + std::to_string(stage) + ", bucket_size: 3000}\n");
+    REQUIRE(plan.batch().global_batch_size() == 4);
+    CheckParity(plan, reference, 3);
+  }
+}
+
+TEST_CASE("the plan's parameter splits are the model's") {
+  for (const char* model : {kGpt2, kLlama}) {
+    const ir::Plan plan = PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n");
+    auto config = ModelConfigFromPlan(plan.model());
+    REQUIRE(config.ok());
+    auto built = BuildCausalLm(*config, 1);
+    REQUIRE(built.ok());
+    for (const ir::ShardUnit& unit : plan.sharding().units()) {
+      for (const ir::Parameter& p : unit.parameters()) {
+        INFO(p.name());
+        const TpSplit split = (*built)->TensorParallelSplit(p.name());
+        CHECK(split.dim == p.tp_dim());
+        CHECK(split.parts == std::max(1, p.tp_parts()));
+      }
+    }
+  }
+}
+
+TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2 and is refused under tp 1") {
+  const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_resume_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const ir::Plan plan = PlanFor(kLlama, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\n"
+                                           "sharding: {stage: 2, bucket_size: 3000}\n");
+  const std::vector<RankOutcome> straight = Train(plan, 4);
+  Train(plan, 2, {root, 2, false});
+  const std::vector<RankOutcome> resumed = Train(plan, 4, {root, 0, true});
+  for (size_t r = 0; r < straight.size(); ++r) {
+    REQUIRE(resumed[r].losses.size() == 2);
+    CHECK(resumed[r].losses[0] == straight[r].losses[2]);
+    for (const auto& [name, w] : straight[r].weights) CHECK(torch::equal(resumed[r].weights.at(name), w));
+  }
+  // Under another tensor degree the slices are other ones: refused, naming the tensor.
+  const ir::Plan single = PlanFor(kLlama, 2, "parallel: {data_replicate: 1, data_shard: 2}\n"
+                                             "sharding: {stage: 2, bucket_size: 3000}\n");
+  std::vector<std::string> errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
+    Ok(world_comm.status());
+    auto groups = ProcessGroups::Create(single, rank, rdzv, *world_comm, CommBackend::kGloo);
+    Ok(groups.status());
+    auto model = BuildCausalLm(*ModelConfigFromPlan(single.model()), 1234);
+    Ok(model.status());
+    std::vector<std::pair<std::string, int64_t>> names;
+    for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
+    auto layout = ShardLayout::FromPlan(single.sharding(), 0, names, groups->RankIn("dp_shard"));
+    Ok(layout.status());
+    DataParallelGroups dpg;
+    dpg.dp = groups->Get("dp");
+    dpg.dp_shard = groups->Get("dp_shard");
+    TrainerOptions options;
+    options.optimizer = OptimizerKind::kSgd;
+    options.momentum = 0.9;
+    auto trainer = Trainer::Create(*model, CausalLmLoss(), options, *std::move(layout), dpg);
+    Ok(trainer.status());
+    auto latest = CheckpointStore(root, 2).LatestGood();
+    Ok(latest.status());
+    const std::string message((*trainer)->LoadState(latest->path).status().message());
+    Expect(message == latest->path + ": tensor model.embed_tokens.weight was saved split over 2 "
+                                      "tensor-parallel rank(s) but this run has 1; resuming under another "
+                                      "tensor-parallel degree is not supported yet",
+           message);
+  });
+  for (const std::string& e : errors) CHECK(e == "");
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace accel::exec
