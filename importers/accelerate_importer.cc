@@ -32,7 +32,8 @@ struct AccelerateState {
 };
 
 constexpr const char* kDevices =
-    "accel runs on cpu or cuda devices; XLA/TPU, XPU, NPU, MLU, MUSA, HPU and SDAA are not "
+    "accel plans NO, MULTI_GPU, MULTI_CPU, FSDP, DEEPSPEED and MEGATRON_LM on cpu or cuda "
+    "devices; XLA/TPU, XPU, NPU, MLU, MUSA, HPU, SDAA and SageMaker's DATA_PARALLEL are not "
     "planned";
 
 // FSDP sharding strategies (names, or the numbers of torch's ShardingStrategy enum + 1 that old
@@ -116,7 +117,8 @@ class AccelerateImporter {
          }},
         {"num_machines",
          [this](const SourceKey& k) {
-           if (auto v = c_.IntAtLeast(k, 1)) s_.machines = Sourced{*v, k.path, {}};
+           auto v = c_.IntAtLeast(k, 1);
+           if (v && c_.InRange("cluster.nodes", *v, k)) s_.machines = Sourced{*v, k.path, {}};
          }},
         {"use_cpu",
          [this](const SourceKey& k) {
@@ -243,12 +245,12 @@ class AccelerateImporter {
         {"gradient_accumulation_steps",
          [this](const SourceKey& k) {
            if (ImportContext::IsAuto(k.value)) return c_.Auto("data.grad_accum_steps", k);
-           if (auto v = c_.IntAtLeast(k, 1)) c_.Set("data.grad_accum_steps", YamlInt(*v), k.path);
+           if (auto v = c_.IntAtLeast(k, 1)) c_.SetInt("data.grad_accum_steps", *v, k);
          }},
         {"gradient_clipping",
          [this](const SourceKey& k) {
            if (ImportContext::IsAuto(k.value)) return c_.Auto("training.grad_clip_norm", k);
-           if (auto v = c_.Number(k)) c_.Set("training.grad_clip_norm", YamlFloat(*v), k.path);
+           if (auto v = c_.Number(k)) c_.SetFloat("training.grad_clip_norm", *v, k);
          }},
         {"zero3_init_flag", {}, {"false"}},
         {"zero3_save_16bit_model", {}, {"false"}},
@@ -272,7 +274,7 @@ class AccelerateImporter {
   std::vector<KeyRule> MegatronRules() {
     auto degree = [this](const char* field) {
       return [this, field](const SourceKey& k) {
-        if (auto v = c_.IntAtLeast(k, 1)) c_.Set(field, YamlInt(*v), k.path);
+        if (auto v = c_.IntAtLeast(k, 1)) c_.SetInt(field, *v, k);
       };
     };
     return {
@@ -295,22 +297,23 @@ class AccelerateImporter {
          }},
         {"megatron_lm_gradient_clipping",
          [this](const SourceKey& k) {
-           if (auto v = c_.Number(k)) c_.Set("training.grad_clip_norm", YamlFloat(*v), k.path);
+           if (auto v = c_.Number(k)) c_.SetFloat("training.grad_clip_norm", *v, k);
          }},
     };
   }
 
   std::vector<KeyRule> ParallelismRules() {
-    auto size = [this](std::optional<Sourced>* target) {
-      return [this, target](const SourceKey& k) {
-        if (auto v = c_.IntAtLeast(k, 1)) *target = Sourced{*v, k.path, {}};
+    auto size = [this](std::optional<Sourced>* target, const char* field) {
+      return [this, target, field](const SourceKey& k) {
+        auto v = c_.IntAtLeast(k, 1);
+        if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, {}};
       };
     };
     return {
-        {"parallelism_config_dp_replicate_size", size(&s_.replicate)},
-        {"parallelism_config_dp_shard_size", size(&s_.shard)},
-        {"parallelism_config_tp_size", size(&s_.tensor)},
-        {"parallelism_config_cp_size", size(&s_.context)},
+        {"parallelism_config_dp_replicate_size", size(&s_.replicate, "parallel.data_replicate")},
+        {"parallelism_config_dp_shard_size", size(&s_.shard, "parallel.data_shard")},
+        {"parallelism_config_tp_size", size(&s_.tensor, "parallel.tensor")},
+        {"parallelism_config_cp_size", size(&s_.context, "parallel.context")},
         {"parallelism_config_sp_size",
          [this](const SourceKey& k) {
            if (auto v = c_.IntAtLeast(k, 1); v && *v > 1) {
@@ -337,6 +340,12 @@ class AccelerateImporter {
                           " cannot be expressed in accel: it is not a multiple of num_machines " +
                           std::to_string(nodes) + ", and accel needs the same number of devices "
                           "on every node");
+      return;
+    }
+    if (world / nodes > 1024) {
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.processes->at, "",
+                      "Accelerate key 'num_processes' = " + std::to_string(world) +
+                          " cannot be expressed in accel: more than 1024 devices per node");
       return;
     }
     std::string proc = s_.processes ? s_.processes->path : "num_processes absent: 1";

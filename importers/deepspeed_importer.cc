@@ -48,7 +48,8 @@ class DeepSpeedImporter {
   KeyRule Batch(const char* key, std::optional<Sourced>* target, const char* field) {
     return {key, [this, target, field](const SourceKey& k) {
               if (ImportContext::IsAuto(k.value)) return c_.Auto(field, k);
-              if (auto v = c_.IntAtLeast(k, 1)) *target = Sourced{*v, k.path, k.value.location};
+              auto v = c_.IntAtLeast(k, 1);
+              if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, k.value.location};
             }};
   }
 
@@ -70,12 +71,12 @@ class DeepSpeedImporter {
            if (ImportContext::IsAuto(k.value)) return c_.Auto("training.grad_clip_norm", k);
            if (auto v = c_.Number(k)) {
              if (*v < 0) return c_.WrongType(k, "'" + k.path + "' must not be negative");
-             c_.Set("training.grad_clip_norm", YamlFloat(*v), k.path);
+             c_.SetFloat("training.grad_clip_norm", *v, k);
            }
          }},
         {"steps_per_print",
          [this](const SourceKey& k) {
-           if (auto v = c_.IntAtLeast(k, 1)) c_.Set("training.log_every_steps", YamlInt(*v), k.path);
+           if (auto v = c_.IntAtLeast(k, 1)) c_.SetInt("training.log_every_steps", *v, k);
          }},
         {"communication_data_type",
          [this](const SourceKey& k) {
@@ -185,7 +186,7 @@ class DeepSpeedImporter {
           if (*v == 0 && std::string(field) != "sharding.param_persistence_threshold") {
             return c_.WrongType(k, "'" + k.path + "' must be at least 1");
           }
-          c_.Set(field, YamlInt(*v), k.path);
+          c_.SetInt(field, *v, k);
         }
       };
     };
@@ -289,7 +290,7 @@ class DeepSpeedImporter {
         if (ImportContext::IsAuto(k.value)) return c_.Auto(field, k);
         if (auto v = c_.Number(k)) {
           if (std::string(field) == "training.optimizer.weight_decay") s_.decay = *v;
-          c_.Set(field, YamlFloat(*v), k.path);
+          c_.SetFloat(field, *v, k);
         }
       };
     };
@@ -331,7 +332,7 @@ class DeepSpeedImporter {
       return [this, field](const SourceKey& k) {
         if (ImportContext::IsAuto(k.value)) return c_.Auto(field, k);
         if (auto v = c_.IntAtLeast(k, std::string(field) == "training.steps" ? 1 : 0)) {
-          c_.Set(field, YamlInt(*v), k.path);
+          c_.SetInt(field, *v, k);
         }
       };
     };
@@ -370,7 +371,7 @@ class DeepSpeedImporter {
                        if (ImportContext::IsAuto(m.value)) return c_.Auto("training.lr_schedule.min_lr_ratio", m);
                        if (auto v = c_.Number(m)) {
                          if (*v < 0 || *v > 1) return c_.WrongType(m, "'" + m.path + "' must be between 0 and 1");
-                         c_.Set("training.lr_schedule.min_lr_ratio", YamlFloat(*v), m.path);
+                         c_.SetFloat("training.lr_schedule.min_lr_ratio", *v, m);
                        }
                      }},
                     {"warmup_type",
@@ -428,6 +429,13 @@ class DeepSpeedImporter {
       return;
     }
     const int64_t world = s_.train_batch->value / per_rank;
+    if (world > 1024 && (world % 8 != 0 || world / 8 > 65536)) {
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.train_batch->at, "",
+                      "DeepSpeed key 'train_batch_size' = " + std::to_string(s_.train_batch->value) +
+                          " cannot be expressed in accel: it implies " + std::to_string(world) +
+                          " ranks, more than accel's cluster fields hold");
+      return;
+    }
     const std::string from = "train_batch_size / (train_micro_batch_size_per_gpu x gradient_accumulation_steps)";
     if (world > 8 && world % 8 == 0) {
       c_.Set("cluster.nodes", YamlInt(world / 8), from + " = " + std::to_string(world) + " ranks, 8 per node");

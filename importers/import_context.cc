@@ -86,36 +86,16 @@ void ImportContext::Walk(const YamlNode& mapping, const std::string& prefix,
                     " must be a mapping of keys, got " + spec::DescribeYamlType(mapping));
     return;
   }
-  std::vector<std::string> mapped_keys;
-  for (const KeyRule& rule : rules) {
-    if (rule.map) mapped_keys.push_back(rule.key);
-  }
-  std::map<std::string, SourceLocation> seen;
-  std::map<std::string, const YamlNode*> first_value;
+  std::map<std::string, const spec::YamlEntry*> seen;
   for (const spec::YamlEntry& entry : m.entries) {
     const YamlNode& key = *entry.key;
-    const std::string name = key.content().kind == YamlNode::Kind::kScalar ? key.content().value
-                                                                           : Shown(key);
+    const std::string name = key.is_scalar() ? key.content().value : Shown(key);
     const std::string path = prefix.empty() ? name : prefix + "." + name;
-    auto [it, inserted] = seen.emplace(name, key.location);
+    auto [first, inserted] = seen.emplace(name, &entry);
     if (!inserted) {
-      // The first value is the one imported; a repeat of the same value changes nothing.
-      const YamlNode& first = *first_value[name];
-      const bool same = first.is_scalar() && entry.value->is_scalar() &&
-                        first.content().value == entry.value->content().value;
-      const std::string message = "duplicate key '" + path + "'" +
-                                  (same ? " with the same value; the first is imported"
-                                        : "; " + tool_ + " would silently use one of them");
-      if (same) {
-        sink_.Warning(codes::kImportDuplicateKey, file_, key.location, "", message)
-            .Note(file_, it->second, "first defined here");
-      } else {
-        sink_.Error(codes::kDuplicateKey, file_, key.location, "", message)
-            .Note(file_, it->second, "first defined here");
-      }
+      Duplicate(*first->second, entry, path);
       continue;
     }
-    first_value[name] = entry.value;
     const KeyRule* rule = nullptr;
     for (const KeyRule& r : rules) {
       if (r.key == name) rule = &r;
@@ -123,22 +103,42 @@ void ImportContext::Walk(const YamlNode& mapping, const std::string& prefix,
     SourceKey source{key, *entry.value, path};
     if (rule != nullptr && rule->map) {
       rule->map(source);
-      continue;
-    }
-    if ((rule != nullptr || entry.value->is_null()) && IsDefault(*entry.value, rule)) {
+    } else if (IsDefault(*entry.value, rule)) {
       defaulted_.push_back(path);
-      continue;
+    } else {
+      NotImported(source, name, rule, rules);
     }
-    std::string why = "has no accel equivalent; not imported";
-    if (rule == nullptr) {
-      if (std::optional<std::string> match = ClosestMatch(name, mapped_keys)) {
-        why += "; did you mean '" + *match + "'?";
-      }
-    } else if (!rule->hint.empty()) {
-      why += " (" + rule->hint + ")";
-    }
-    Unmapped(source, why);
   }
+}
+
+void ImportContext::Duplicate(const spec::YamlEntry& first, const spec::YamlEntry& again,
+                              const std::string& path) {
+  // The first value is the one imported; a repeat of the same value changes nothing.
+  const bool same = first.value->is_scalar() && again.value->is_scalar() &&
+                    first.value->content().value == again.value->content().value;
+  const std::string message = "duplicate key '" + path + "'" +
+                              (same ? " with the same value; the first is imported"
+                                    : "; " + tool_ + " would silently use one of them");
+  Diagnostic& d = same ? sink_.Warning(codes::kImportDuplicateKey, file_, again.key->location, "", message)
+                       : sink_.Error(codes::kDuplicateKey, file_, again.key->location, "", message);
+  d.Note(file_, first.key->location, "first defined here");
+}
+
+void ImportContext::NotImported(const SourceKey& key, const std::string& name,
+                                const KeyRule* rule, const std::vector<KeyRule>& rules) {
+  std::string why = "has no accel equivalent; not imported";
+  if (rule != nullptr) {
+    if (!rule->hint.empty()) why += " (" + rule->hint + ")";
+    return Unmapped(key, why);
+  }
+  std::vector<std::string> mapped;
+  for (const KeyRule& r : rules) {
+    if (r.map) mapped.push_back(r.key);
+  }
+  if (std::optional<std::string> match = ClosestMatch(name, mapped)) {
+    why += "; did you mean '" + *match + "'?";
+  }
+  Unmapped(key, why);
 }
 
 void ImportContext::Unmapped(const SourceKey& key, const std::string& why) {
@@ -225,6 +225,47 @@ bool ImportContext::IsAuto(const YamlNode& value) {
   const YamlNode& v = value.content();
   return v.kind == YamlNode::Kind::kScalar && v.scalar_type == spec::ScalarType::kString &&
          v.value == "auto";
+}
+
+namespace {
+
+// "" when `value` fits the range of accel's `field`, else why not.
+std::string OutOfRange(const std::string& field, double value) {
+  const spec::FieldInfo* info = spec::FindField(field);
+  if (info == nullptr) return "";
+  auto text = [](double v) {
+    return std::floor(v) == v && std::fabs(v) < 9e18 ? std::to_string(static_cast<int64_t>(v))
+                                                     : YamlFloat(v);
+  };
+  if (info->minimum && (value < *info->minimum || (info->exclusive_minimum && value == *info->minimum))) {
+    return "accel's " + field + " must be " + (info->exclusive_minimum ? "above " : "at least ") +
+           text(*info->minimum);
+  }
+  if (info->maximum && (value > *info->maximum || (info->exclusive_maximum && value == *info->maximum))) {
+    return "accel's " + field + " is at most " + text(*info->maximum);
+  }
+  return "";
+}
+
+}  // namespace
+
+bool ImportContext::InRange(const std::string& field, double value, const SourceKey& key) {
+  std::string why = OutOfRange(field, value);
+  if (why.empty()) return true;
+  Unsupported(key, why);
+  return false;
+}
+
+void ImportContext::SetInt(const std::string& field, int64_t value, const SourceKey& key) {
+  std::string why = OutOfRange(field, static_cast<double>(value));
+  if (!why.empty()) return Unsupported(key, why);
+  spec_.Set(field, YamlInt(value), key.path);
+}
+
+void ImportContext::SetFloat(const std::string& field, double value, const SourceKey& key) {
+  std::string why = OutOfRange(field, value);
+  if (!why.empty()) return Unsupported(key, why);
+  spec_.Set(field, YamlFloat(value), key.path);
 }
 
 void ImportContext::Auto(const std::string& field, const SourceKey& key) {

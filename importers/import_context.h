@@ -91,6 +91,16 @@ class ImportContext {
     spec_.Set(field, std::move(yaml_value), source);
   }
 
+  // Sets `field` to a number read from `key`, with the key's path as the comment, after checking
+  // it against the accel field's range (spec/field_registry.h): E0703 at the value when outside,
+  // e.g. more steps than accel's planning limit.
+  void SetInt(const std::string& field, int64_t value, const SourceKey& key);
+  void SetFloat(const std::string& field, double value, const SourceKey& key);
+
+  // The range check of SetInt alone: false (after E0703 at the value) when `value` is outside
+  // the range of accel's `field`.
+  bool InRange(const std::string& field, double value, const SourceKey& key);
+
   // E0703 at the value: KEY = VALUE cannot be expressed in accel (`why` explains).
   void Unsupported(const SourceKey& key, const std::string& why);
 
@@ -114,6 +124,12 @@ class ImportContext {
 
  private:
   bool IsDefault(const YamlNode& value, const KeyRule* rule) const;
+  // Walk's reports: a repeated key (E0102, or W0702 for the same scalar), and a key it does not
+  // import (W0701, with the rule's hint or a "did you mean" among the mapped keys).
+  void Duplicate(const spec::YamlEntry& first, const spec::YamlEntry& again,
+                 const std::string& path);
+  void NotImported(const SourceKey& key, const std::string& name, const KeyRule* rule,
+                   const std::vector<KeyRule>& rules);
 
   std::string file_;
   std::string tool_;

@@ -1,29 +1,17 @@
 #include "importers/located_toml.h"
 
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 #include <toml++/toml.h>
 
 #include "common/diag_codes.h"
+#include "importers/spec_builder.h"
 
 namespace accel::importers {
 namespace {
 
 SourceLocation Location(const toml::source_region& region) {
   return {static_cast<int>(region.begin.line), static_cast<int>(region.begin.column)};
-}
-
-// Float text the YAML core schema reads back as the same float.
-std::string FloatText(double value) {
-  if (std::isnan(value)) return ".nan";
-  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  std::string text = out.str();
-  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-  return text;
 }
 
 class Converter {
@@ -71,7 +59,7 @@ class Converter {
       out.value = std::to_string(node.as_integer()->get());
       out.scalar_type = spec::ScalarType::kInt;
     } else if (node.is_floating_point()) {
-      out.value = FloatText(node.as_floating_point()->get());
+      out.value = YamlFloat(node.as_floating_point()->get());
       out.scalar_type = spec::ScalarType::kFloat;
     } else if (node.is_boolean()) {
       out.value = node.as_boolean()->get() ? "true" : "false";

@@ -24,6 +24,7 @@ struct TorchtitanState {
   std::string model_name, model_flavor, dataset;
   bool optimizer_lr = false, decay_type = false, lr_min = false, warmup = false;
   bool seq_len = false, steps = false;
+  std::string constant_path;  // decay_ratio = 0: no decay
   bool param_dtype = false, reduce_dtype = false;
   std::string checkpoint_folder = "checkpoint", dump_folder = "./torchtitan/outputs";
 };
@@ -47,20 +48,21 @@ class TorchtitanImporter {
   KeyRule IntField(const char* key, const char* field, int64_t minimum, bool* seen = nullptr) {
     return {key, [this, field, minimum, seen](const SourceKey& k) {
               if (seen) *seen = true;
-              if (auto v = c_.IntAtLeast(k, minimum)) c_.Set(field, YamlInt(*v), k.path);
+              if (auto v = c_.IntAtLeast(k, minimum)) c_.SetInt(field, *v, k);
             }};
   }
 
   KeyRule NumberField(const char* key, const char* field, bool* seen = nullptr) {
     return {key, [this, field, seen](const SourceKey& k) {
               if (seen) *seen = true;
-              if (auto v = c_.Number(k)) c_.Set(field, YamlFloat(*v), k.path);
+              if (auto v = c_.Number(k)) c_.SetFloat(field, *v, k);
             }};
   }
 
-  KeyRule Degree(const char* key, std::optional<Sourced>* target) {
-    return {key, [this, target](const SourceKey& k) {
-              if (auto v = c_.IntAtLeast(k, 1)) *target = Sourced{*v, k.path};
+  KeyRule Degree(const char* key, std::optional<Sourced>* target, const char* field) {
+    return {key, [this, target, field](const SourceKey& k) {
+              auto v = c_.IntAtLeast(k, 1);
+              if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, k.value.location};
             }};
   }
 
@@ -181,7 +183,7 @@ class TorchtitanImporter {
       s_.lr_min = true;
       if (auto v = c_.Number(k)) {
         if (*v < 0 || *v > 1) return c_.WrongType(k, "'" + k.path + "' must be between 0 and 1");
-        c_.Set("training.lr_schedule.min_lr_ratio", YamlFloat(*v), k.path);
+        c_.SetFloat("training.lr_schedule.min_lr_ratio", *v, k);
       }
     };
     return {
@@ -196,7 +198,21 @@ class TorchtitanImporter {
          }},
         {"lr_min", ratio},
         {"min_lr_factor", ratio},
-        {"decay_ratio", {}, {}, "accel decays over all steps after warmup, without a stable phase"},
+        {"decay_ratio",
+         [this](const SourceKey& k) {
+           // The fraction of the steps after warmup spent decaying (torchtitan's WSD
+           // schedule): 0 is a constant rate, 1 accel's decay; a stable phase between is not.
+           auto v = c_.Number(k);
+           if (!v) return;
+           if (*v == 0) {
+             s_.constant_path = k.path;
+           } else if (*v == 1) {
+             c_.Defaulted(k.path);
+           } else {
+             c_.Unmapped(k, "has no accel equivalent: accel decays over all steps after warmup, "
+                            "without a stable phase; not imported");
+           }
+         }},
     };
   }
 
@@ -209,7 +225,7 @@ class TorchtitanImporter {
            if (auto v = c_.Int(k)) {
              if (*v == -1) return c_.Set("data.global_batch_size", "auto", k.path + ": -1");
              if (*v < 1) return c_.WrongType(k, "'" + k.path + "' must be -1 or positive");
-             c_.Set("data.global_batch_size", YamlInt(*v), k.path);
+             c_.SetInt("data.global_batch_size", *v, k);
            }
          }},
         IntField("seq_len", "data.seq_len", 1, &s_.seq_len),
@@ -237,7 +253,8 @@ class TorchtitanImporter {
   }
 
   void LocalBatch(const SourceKey& k) {
-    if (auto v = c_.IntAtLeast(k, 1)) s_.local_batch = Sourced{*v, k.path, k.value.location};
+    auto v = c_.IntAtLeast(k, 1);
+    if (v && c_.InRange("data.micro_batch_size", *v, k)) s_.local_batch = Sourced{*v, k.path, k.value.location};
   }
 
   void Dtype(const SourceKey& k, const char* field, bool* seen) {
@@ -251,7 +268,7 @@ class TorchtitanImporter {
 
   std::vector<KeyRule> ParallelRules() {
     return {
-        Degree("data_parallel_replicate_degree", &s_.replicate),
+        Degree("data_parallel_replicate_degree", &s_.replicate, "parallel.data_replicate"),
         {"data_parallel_shard_degree",
          [this](const SourceKey& k) {
            auto v = c_.Int(k);
@@ -259,12 +276,13 @@ class TorchtitanImporter {
            s_.shard_path = k.path;
            if (*v == -1) return;
            if (*v < 1) return c_.WrongType(k, "'" + k.path + "' must be -1 or positive");
+           if (!c_.InRange("parallel.data_shard", *v, k)) return;
            s_.shard_auto = false;
-           s_.shard = Sourced{*v, k.path};
+           s_.shard = Sourced{*v, k.path, k.value.location};
          }},
-        Degree("tensor_parallel_degree", &s_.tensor),
-        Degree("context_parallel_degree", &s_.context),
-        Degree("pipeline_parallel_degree", &s_.pipeline),
+        Degree("tensor_parallel_degree", &s_.tensor, "parallel.tensor"),
+        Degree("context_parallel_degree", &s_.context, "parallel.context"),
+        Degree("pipeline_parallel_degree", &s_.pipeline, "parallel.pipeline"),
         {"pipeline_parallel_schedule",
          [this](const SourceKey& k) {
            auto v = c_.String(k);
@@ -275,7 +293,8 @@ class TorchtitanImporter {
          }},
         {"pipeline_parallel_microbatch_size",
          [this](const SourceKey& k) {
-           if (auto v = c_.IntAtLeast(k, 1)) s_.pp_microbatch = Sourced{*v, k.path, k.value.location};
+           auto v = c_.IntAtLeast(k, 1);
+           if (v && c_.InRange("data.micro_batch_size", *v, k)) s_.pp_microbatch = Sourced{*v, k.path, k.value.location};
          }},
         {"fsdp_reshard_after_forward",
          [this](const SourceKey& k) {
@@ -353,7 +372,7 @@ class TorchtitanImporter {
         {"keep_latest_k",
          [this](const SourceKey& k) {
            auto v = c_.IntAtLeast(k, 0);
-           if (v && *v > 0) c_.Set("checkpoint.keep", YamlInt(*v), k.path);
+           if (v && *v > 0) c_.SetInt("checkpoint.keep", *v, k);
            if (v && *v == 0) c_.spec().Note("checkpoint", "keep omitted: " + k.path + " = 0 keeps all; accel keeps at least 1");
          }},
         {"model_weights_only", {}, {"false"}},
@@ -425,7 +444,11 @@ void TorchtitanImporter::Finish() {
 void TorchtitanImporter::FinishDefaults() {
   const std::string dflt = " (torchtitan default)";
   if (!s_.optimizer_lr) c_.Set("training.optimizer.lr", "0.0008", "optimizer.lr absent" + dflt);
-  if (!s_.decay_type) c_.Set("training.lr_schedule.name", "linear", "lr_scheduler.decay_type absent" + dflt);
+  if (!s_.constant_path.empty()) {
+    c_.Set("training.lr_schedule.name", "constant", s_.constant_path + ": 0");
+  } else if (!s_.decay_type) {
+    c_.Set("training.lr_schedule.name", "linear", "lr_scheduler.decay_type absent" + dflt);
+  }
   if (!s_.lr_min) c_.Set("training.lr_schedule.min_lr_ratio", "0.0", "lr_scheduler.lr_min absent" + dflt);
   if (!s_.warmup) c_.Set("training.lr_schedule.warmup_steps", "200", "lr_scheduler.warmup_steps absent" + dflt);
   if (!s_.seq_len) c_.Set("data.seq_len", "2048", "training.seq_len absent" + dflt);
@@ -449,7 +472,7 @@ void TorchtitanImporter::FinishDefaults() {
                           " = " + std::to_string(local.value));
       return;
     }
-    const int64_t microbatches = local.value / mb.value;
+    const int64_t microbatches = local.value / mb.value;  // both at most 65536
     c_.Set("data.micro_batch_size", YamlInt(mb.value), mb.path);
     c_.Set("data.grad_accum_steps", YamlInt(microbatches), local.path + " / " + mb.path);
     if (microbatches < pp && c_.spec().Get("parallel.pipeline_schedule") != "gpipe") {
@@ -491,17 +514,32 @@ void TorchtitanImporter::FinishLayout() {
     }
   }
   // The world size is run_train.sh's NGPU (default 8); the explicit degrees may need more.
+  // Each degree is at most 65536, so the product is computed step by step against the largest
+  // cluster accel's fields hold (65536 nodes x 1024 devices) before it can overflow.
   int64_t fixed = 1;
-  for (const auto* v : {&s_.replicate, &s_.tensor, &s_.context, &s_.pipeline}) fixed *= *v ? (*v)->value : 1;
-  if (!s_.shard_auto) fixed *= s_.shard->value;
+  for (const auto* v : {&s_.replicate, &s_.tensor, &s_.context, &s_.pipeline, &s_.shard}) {
+    if (!*v) continue;
+    fixed *= (*v)->value;
+    if (fixed > int64_t{65536} * 1024) {
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), (*v)->at, "",
+                      "torchtitan key '" + (*v)->path + "' = " + std::to_string((*v)->value) +
+                          " cannot be expressed in accel: the parallel degrees multiply to more "
+                          "ranks than accel's cluster fields hold");
+      return;
+    }
+  }
   const std::string ngpu = "run_train.sh's NGPU default; the file does not give the world size";
   if (fixed <= 8 && 8 % fixed == 0) {
     c_.Set("cluster.devices_per_node", "8", ngpu);
-  } else if (fixed % 8 == 0) {
+  } else if (fixed % 8 == 0 && fixed / 8 <= 65536) {
     c_.Set("cluster.devices_per_node", "8", ngpu);
     c_.Set("cluster.nodes", YamlInt(fixed / 8), "the product of the parallel degrees, 8 per node");
-  } else {
+  } else if (fixed <= 1024) {
     c_.Set("cluster.devices_per_node", YamlInt(fixed), "the product of the parallel degrees");
+  } else {
+    c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.tensor ? s_.tensor->at : SourceLocation{1, 1}, "",
+                    "the parallel degrees multiply to " + std::to_string(fixed) +
+                        " ranks, which do not split into nodes of 8 or one node of at most 1024");
   }
   c_.Set("cluster.device", "cuda", "torchtitan trains on GPUs");
 }

@@ -157,3 +157,25 @@ TEST_CASE("accelerate: malformed YAML is a located syntax error", "[importers][a
 
 }  // namespace
 }  // namespace accel::importers
+
+namespace accel::importers {
+namespace {
+
+TEST_CASE("accelerate: a repeated key is a warning when it repeats the value, else an error",
+          "[importers][accelerate]") {
+  testing::Imported same = testing::Import("debug: false\nnum_processes: 1\ndebug: false\n", "dup.yaml");
+  REQUIRE(same.yaml);
+  CHECK(same.messages ==
+        "dup.yaml:3:1: warning[W0702]: duplicate key 'debug' with the same value; the first is "
+        "imported\n"
+        " debug: false\n"
+        " ^\n"
+        "dup.yaml:1:1: note: first defined here\n");
+  testing::Imported differ = testing::Import("use_cpu: false\nuse_cpu: true\n", "dup.yaml");
+  CHECK_FALSE(differ.yaml);
+  REQUIRE(differ.sink.diagnostics().size() == 1);
+  CHECK(differ.sink.diagnostics()[0].code == "E0102");
+}
+
+}  // namespace
+}  // namespace accel::importers
