@@ -118,7 +118,7 @@ class AccelerateImporter {
         {"num_machines",
          [this](const SourceKey& k) {
            auto v = c_.IntAtLeast(k, 1);
-           if (v && c_.InRange("cluster.nodes", *v, k)) s_.machines = Sourced{*v, k.path, {}};
+           if (v && c_.InRange("cluster.nodes", *v, k)) s_.machines = Sourced{*v, k.path, k.value.location};
          }},
         {"use_cpu",
          [this](const SourceKey& k) {
@@ -334,16 +334,20 @@ class AccelerateImporter {
   void FinishCluster() {
     const int64_t world = s_.processes ? s_.processes->value : 1;
     const int64_t nodes = s_.machines ? s_.machines->value : 1;
+    // Without num_processes (1), the error is about num_machines.
+    const SourceLocation at = s_.processes ? s_.processes->at : s_.machines->at;
+    const std::string key = s_.processes ? "num_processes" : "num_machines";
     if (world % nodes != 0) {
-      c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.processes->at, "",
-                      "Accelerate key 'num_processes' = " + std::to_string(world) +
-                          " cannot be expressed in accel: it is not a multiple of num_machines " +
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), at, "",
+                      "Accelerate key '" + key + "' = " + std::to_string(s_.processes ? world : nodes) +
+                          " cannot be expressed in accel: num_processes " + std::to_string(world) +
+                          " is not a multiple of num_machines " +
                           std::to_string(nodes) + ", and accel needs the same number of devices "
                           "on every node");
       return;
     }
     if (world / nodes > 1024) {
-      c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.processes->at, "",
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), at, "",
                       "Accelerate key 'num_processes' = " + std::to_string(world) +
                           " cannot be expressed in accel: more than 1024 devices per node");
       return;

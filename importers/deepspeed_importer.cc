@@ -321,7 +321,7 @@ class DeepSpeedImporter {
     for (size_t i = 0; i < 2; ++i) {
       SourceKey item{k.key, *v.items[i], k.path + "[" + std::to_string(i) + "]"};
       std::optional<double> b = c_.Number(item);
-      if (!b) return;
+      if (!b || !c_.InRange("training.optimizer.betas", *b, item)) return;
       text += (i ? ", " : "") + YamlFloat(*b);
     }
     c_.Set("training.optimizer.betas", text + "]", k.path);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "spec/field_registry.h"
+#include "spec/text_checks.h"
 #include "spec/yaml_tree.h"
 
 namespace accel::importers {
@@ -30,8 +31,10 @@ bool IsPlainSafe(std::string_view text) {
 
 }  // namespace
 
+// Comments quote source keys, which may hold any bytes: a newline would end the comment and
+// turn the rest into YAML, a NUL or invalid UTF-8 make the file unreadable to the loader.
 void SpecBuilder::Set(const std::string& path, std::string yaml_value, std::string source) {
-  values_[path] = {std::move(yaml_value), std::move(source)};
+  values_[path] = {std::move(yaml_value), spec::SanitizeForDisplay(source)};
 }
 
 std::string SpecBuilder::Get(const std::string& path) const {
@@ -40,7 +43,7 @@ std::string SpecBuilder::Get(const std::string& path) const {
 }
 
 void SpecBuilder::Note(const std::string& section, std::string text) {
-  notes_[section].push_back(std::move(text));
+  notes_[section].push_back(spec::SanitizeForDisplay(text));
 }
 
 std::string SpecBuilder::Render() const {

@@ -171,7 +171,7 @@ class TorchtitanImporter {
 
   void Beta(const SourceKey& k, int index) {
     std::optional<double> v = c_.Number(k);
-    if (!v) return;
+    if (!v || !c_.InRange("training.optimizer.betas", *v, k)) return;
     betas_[index] = *v;
     betas_path_ += (betas_path_.empty() ? "" : ", ") + k.path;
     c_.Set("training.optimizer.betas", "[" + YamlFloat(betas_[0]) + ", " + YamlFloat(betas_[1]) + "]",
