@@ -8,7 +8,8 @@ namespace accel::importers {
 // Maps a DeepSpeed JSON config onto `context.spec()`:
 //   train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps -> data's
 //   global_batch_size / micro_batch_size / grad_accum_steps ("auto" -> auto where accel has it);
-//   with all three numeric, their quotient is the data-parallel world (cluster size);
+//   with the global batch and accumulation numeric (the micro batch 1 when absent), their
+//   quotient is the data-parallel world (cluster size; nodes of 8 above 8 ranks);
 //   zero_optimization.stage, offload_optimizer/offload_param (device cpu; legacy cpu_offload),
 //   reduce_bucket_size, stage3_prefetch_bucket_size, stage3_param_persistence_threshold ->
 //   sharding; fp16 (loss_scale 0 = dynamic) / bf16 (alias bfloat16) / communication_data_type ->

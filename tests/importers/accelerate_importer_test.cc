@@ -179,3 +179,21 @@ TEST_CASE("accelerate: a repeated key is a warning when it repeats the value, el
 
 }  // namespace
 }  // namespace accel::importers
+
+namespace accel::importers {
+namespace {
+
+TEST_CASE("accelerate: machines that do not divide the processes refuse the import",
+          "[importers][accelerate]") {
+  testing::Imported alone = testing::Import("num_machines: 2\n", "m.yaml");
+  CHECK_FALSE(alone.yaml);
+  CHECK(alone.messages ==
+        "m.yaml:1:15: error[E0703]: Accelerate key 'num_machines' = 2 cannot be expressed in "
+        "accel: num_processes 1 is not a multiple of num_machines 2, and accel needs the same "
+        "number of devices on every node\n"
+        " num_machines: 2\n"
+        "               ^\n");
+}
+
+}  // namespace
+}  // namespace accel::importers
