@@ -29,12 +29,21 @@ bool IsPlainSafe(std::string_view text) {
   return spec::ClassifyPlainScalar(text) == spec::ScalarType::kString;
 }
 
+// `text` as one comment line: no control characters (newlines included) or invalid UTF-8.
+std::string OneLine(std::string_view text) {
+  std::string out = spec::SanitizeForDisplay(text);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = '?';
+  }
+  return out;
+}
+
 }  // namespace
 
 // Comments quote source keys, which may hold any bytes: a newline would end the comment and
 // turn the rest into YAML, a NUL or invalid UTF-8 make the file unreadable to the loader.
 void SpecBuilder::Set(const std::string& path, std::string yaml_value, std::string source) {
-  values_[path] = {std::move(yaml_value), spec::SanitizeForDisplay(source)};
+  values_[path] = {std::move(yaml_value), OneLine(source)};
 }
 
 std::string SpecBuilder::Get(const std::string& path) const {
@@ -43,7 +52,7 @@ std::string SpecBuilder::Get(const std::string& path) const {
 }
 
 void SpecBuilder::Note(const std::string& section, std::string text) {
-  notes_[section].push_back(spec::SanitizeForDisplay(text));
+  notes_[section].push_back(OneLine(text));
 }
 
 std::string SpecBuilder::Render() const {

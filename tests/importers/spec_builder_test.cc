@@ -24,6 +24,14 @@ TEST_CASE("spec builder: fields in schema order with their sources", "[importers
         "  stage: 3  # zero_optimization.stage\n");
 }
 
+TEST_CASE("spec builder: comments stay one line whatever the source key holds",
+          "[importers][emitter]") {
+  SpecBuilder spec;
+  spec.Set("version", "1", "key\nuse_cpu: false\r\x01\xff");
+  spec.Note("", "a\nb: 1");
+  CHECK(spec.Render() == "# a?b: 1\nversion: 1  # key?use_cpu: false???\n");
+}
+
 TEST_CASE("spec builder: scalars read back as written", "[importers][emitter]") {
   CHECK(YamlFloat(1.0) == "1.0");
   CHECK(YamlFloat(3e-5) == "3e-05");
