@@ -4,7 +4,7 @@
 // Stable diagnostic codes. A code never changes meaning once released; new checks get new
 // codes. E = error, W = warning. Ranges: E00xx input files, E01xx spec fields, E02xx model
 // config.json, E03xx JSON Schema, E04xx planner layout/batch rules, E05xx memory,
-// E06xx executor support.
+// E06xx executor support, E07xx `accel import` (configs of other tools).
 namespace accel::codes {
 
 // Input files (loader).
@@ -77,6 +77,19 @@ inline constexpr const char* kDoesNotFit = "E0501";
 
 // Executor.
 inline constexpr const char* kExecutorUnsupported = "E0601";
+
+// `accel import`: Accelerate YAML, DeepSpeed JSON and torchtitan TOML configs (importers/).
+// YAML syntax errors in an imported file keep their loader code (E0004).
+inline constexpr const char* kImportSyntax = "E0701";       // JSON or TOML syntax error
+inline constexpr const char* kImportWrongType = "E0702";    // a mapped key has the wrong type
+// A mapped key whose value accel cannot express (an optimizer, device or layout it lacks): the
+// spec would train something else, so nothing is written.
+inline constexpr const char* kImportUnsupported = "E0703";
+inline constexpr const char* kImportUnknownFormat = "E0704";  // not Accelerate/DeepSpeed/torchtitan
+// A key with no accel equivalent whose value is not the source tool's default: not imported.
+inline constexpr const char* kImportUnmappedKey = "W0701";
+// A key repeated with the same value (a real Accelerate test config has `debug: false` twice).
+inline constexpr const char* kImportDuplicateKey = "W0702";
 
 }  // namespace accel::codes
 

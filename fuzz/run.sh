@@ -33,7 +33,7 @@ fi
 case "$target" in
   spec_plan_fuzzer) dict=spec.dict ;;
   overrides_fuzzer) dict=overrides.dict ;;
-  model_config_fuzzer | safetensors_fuzzer | shard_file_fuzzer | checkpoint_manifest_fuzzer) dict=json.dict ;;
+  model_config_fuzzer | safetensors_fuzzer | shard_file_fuzzer | checkpoint_manifest_fuzzer | deepspeed_import_fuzzer) dict=json.dict ;;
   *) dict="" ;;
 esac
 
@@ -64,6 +64,11 @@ case "$target" in
   model_config_fuzzer)
     copy_seeds "$root"/tests/data/corpus/models/*/config.json "$root"/examples/models/*/config.json \
       "$root"/tests/spec/bad/models/*/config.json ;;
+esac
+case "$target" in
+  accelerate_import_fuzzer | deepspeed_import_fuzzer | torchtitan_import_fuzzer)
+    mapfile -t configs < <(find "$root/tests/data/corpus/configs/${target%_import_fuzzer}" -type f)
+    copy_seeds "${configs[@]}" ;;
 esac
 copy_seeds "$root/fuzz/corpus/$target"/*
 

@@ -9,6 +9,8 @@ packages=(
   # core (spec, schemas, planner, ir, cli)
   libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libprotobuf-dev protobuf-compiler
   libgraphviz-dev graphviz libcli11-dev libvalijson-dev catch2
+  # `accel import` of torchtitan TOML configs (header-only use)
+  libtomlplusplus-dev
   # executor; Debian's libtorch calls the system BLAS (libblas.so.3): OpenBLAS replaces the
   # reference BLAS through update-alternatives and makes CPU training ~10x faster
   libtorch-dev libgloo-dev libopenblas0-pthread

@@ -321,3 +321,30 @@ TEST_CASE("with --werror, warnings are errors in validate, plan and estimate-mem
 }
 
 }  // namespace
+
+TEST_CASE("import: writes a spec that validates, warnings on stderr", "[cli][import]") {
+  const fs::path out = fs::temp_directory_path() / ("accel_cli_import." + std::to_string(getpid()) + ".yaml");
+  Result r = Accel("import tests/data/corpus/configs/accelerate/tests/test_configs/invalid_keys.yaml "
+                   "--model tests/data/import/models/llama-tiny/config.json --data README.md -o '" +
+                   out.string() + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("invalid_keys.yaml:14:1: warning[W0701]: Accelerate key 'invalid_key'") !=
+        std::string::npos);
+  CHECK(r.err.find("2 warnings\n") != std::string::npos);
+  std::string spec = ReadAll(out);
+  CHECK(spec.find("  device: cuda  # distributed_type: NO\n") != std::string::npos);
+  Result v = Accel("validate '" + out.string() + "'");
+  CHECK(v.exit_code == 0);
+  fs::remove(out);
+}
+
+TEST_CASE("import: a refused config exits 1 and writes nothing", "[cli][import]") {
+  Result r = Accel("import tests/data/corpus/configs/accelerate/examples/config_yaml_templates/fp8.yaml");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("error[E0703]: Accelerate key 'mixed_precision' = \"fp8\"") != std::string::npos);
+  CHECK(r.err.find("not imported: 1 error\n") != std::string::npos);
+  Result usage = Accel("import x.yaml --from megatron");
+  CHECK(usage.exit_code == 2);
+}

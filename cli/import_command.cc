@@ -1,0 +1,106 @@
+#include "cli/import_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <memory>
+
+#include "common/exit_codes.h"
+#include "importers/importer.h"
+#include "spec/loader.h"
+
+namespace accel::cli {
+namespace {
+
+bool ToStdout(const ImportCommandOptions& options) {
+  return options.output.empty() || options.output == "-";
+}
+
+bool WriteSpec(const std::string& path, const std::string& text, std::ostream& err) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    err << "accel import: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Loads the written spec and runs the post-load checks, as `accel validate` would.
+void CheckWritten(const std::string& text, const std::string& file,
+                  const std::vector<PostLoadCheck>& checks, DiagnosticSink& sink,
+                  SourceManager& sources) {
+  std::optional<spec::JobSpec> job =
+      spec::LoadJobSpecFromString(text, file, spec::LoadOptions{}, sink, sources);
+  if (!job) return;
+  for (const PostLoadCheck& check : checks) check(*job, sink);
+}
+
+}  // namespace
+
+const std::vector<std::string>& ImportFormats() {
+  static const std::vector<std::string> kFormats = {"accelerate", "deepspeed", "torchtitan"};
+  return kFormats;
+}
+
+int RunImportCommand(const ImportCommandOptions& options, const std::vector<PostLoadCheck>& checks,
+                     std::ostream& out, std::ostream& err) {
+  importers::ImportOptions import;
+  import.model_config = options.model;
+  import.data_path = options.data;
+  import.output_path = ToStdout(options) ? "" : options.output;
+  if (!options.from.empty()) import.format = importers::ParseFormatName(options.from);
+  DiagnosticSink sink;
+  SourceManager sources;
+  importers::ImportResult result = importers::ImportConfigFile(options.file, import, sink, sources);
+  err << RenderText(sink.diagnostics(), sources);
+  const std::string tool(importers::ToolName(result.format));
+  if (!result.spec_yaml) {
+    err << "accel import: " << options.file << " (" << tool << ") not imported: "
+        << sink.error_count() << (sink.error_count() == 1 ? " error" : " errors") << "\n";
+    return kExitInvalid;
+  }
+  const std::string written = ToStdout(options) ? "<stdout>" : options.output;
+  if (ToStdout(options)) {
+    out << *result.spec_yaml;
+  } else if (!WriteSpec(options.output, *result.spec_yaml, err)) {
+    return kExitRuntime;
+  }
+  DiagnosticSink check;
+  CheckWritten(*result.spec_yaml, ToStdout(options) ? "imported.yaml" : options.output, checks,
+               check, sources);
+  std::vector<Diagnostic> shown;
+  for (const Diagnostic& d : check.diagnostics()) {
+    if (d.severity != Severity::kNote) shown.push_back(d);
+  }
+  err << RenderText(shown, sources);
+  err << "accel import: " << options.file << " (" << tool << ") -> " << written << ": "
+      << sink.warning_count() << (sink.warning_count() == 1 ? " warning" : " warnings");
+  if (check.HasErrors()) {
+    err << "; the spec does not validate (" << check.error_count()
+        << (check.error_count() == 1 ? " error" : " errors") << ")\n";
+    return kExitInvalid;
+  }
+  err << "\n";
+  return kExitOk;
+}
+
+void RegisterImportCommand(CLI::App& app, AppContext& context) {
+  auto options = std::make_shared<ImportCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "import", "Turn an Accelerate YAML, DeepSpeed JSON or torchtitan TOML config into a job "
+                "spec whose comments name the source keys");
+  sub->add_option("file", options->file, "The config to import")->required();
+  sub->add_option("--model", options->model, "Hugging Face config.json for model.config");
+  sub->add_option("--data", options->data, "Training data path for data.train.path");
+  sub->add_option("-o,--output", options->output, "Spec file to write (default: standard output)");
+  sub->add_option("--from", options->from, "Source format (default: detected)")
+      ->check(CLI::IsMember(ImportFormats()));
+  sub->callback([options, &context] {
+    context.exit_code =
+        RunImportCommand(*options, context.post_load_checks, *context.out, *context.err);
+  });
+}
+
+}  // namespace accel::cli

@@ -1,0 +1,144 @@
+#ifndef ACCEL_IMPORTERS_IMPORT_CONTEXT_H_
+#define ACCEL_IMPORTERS_IMPORT_CONTEXT_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/diagnostics.h"
+#include "importers/spec_builder.h"
+#include "spec/yaml_tree.h"
+
+// What every format importer shares: typed, located reads of the source tree, the walk over a
+// mapping's keys with the reporting rule for keys accel has no equivalent for, and the spec
+// being built.
+namespace accel::importers {
+
+using spec::YamlNode;
+
+// One key of a source mapping as a handler sees it: the key and value nodes and the dotted path
+// of the key in the source file ("zero_optimization.stage").
+struct SourceKey {
+  const YamlNode& key;
+  const YamlNode& value;
+  std::string path;
+};
+
+// How Walk treats one key of a mapping.
+struct KeyRule {
+  KeyRule(std::string key_in, std::function<void(const SourceKey&)> map_in,
+          std::vector<std::string> defaults_in = {}, std::string hint_in = {})
+      : key(std::move(key_in)),
+        map(std::move(map_in)),
+        defaults(std::move(defaults_in)),
+        hint(std::move(hint_in)) {}
+
+  std::string key;
+  // Reads the value into the spec (or the importer's state); empty for keys accel has no
+  // equivalent for, which are reported unless their value is a default (see Walk).
+  std::function<void(const SourceKey&)> map;
+  // The source tool's defaults for an unmapped key, as scalar text ("false", "static", "5e8";
+  // numbers compare by value, words case-insensitively).
+  std::vector<std::string> defaults;
+  // Appended to the warning for this key (e.g. how to get the setting another way).
+  std::string hint;
+};
+
+// State shared by one import: the file, the tool's name for messages, the diagnostics and the
+// spec being built. Reads report located errors (E0702) and return nullopt on a wrong type.
+class ImportContext {
+ public:
+  ImportContext(std::string file, std::string tool, DiagnosticSink& sink, SpecBuilder& spec)
+      : file_(std::move(file)), tool_(std::move(tool)), sink_(sink), spec_(spec) {}
+
+  const std::string& file() const { return file_; }
+  const std::string& tool() const { return tool_; }
+  SpecBuilder& spec() { return spec_; }
+  DiagnosticSink& sink() { return sink_; }
+
+  // Visits every key of `mapping` (whose dotted path is `prefix`, "" at the top). A key with a
+  // rule that maps it is handed to the rule. Any other key is "not imported": when its value is
+  // null, an empty list or mapping, a mapping with `enabled: false`, or (for a key with a rule)
+  // "auto" or one of the rule's defaults, it is only listed in the output's header; otherwise
+  // it gets warning W0701 at the key, "KEY = VALUE has no accel equivalent; not imported", with
+  // "did you mean" for a near miss of a mapped key. Duplicate keys are errors (E0102), or
+  // warnings (W0702) when both values are the same scalar. A `mapping` that is not a mapping
+  // is an E0702 error.
+  void Walk(const YamlNode& mapping, const std::string& prefix, const std::vector<KeyRule>& rules);
+
+  // Typed reads of `key.value`. Integers accept integral floats written as 5e8; numbers accept
+  // integers. Errors: E0702 "'PATH' must be an integer, got string \"x\"".
+  std::optional<int64_t> Int(const SourceKey& key);
+  std::optional<double> Number(const SourceKey& key);
+  std::optional<bool> Bool(const SourceKey& key);
+  std::optional<std::string> String(const SourceKey& key);
+
+  // An integer at least `minimum`; E0702 for other integers too.
+  std::optional<int64_t> IntAtLeast(const SourceKey& key, int64_t minimum);
+
+  // True when the value is the string "auto" (DeepSpeed and Hugging Face's "fill me in").
+  static bool IsAuto(const YamlNode& value);
+
+  // Writes `auto` to `field` when the accel field accepts it, else leaves the field out and
+  // adds a note comment to its section saying so.
+  void Auto(const std::string& field, const SourceKey& key);
+
+  // Sets `field` from a value read elsewhere, with `key`'s path as the comment.
+  void Set(const std::string& field, std::string yaml_value, const std::string& source) {
+    spec_.Set(field, std::move(yaml_value), source);
+  }
+
+  // Sets `field` to a number read from `key`, with the key's path as the comment, after checking
+  // it against the accel field's range (spec/field_registry.h): E0703 at the value when outside,
+  // e.g. more steps than accel's planning limit.
+  void SetInt(const std::string& field, int64_t value, const SourceKey& key);
+  void SetFloat(const std::string& field, double value, const SourceKey& key);
+
+  // The range check of SetInt alone: false (after E0703 at the value) when `value` is outside
+  // the range of accel's `field`.
+  bool InRange(const std::string& field, double value, const SourceKey& key);
+
+  // E0703 at the value: KEY = VALUE cannot be expressed in accel (`why` explains).
+  void Unsupported(const SourceKey& key, const std::string& why);
+
+  // E0702 at the value with `message`.
+  void WrongType(const SourceKey& key, const std::string& message);
+
+  // W0701 at the key (the warning Walk gives unmapped keys), for keys a rule decides not to
+  // import; `why` replaces the default explanation.
+  void Unmapped(const SourceKey& key, const std::string& why);
+
+  // Lists `path` in the header as left out at its default (for sections a rule skips whole,
+  // such as a disabled checkpoint section).
+  void Defaulted(const std::string& path) { defaulted_.push_back(path); }
+
+  // Keys listed in the output header: left out at their defaults, and reported.
+  const std::vector<std::string>& defaulted() const { return defaulted_; }
+  const std::vector<std::string>& reported() const { return reported_; }
+
+  // How messages quote a value: scalars as written (cut to 40 bytes), else "a mapping"/"a list".
+  static std::string Shown(const YamlNode& value);
+
+ private:
+  bool IsDefault(const YamlNode& value, const KeyRule* rule) const;
+  // Walk's reports: a repeated key (E0102, or W0702 for the same scalar), and a key it does not
+  // import (W0701, with the rule's hint or a "did you mean" among the mapped keys).
+  void Duplicate(const spec::YamlEntry& first, const spec::YamlEntry& again,
+                 const std::string& path);
+  void NotImported(const SourceKey& key, const std::string& name, const KeyRule* rule,
+                   const std::vector<KeyRule>& rules);
+
+  std::string file_;
+  std::string tool_;
+  DiagnosticSink& sink_;
+  SpecBuilder& spec_;
+  std::vector<std::string> defaulted_;
+  std::vector<std::string> reported_;
+};
+
+}  // namespace accel::importers
+
+#endif  // ACCEL_IMPORTERS_IMPORT_CONTEXT_H_

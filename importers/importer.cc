@@ -1,0 +1,177 @@
+#include "importers/importer.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/diag_codes.h"
+#include "importers/accelerate_importer.h"
+#include "importers/deepspeed_importer.h"
+#include "importers/import_context.h"
+#include "importers/located_json.h"
+#include "importers/located_toml.h"
+#include "importers/spec_builder.h"
+#include "importers/torchtitan_importer.h"
+#include "spec/file_reader.h"
+#include "spec/model_config.h"
+#include "spec/text_checks.h"
+#include "spec/yaml_tree.h"
+
+namespace accel::importers {
+namespace {
+
+constexpr size_t kHeaderWidth = 98;
+
+// `target` as the loader will resolve it from a spec written at `output_path`.
+std::string RelativeToSpec(const std::string& target, const std::string& output_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path base = output_path.empty() ? fs::current_path(ec)
+                                      : fs::absolute(output_path, ec).parent_path();
+  if (ec) return target;
+  fs::path absolute = fs::absolute(target, ec);
+  if (ec) return target;
+  absolute = absolute.lexically_normal();
+  base = base.lexically_normal();
+  // Paths that share nothing but the root read better absolute than as ../../../x.
+  auto a = absolute.begin(), b = base.begin();
+  int common = 0;
+  while (a != absolute.end() && b != base.end() && *a == *b) ++a, ++b, ++common;
+  if (common <= 1) return absolute.string();
+  fs::path relative = absolute.lexically_relative(base);
+  return relative.empty() ? target : relative.string();
+}
+
+// The file name without directories and extension, as a job name (the schema's pattern).
+std::string JobName(const std::string& file) {
+  std::string stem = std::filesystem::path(file).stem().string();
+  std::string name;
+  for (char c : stem) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    name += ok ? c : '-';
+  }
+  while (!name.empty() && !std::isalnum(static_cast<unsigned char>(name[0]))) name.erase(0, 1);
+  if (name.size() > 100) name.resize(100);
+  return name.empty() ? "imported" : name;
+}
+
+// "Label: a, b, c" wrapped into comment lines of at most kHeaderWidth characters.
+void HeaderList(SpecBuilder& spec, const std::string& label, const std::vector<std::string>& keys) {
+  if (keys.empty()) return;
+  std::string line = label;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::string item = keys[i] + (i + 1 < keys.size() ? "," : "");
+    if (line.size() + 1 + item.size() > kHeaderWidth) {
+      spec.Note("", line);
+      line = "  " + item;
+    } else {
+      line += " " + item;
+    }
+  }
+  spec.Note("", line);
+}
+
+std::unique_ptr<spec::YamlDocument> Parse(SourceFormat format, std::string_view text,
+                                          const std::string& file, DiagnosticSink& sink) {
+  switch (format) {
+    case SourceFormat::kDeepSpeed: return ParseLocatedJson(text, file, sink);
+    case SourceFormat::kTorchtitan: return ParseLocatedToml(text, file, sink);
+    case SourceFormat::kAccelerate: break;
+  }
+  bool tabs = false;
+  for (SourceLocation at : spec::FindTabIndentation(text)) {
+    sink.Error(codes::kTabIndent, file, at, "", "tab character in indentation (YAML allows spaces only)");
+    tabs = true;
+  }
+  if (tabs) return nullptr;
+  return spec::ParseYaml(text, file, sink);
+}
+
+// The fields accel requires that the source did not give, and the model and data paths.
+void FinishSpec(SpecBuilder& spec, SourceFormat format, const std::string& file,
+                const ImportOptions& options) {
+  const std::string tool(ToolName(format));
+  spec.Set("version", "1", "");
+  spec.Set("name", YamlString(JobName(file)), "the source file's name");
+  int64_t max_seq_len = 0;
+  if (options.model_config.empty()) {
+    spec.Set("model.config", "config.json", "placeholder: no --model given");
+  } else {
+    spec.Set("model.config", YamlString(RelativeToSpec(options.model_config, options.output_path)),
+             "--model");
+    spec::ModelConfigResult model = spec::ReadModelConfig(options.model_config);
+    if (model.config) max_seq_len = model.config->model.max_seq_len;
+  }
+  if (options.data_path.empty()) {
+    spec.Set("data.train.path", "train.txt", "placeholder: no --data given");
+  } else {
+    std::string data = RelativeToSpec(options.data_path, options.output_path);
+    spec.Set("data.train.path", YamlString(data), "--data");
+    if (data.size() > 4 && data.compare(data.size() - 4, 4, ".bin") == 0) {
+      spec.Set("data.train.format", "tokens", "--data names a .bin token file");
+    }
+  }
+  const std::string why = "importer default: " + tool + " configs do not give it";
+  if (!spec.Has("data.seq_len")) {
+    int64_t seq = max_seq_len > 0 ? std::min<int64_t>(max_seq_len, 2048) : 1024;
+    spec.Set("data.seq_len", YamlInt(seq), why + (max_seq_len > 0 ? " (min(model max_seq_len, 2048))" : ""));
+  }
+  if (!spec.Has("data.micro_batch_size")) spec.Set("data.micro_batch_size", "1", why);
+  if (!spec.Has("training.steps")) spec.Set("training.steps", "1000", why);
+  if (!spec.Has("cluster.devices_per_node")) {
+    spec.Set("cluster.devices_per_node", "1", why + " (the launcher does): set the real count");
+  }
+  if (!spec.Has("cluster.device_memory")) {
+    const bool cpu = spec.Get("cluster.device") == "cpu";
+    spec.Set("cluster.device_memory", cpu ? "16GiB" : "80GiB",
+             std::string("importer assumption (") + (cpu ? "host memory per rank" : "an 80 GB GPU") +
+                 "): set device_model or device_memory");
+  }
+}
+
+}  // namespace
+
+ImportResult ImportConfigText(std::string_view text, const std::string& file,
+                              const ImportOptions& options, DiagnosticSink& sink,
+                              SourceManager& sources) {
+  ImportResult result;
+  result.format = options.format.value_or(DetectSourceFormat(file, text));
+  if (!spec::CheckSpecText(text, file, sink)) return result;
+  sources.Add(file, std::string(text));
+  std::unique_ptr<spec::YamlDocument> document = Parse(result.format, text, file, sink);
+  if (document == nullptr || sink.HasErrors()) return result;
+  SpecBuilder spec;
+  ImportContext context(file, std::string(ToolName(result.format)), sink, spec);
+  switch (result.format) {
+    case SourceFormat::kAccelerate: ImportAccelerate(*document->root, context); break;
+    case SourceFormat::kDeepSpeed: ImportDeepSpeed(*document->root, context); break;
+    case SourceFormat::kTorchtitan: ImportTorchtitan(*document->root, context); break;
+  }
+  if (sink.HasErrors()) return result;
+  const std::string tool(ToolName(result.format));
+  spec.Note("", "Imported by `accel import` from " + file + " (" + tool + " config).");
+  spec.Note("", "Each comment names the source key a value came from.");
+  HeaderList(spec, "Left out at " + tool + "'s defaults:", context.defaulted());
+  HeaderList(spec, "Not imported (see the warnings):", context.reported());
+  FinishSpec(spec, result.format, file, options);
+  result.spec_yaml = spec.Render();
+  return result;
+}
+
+ImportResult ImportConfigFile(const std::string& path, const ImportOptions& options,
+                              DiagnosticSink& sink, SourceManager& sources) {
+  absl::StatusOr<std::string> text = spec::ReadFileLimited(path, spec::kMaxSpecFileBytes);
+  if (!text.ok()) {
+    bool too_large = text.status().code() == absl::StatusCode::kOutOfRange;
+    sink.Error(too_large ? codes::kFileTooLarge : codes::kFileUnreadable, path, {}, "",
+               too_large ? "file is larger than 1 MiB (" + std::string(text.status().message()) +
+                               " bytes); it is not a training config"
+                         : "cannot read file: " + std::string(text.status().message()));
+    ImportResult result;
+    result.format = options.format.value_or(DetectSourceFormat(path, ""));
+    return result;
+  }
+  return ImportConfigText(*text, path, options, sink, sources);
+}
+
+}  // namespace accel::importers

@@ -1,0 +1,33 @@
+#ifndef ACCEL_IMPORTERS_SOURCE_FORMAT_H_
+#define ACCEL_IMPORTERS_SOURCE_FORMAT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+// The kinds of configuration file `accel import` reads.
+namespace accel::importers {
+
+enum class SourceFormat {
+  kAccelerate,  // Hugging Face Accelerate `accelerate config` YAML
+  kDeepSpeed,   // DeepSpeed JSON (ds_config.json)
+  kTorchtitan,  // torchtitan job TOML (train_configs/*.toml)
+};
+
+// "accelerate", "deepspeed" or "torchtitan": the --from spelling.
+std::string_view FormatName(SourceFormat format);
+
+// "Accelerate", "DeepSpeed" or "torchtitan": how messages and comments name the tool.
+std::string_view ToolName(SourceFormat format);
+
+// The format named by `name` (a FormatName spelling), or nullopt.
+std::optional<SourceFormat> ParseFormatName(std::string_view name);
+
+// Guesses the format of `text` read from `path`: by extension first (.json DeepSpeed, .toml
+// torchtitan, .yaml/.yml Accelerate), then by content (first non-blank, non-comment character
+// `{`: JSON; a line starting with `[name]`: TOML; else YAML). Never fails: YAML is the fallback.
+SourceFormat DetectSourceFormat(std::string_view path, std::string_view text);
+
+}  // namespace accel::importers
+
+#endif  // ACCEL_IMPORTERS_SOURCE_FORMAT_H_

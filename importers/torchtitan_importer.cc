@@ -1,0 +1,553 @@
+#include "importers/torchtitan_importer.h"
+
+#include <optional>
+#include <string>
+
+#include "common/diag_codes.h"
+
+namespace accel::importers {
+namespace {
+
+struct Sourced {
+  int64_t value = 0;
+  std::string path;
+  SourceLocation at = {};  // of the value
+};
+
+// The facts that combine several keys; filled by the key rules, applied by Finish.
+struct TorchtitanState {
+  std::optional<Sourced> replicate, shard, tensor, context, pipeline;
+  bool shard_auto = true;  // torchtitan's data_parallel_shard_degree default is -1
+  std::string shard_path;
+  std::optional<Sourced> local_batch, pp_microbatch;
+  std::string reshard = "default", reshard_path;
+  std::string model_name, model_flavor, dataset;
+  bool optimizer_lr = false, decay_type = false, lr_min = false, warmup = false;
+  bool seq_len = false, steps = false;
+  std::string constant_path;  // decay_ratio = 0: no decay
+  bool param_dtype = false, reduce_dtype = false;
+  std::string checkpoint_folder = "checkpoint", dump_folder = "./torchtitan/outputs";
+};
+
+class TorchtitanImporter {
+ public:
+  explicit TorchtitanImporter(ImportContext& context) : c_(context) {}
+
+  void Run(const YamlNode& root) {
+    c_.Walk(root, "", TopRules());
+    if (c_.sink().HasErrors()) return;
+    Finish();
+  }
+
+ private:
+  KeyRule Section(const char* key, std::vector<KeyRule> (TorchtitanImporter::*rules)()) {
+    return {key, [this, rules](const SourceKey& k) { c_.Walk(k.value, k.path, (this->*rules)()); }};
+  }
+
+  // A key whose value is set into `field` as an integer of at least `minimum`.
+  KeyRule IntField(const char* key, const char* field, int64_t minimum, bool* seen = nullptr) {
+    return {key, [this, field, minimum, seen](const SourceKey& k) {
+              if (seen) *seen = true;
+              if (auto v = c_.IntAtLeast(k, minimum)) c_.SetInt(field, *v, k);
+            }};
+  }
+
+  KeyRule NumberField(const char* key, const char* field, bool* seen = nullptr) {
+    return {key, [this, field, seen](const SourceKey& k) {
+              if (seen) *seen = true;
+              if (auto v = c_.Number(k)) c_.SetFloat(field, *v, k);
+            }};
+  }
+
+  KeyRule Degree(const char* key, std::optional<Sourced>* target, const char* field) {
+    return {key, [this, target, field](const SourceKey& k) {
+              auto v = c_.IntAtLeast(k, 1);
+              if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, k.value.location};
+            }};
+  }
+
+  // The feature is a refusal when on: it changes the numerics or the model.
+  KeyRule Refuse(const char* key, std::string why) {
+    return {key, [this, why](const SourceKey& k) {
+              const YamlNode& v = k.value.content();
+              bool on = v.kind == YamlNode::Kind::kSequence ? !v.items.empty()
+                                                            : !(v.is_null() || v.value == "false");
+              if (on) c_.Unsupported(k, why);
+              else c_.Defaulted(k.path);
+            }};
+  }
+
+  std::vector<KeyRule> TopRules() {
+    return {
+        Section("job", &TorchtitanImporter::JobRules),
+        Section("metrics", &TorchtitanImporter::MetricsRules),
+        Section("model", &TorchtitanImporter::ModelRules),
+        Section("optimizer", &TorchtitanImporter::OptimizerRules),
+        Section("lr_scheduler", &TorchtitanImporter::SchedulerRules),
+        Section("training", &TorchtitanImporter::TrainingRules),
+        Section("parallelism", &TorchtitanImporter::ParallelRules),
+        Section("experimental", &TorchtitanImporter::ExperimentalRules),
+        {"checkpoint", [this](const SourceKey& k) { Checkpoint(k); }},
+        Section("activation_checkpoint", &TorchtitanImporter::RecomputeRules),
+        Section("float8", &TorchtitanImporter::Float8Rules),
+        {"quantize",
+         [this](const SourceKey& k) {
+           c_.Walk(k.value, k.path,
+                   {{"linear", [this](const SourceKey& l) {
+                       c_.Walk(l.value, l.path, {Section("float8", &TorchtitanImporter::Float8Rules)});
+                     }}});
+         }},
+        {"profiling", {}, {}},
+        {"comm", {}, {}},
+        {"compile", {}, {}},
+        {"validation", {}, {}},
+        {"memory_estimation", {}, {}},
+    };
+  }
+
+  std::vector<KeyRule> JobRules() {
+    return {
+        {"dump_folder",
+         [this](const SourceKey& k) {
+           // Read for checkpoint.dir; otherwise (logs, traces) it has no accel equivalent.
+           auto v = c_.String(k);
+           if (!v) return;
+           s_.dump_folder = *v;
+           if (*v == "./torchtitan/outputs") return c_.Defaulted(k.path);
+           c_.Unmapped(k, "has no accel equivalent beyond checkpoint.dir; not imported");
+         }},
+        {"description", {}, {"default job"}},
+        {"config_file", {}, {}},
+        {"use_for_integration_test", {}, {"false"}},
+        {"print_args", {}, {"false"}},
+        {"print_config", {}, {"false"}},
+        {"custom_config_module", {}, {""}},
+    };
+  }
+
+  std::vector<KeyRule> MetricsRules() {
+    return {
+        IntField("log_freq", "training.log_every_steps", 1),
+        {"enable_tensorboard", {}, {"false"}},
+        {"save_tb_folder", {}, {"tb"}},
+        {"enable_wandb", {}, {"false"}},
+        {"disable_color_printing", {}, {"false"}},
+        {"enable_color_printing", {}, {"true"}},
+        {"rank_0_only", {}, {"true"}},
+        {"save_for_all_ranks", {}, {"false"}},
+    };
+  }
+
+  std::vector<KeyRule> ModelRules() {
+    return {
+        {"name", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.model_name = *v; }},
+        {"flavor", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.model_flavor = *v; }},
+        Refuse("converters", "accel has no float8/MX model converters"),
+        {"norm_type", {}, {"rmsnorm"}},
+        {"print_after_conversion", {}, {"false"}},
+        {"tokenizer_path", {}, {}, "accel reads text with its byte tokenizer or pre-tokenized files"},
+        {"hf_assets_path", {}, {}, "give its config.json to accel import --model"},
+    };
+  }
+
+  std::vector<KeyRule> OptimizerRules() {
+    return {
+        {"name",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v != "AdamW" && *v != "Adam") return c_.Unsupported(k, "accel's optimizers are adamw and sgd");
+           c_.Set("training.optimizer.name", "adamw", k.path + ": " + *v);
+         }},
+        NumberField("lr", "training.optimizer.lr", &s_.optimizer_lr),
+        NumberField("eps", "training.optimizer.eps"),
+        NumberField("weight_decay", "training.optimizer.weight_decay"),
+        {"beta1", [this](const SourceKey& k) { Beta(k, 0); }},
+        {"beta2", [this](const SourceKey& k) { Beta(k, 1); }},
+        {"implementation", {}, {"fused", "foreach", "for-loop"}},
+        {"early_step_in_backward", {}, {"false"}},
+    };
+  }
+
+  void Beta(const SourceKey& k, int index) {
+    std::optional<double> v = c_.Number(k);
+    if (!v || !c_.InRange("training.optimizer.betas", *v, k)) return;
+    betas_[index] = *v;
+    betas_path_ += (betas_path_.empty() ? "" : ", ") + k.path;
+    c_.Set("training.optimizer.betas", "[" + YamlFloat(betas_[0]) + ", " + YamlFloat(betas_[1]) + "]",
+           betas_path_);
+  }
+
+  std::vector<KeyRule> SchedulerRules() {
+    auto ratio = [this](const SourceKey& k) {
+      s_.lr_min = true;
+      if (auto v = c_.Number(k)) {
+        if (*v < 0 || *v > 1) return c_.WrongType(k, "'" + k.path + "' must be between 0 and 1");
+        c_.SetFloat("training.lr_schedule.min_lr_ratio", *v, k);
+      }
+    };
+    return {
+        IntField("warmup_steps", "training.lr_schedule.warmup_steps", 0, &s_.warmup),
+        {"decay_type",
+         [this](const SourceKey& k) {
+           s_.decay_type = true;
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v != "linear" && *v != "cosine") return c_.Unsupported(k, "accel decays linearly or by cosine");
+           c_.Set("training.lr_schedule.name", *v, k.path);
+         }},
+        {"lr_min", ratio},
+        {"min_lr_factor", ratio},
+        {"decay_ratio",
+         [this](const SourceKey& k) {
+           // The fraction of the steps after warmup spent decaying (torchtitan's WSD
+           // schedule): 0 is a constant rate, 1 accel's decay; a stable phase between is not.
+           auto v = c_.Number(k);
+           if (!v) return;
+           if (*v == 0) {
+             s_.constant_path = k.path;
+           } else if (*v == 1) {
+             c_.Defaulted(k.path);
+           } else {
+             c_.Unmapped(k, "has no accel equivalent: accel decays over all steps after warmup, "
+                            "without a stable phase; not imported");
+           }
+         }},
+    };
+  }
+
+  std::vector<KeyRule> TrainingRules() {
+    std::vector<KeyRule> rules = {
+        {"local_batch_size", [this](const SourceKey& k) { LocalBatch(k); }},
+        {"batch_size", [this](const SourceKey& k) { LocalBatch(k); }},
+        {"global_batch_size",
+         [this](const SourceKey& k) {
+           if (auto v = c_.Int(k)) {
+             if (*v == -1) return c_.Set("data.global_batch_size", "auto", k.path + ": -1");
+             if (*v < 1) return c_.WrongType(k, "'" + k.path + "' must be -1 or positive");
+             c_.SetInt("data.global_batch_size", *v, k);
+           }
+         }},
+        IntField("seq_len", "data.seq_len", 1, &s_.seq_len),
+        IntField("steps", "training.steps", 1, &s_.steps),
+        NumberField("max_norm", "training.grad_clip_norm"),
+        IntField("seed", "training.seed", 0),
+        IntField("warmup_steps", "training.lr_schedule.warmup_steps", 0, &s_.warmup),
+        {"mixed_precision_param", [this](const SourceKey& k) { Dtype(k, "precision.compute", &s_.param_dtype); }},
+        {"mixed_precision_reduce", [this](const SourceKey& k) { Dtype(k, "precision.reduce", &s_.reduce_dtype); }},
+        {"enable_cpu_offload",
+         [this](const SourceKey& k) {
+           if (auto v = c_.Bool(k); v && *v) c_.Set("sharding.offload", "all", k.path);
+         }},
+        {"dataset", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.dataset = k.path + " = " + *v; }},
+        {"dataset_path", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.dataset = k.path + " = " + *v; }},
+        {"compile", {}, {"false"}},
+        {"deterministic", {}, {"false"}},
+        {"gc_freq", {}, {"50"}},
+        {"gc_debug", {}, {"false"}},
+        {"enable_float8_linear", {}, {"false"}},
+    };
+    // The 2024 layout kept the parallel degrees here.
+    for (KeyRule& rule : ParallelRules()) rules.push_back(std::move(rule));
+    return rules;
+  }
+
+  void LocalBatch(const SourceKey& k) {
+    auto v = c_.IntAtLeast(k, 1);
+    if (v && c_.InRange("data.micro_batch_size", *v, k)) s_.local_batch = Sourced{*v, k.path, k.value.location};
+  }
+
+  void Dtype(const SourceKey& k, const char* field, bool* seen) {
+    *seen = true;
+    auto v = c_.String(k);
+    if (!v) return;
+    const char* d = *v == "bfloat16" ? "bf16" : *v == "float32" ? "fp32" : *v == "float16" ? "fp16" : nullptr;
+    if (d == nullptr) return c_.Unsupported(k, "accel's dtypes are float32, bfloat16 and float16");
+    c_.Set(field, d, k.path + ": " + *v);
+  }
+
+  std::vector<KeyRule> ParallelRules() {
+    return {
+        Degree("data_parallel_replicate_degree", &s_.replicate, "parallel.data_replicate"),
+        {"data_parallel_shard_degree",
+         [this](const SourceKey& k) {
+           auto v = c_.Int(k);
+           if (!v) return;
+           s_.shard_path = k.path;
+           if (*v == -1) return;
+           if (*v < 1) return c_.WrongType(k, "'" + k.path + "' must be -1 or positive");
+           if (!c_.InRange("parallel.data_shard", *v, k)) return;
+           s_.shard_auto = false;
+           s_.shard = Sourced{*v, k.path, k.value.location};
+         }},
+        Degree("tensor_parallel_degree", &s_.tensor, "parallel.tensor"),
+        Degree("context_parallel_degree", &s_.context, "parallel.context"),
+        Degree("pipeline_parallel_degree", &s_.pipeline, "parallel.pipeline"),
+        {"pipeline_parallel_schedule",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v == "1F1B") return c_.Set("parallel.pipeline_schedule", "1f1b", k.path);
+           if (*v == "GPipe") return c_.Set("parallel.pipeline_schedule", "gpipe", k.path);
+           c_.Unsupported(k, "accel schedules pipelines with GPipe or 1F1B");
+         }},
+        {"pipeline_parallel_microbatch_size",
+         [this](const SourceKey& k) {
+           auto v = c_.IntAtLeast(k, 1);
+           if (v && c_.InRange("data.micro_batch_size", *v, k)) s_.pp_microbatch = Sourced{*v, k.path, k.value.location};
+         }},
+        {"fsdp_reshard_after_forward",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v != "default" && *v != "always" && *v != "never") {
+             return c_.WrongType(k, "'" + k.path + "' must be default, always or never");
+           }
+           s_.reshard = *v;
+           s_.reshard_path = k.path;
+         }},
+        {"expert_parallel_degree",
+         [this](const SourceKey& k) {
+           if (auto v = c_.IntAtLeast(k, 1); v && *v > 1) {
+             c_.Unsupported(k, "accel trains dense models: mixture-of-experts parallelism is not planned");
+           } else if (v) {
+             c_.Defaulted(k.path);
+           }
+         }},
+        {"expert_tensor_parallel_degree", {}, {"1"}},
+        {"enable_async_tensor_parallel", {}, {"false"}},
+        {"enable_compiled_autograd", {}, {"false"}},
+        {"disable_loss_parallel", {}, {"false"}},
+        {"pipeline_parallel_split_points", {}, {}},
+        {"pipeline_parallel_layers_per_stage", {}, {}},
+        {"pipeline_parallel_first_stage_less_layers", {}, {"1"}},
+        {"pipeline_parallel_last_stage_less_layers", {}, {"1"}},
+        {"context_parallel_rotate_method", {}, {"allgather"}},
+    };
+  }
+
+  std::vector<KeyRule> ExperimentalRules() {
+    std::vector<KeyRule> rules = ParallelRules();
+    rules.push_back({"custom_import", {}, {""}});
+    rules.push_back({"custom_args_module", {}, {""}});
+    rules.push_back({"custom_model_path", {}, {""}});
+    return rules;
+  }
+
+  void Checkpoint(const SourceKey& k) {
+    // A disabled checkpoint section has no effect: list it once instead of key by key.
+    bool enabled = false;
+    if (k.value.is_mapping()) {
+      for (const spec::YamlEntry& e : k.value.content().entries) {
+        const std::string& name = e.key->content().value;
+        if (name == "enable" || name == "enable_checkpoint") {
+          SourceKey flag{*e.key, *e.value, k.path + "." + name};
+          enabled = c_.Bool(flag).value_or(false);
+        }
+      }
+    }
+    if (!enabled) {
+      c_.Defaulted(k.path + " (disabled)");
+      return;
+    }
+    c_.Walk(k.value, k.path, CheckpointRules());
+    c_.Set("checkpoint.dir", YamlString(s_.dump_folder + "/" + s_.checkpoint_folder),
+           "job.dump_folder / checkpoint.folder");
+    if (!c_.spec().Has("checkpoint.every_steps")) {
+      c_.Set("checkpoint.every_steps", "500", "checkpoint.interval absent (torchtitan default)");
+    }
+  }
+
+  std::vector<KeyRule> CheckpointRules() {
+    return {
+        {"enable", [](const SourceKey&) {}},
+        {"enable_checkpoint", [](const SourceKey&) {}},
+        {"folder", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.checkpoint_folder = *v; }},
+        IntField("interval", "checkpoint.every_steps", 1),
+        {"interval_type",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (v && *v != "steps") c_.Unsupported(k, "accel checkpoints every N steps");
+         }},
+        {"keep_latest_k",
+         [this](const SourceKey& k) {
+           auto v = c_.IntAtLeast(k, 0);
+           if (v && *v > 0) c_.SetInt("checkpoint.keep", *v, k);
+           if (v && *v == 0) c_.spec().Note("checkpoint", "keep omitted: " + k.path + " = 0 keeps all; accel keeps at least 1");
+         }},
+        {"model_weights_only", {}, {"false"}},
+        {"last_save_model_only", {}, {"true", "false"}},
+        {"last_save_model_weights_only", {}, {"false"}},
+        {"export_dtype", {}, {"float32"}},
+        {"async_mode", {}, {"disabled"}},
+        {"create_seed_checkpoint", {}, {"false"}},
+        {"load_step", {}, {"-1"}},
+        {"exclude_from_loading", {}, {}},
+    };
+  }
+
+  std::vector<KeyRule> RecomputeRules() {
+    return {
+        {"mode",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v != "none" && *v != "selective" && *v != "full") {
+             return c_.WrongType(k, "'" + k.path + "' must be none, selective or full");
+           }
+           c_.Set("training.recompute", *v, k.path);
+         }},
+        {"selective_ac_option",
+         [this](const SourceKey& k) {
+           auto v = c_.String(k);
+           if (v && *v != "op") {
+             c_.Unmapped(k, "has no accel equivalent: accel's selective recomputation is per "
+                            "operator ('op'), not every N-th layer; not imported");
+           }
+         }},
+    };
+  }
+
+  std::vector<KeyRule> Float8Rules() {
+    return {
+        Refuse("enable_float8_linear", "accel computes in fp32, bf16 or fp16, not float8"),
+        Refuse("enable_fsdp_float8_all_gather", "accel gathers parameters in their own dtype, not float8"),
+        {"precompute_float8_dynamic_scale_for_fsdp", {}, {"false"}},
+        {"recipe_name", {}, {}},
+        {"filter_fqns", {}, {}},
+        {"force_recompute_fp8_weight_in_bwd", {}, {"false"}},
+    };
+  }
+
+  void Finish();
+  void FinishLayout();
+  void FinishDefaults();
+
+  ImportContext& c_;
+  TorchtitanState s_;
+  double betas_[2] = {0.9, 0.95};  // torchtitan's defaults
+  std::string betas_path_;
+};
+
+void TorchtitanImporter::Finish() {
+  if (!s_.model_name.empty() || !s_.model_flavor.empty()) {
+    c_.spec().Note("model", "torchtitan model.name/flavor: " + s_.model_name + " " + s_.model_flavor +
+                                "; accel reads the dimensions from model.config");
+  }
+  if (!s_.dataset.empty()) c_.spec().Note("data", s_.dataset + ": accel reads data.train.path");
+  FinishDefaults();
+  FinishLayout();
+}
+
+// torchtitan's defaults for what the file leaves out, where accel's differ (JobConfig of the
+// torchtitan versions in the corpus).
+void TorchtitanImporter::FinishDefaults() {
+  const std::string dflt = " (torchtitan default)";
+  if (!s_.optimizer_lr) c_.Set("training.optimizer.lr", "0.0008", "optimizer.lr absent" + dflt);
+  if (!s_.constant_path.empty()) {
+    c_.Set("training.lr_schedule.name", "constant", s_.constant_path + ": 0");
+  } else if (!s_.decay_type) {
+    c_.Set("training.lr_schedule.name", "linear", "lr_scheduler.decay_type absent" + dflt);
+  }
+  if (!s_.lr_min) c_.Set("training.lr_schedule.min_lr_ratio", "0.0", "lr_scheduler.lr_min absent" + dflt);
+  if (!s_.warmup) c_.Set("training.lr_schedule.warmup_steps", "200", "lr_scheduler.warmup_steps absent" + dflt);
+  if (!s_.seq_len) c_.Set("data.seq_len", "2048", "training.seq_len absent" + dflt);
+  if (!s_.steps) c_.Set("training.steps", "10000", "training.steps absent" + dflt);
+  if (!s_.param_dtype) c_.Set("precision.compute", "bf16", "training.mixed_precision_param absent" + dflt);
+  if (!s_.reduce_dtype) c_.Set("precision.reduce", "fp32", "training.mixed_precision_reduce absent" + dflt);
+  c_.Set("precision.params", "fp32", "FSDP2 mixed precision keeps fp32 parameters");
+  if (!c_.spec().Has("training.grad_clip_norm")) c_.Set("training.grad_clip_norm", "1.0", "training.max_norm absent" + dflt);
+  if (!c_.spec().Has("training.log_every_steps")) c_.Set("training.log_every_steps", "10", "metrics.log_freq absent" + dflt);
+  const Sourced local = s_.local_batch.value_or(Sourced{8, "training.local_batch_size absent" + dflt});
+  const int64_t pp = s_.pipeline ? s_.pipeline->value : 1;
+  if (pp > 1) {
+    // torchtitan splits the local batch into microbatches of pipeline_parallel_microbatch_size;
+    // in accel the pipeline microbatches are the accumulation steps.
+    const Sourced mb = s_.pp_microbatch.value_or(Sourced{1, "parallelism.pipeline_parallel_microbatch_size absent" + dflt});
+    if (local.value % mb.value != 0) {
+      // Both keys were given (the defaults divide): point at the microbatch size.
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), mb.at, "",
+                      "torchtitan key '" + mb.path + "' = " + std::to_string(mb.value) +
+                          " cannot be expressed in accel: it does not divide " + local.path +
+                          " = " + std::to_string(local.value));
+      return;
+    }
+    const int64_t microbatches = local.value / mb.value;  // both at most 65536
+    c_.Set("data.micro_batch_size", YamlInt(mb.value), mb.path);
+    c_.Set("data.grad_accum_steps", YamlInt(microbatches), local.path + " / " + mb.path);
+    if (microbatches < pp && c_.spec().Get("parallel.pipeline_schedule") != "gpipe") {
+      // 1F1B with fewer microbatches than stages never reaches its steady state: it runs as
+      // GPipe, which accel's 1F1B refuses to pretend otherwise.
+      c_.Set("parallel.pipeline_schedule", "gpipe",
+             "1F1B with " + std::to_string(microbatches) + " microbatches < " +
+                 std::to_string(pp) + " stages is GPipe");
+    }
+  } else {
+    c_.Set("data.micro_batch_size", YamlInt(local.value), local.path);
+  }
+}
+
+void TorchtitanImporter::FinishLayout() {
+  auto put = [this](const char* field, const std::optional<Sourced>& v, const char* key) {
+    c_.Set(field, v ? YamlInt(v->value) : "1", v ? v->path : std::string(key) + " absent: 1");
+  };
+  put("parallel.data_replicate", s_.replicate, "data_parallel_replicate_degree");
+  put("parallel.tensor", s_.tensor, "tensor_parallel_degree");
+  put("parallel.context", s_.context, "context_parallel_degree");
+  put("parallel.pipeline", s_.pipeline, "pipeline_parallel_degree");
+  if (s_.shard_auto) {
+    c_.Set("parallel.data_shard", "auto", (s_.shard_path.empty() ? "data_parallel_shard_degree absent" : s_.shard_path) + ": -1");
+  } else {
+    c_.Set("parallel.data_shard", YamlInt(s_.shard->value), s_.shard->path);
+  }
+  if (s_.tensor && s_.tensor->value > 1) {
+    c_.Set("parallel.sequence_parallel", "true", s_.tensor->path + " (torchtitan's TP shards norms along the sequence)");
+  }
+  // FSDP2 wraps the model whenever the shard degree is not 1; resharding after forward is ZeRO-3.
+  if (s_.shard_auto || s_.shard->value > 1) {
+    const bool never = s_.reshard == "never";
+    c_.Set("sharding.stage", never ? "2" : "3",
+           (s_.shard_path.empty() ? "data_parallel_shard_degree" : s_.shard_path) + " (FSDP2)" +
+               (s_.reshard_path.empty() ? "" : ", " + s_.reshard_path + ": " + s_.reshard));
+    if (s_.replicate && s_.replicate->value > 1 && !never) {
+      c_.Set("sharding.hybrid", "true", s_.replicate->path + " with sharding (HSDP)");
+    }
+  }
+  // The world size is run_train.sh's NGPU (default 8); the explicit degrees may need more.
+  // Each degree is at most 65536, so the product is computed step by step against the largest
+  // cluster accel's fields hold (65536 nodes x 1024 devices) before it can overflow.
+  int64_t fixed = 1;
+  for (const auto* v : {&s_.replicate, &s_.tensor, &s_.context, &s_.pipeline, &s_.shard}) {
+    if (!*v) continue;
+    fixed *= (*v)->value;
+    if (fixed > int64_t{65536} * 1024) {
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), (*v)->at, "",
+                      "torchtitan key '" + (*v)->path + "' = " + std::to_string((*v)->value) +
+                          " cannot be expressed in accel: the parallel degrees multiply to more "
+                          "ranks than accel's cluster fields hold");
+      return;
+    }
+  }
+  const std::string ngpu = "run_train.sh's NGPU default; the file does not give the world size";
+  if (fixed <= 8 && 8 % fixed == 0) {
+    c_.Set("cluster.devices_per_node", "8", ngpu);
+  } else if (fixed % 8 == 0 && fixed / 8 <= 65536) {
+    c_.Set("cluster.devices_per_node", "8", ngpu);
+    c_.Set("cluster.nodes", YamlInt(fixed / 8), "the product of the parallel degrees, 8 per node");
+  } else if (fixed <= 1024) {
+    c_.Set("cluster.devices_per_node", YamlInt(fixed), "the product of the parallel degrees");
+  } else {
+    c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.tensor ? s_.tensor->at : SourceLocation{1, 1}, "",
+                    "the parallel degrees multiply to " + std::to_string(fixed) +
+                        " ranks, which do not split into nodes of 8 or one node of at most 1024");
+  }
+  c_.Set("cluster.device", "cuda", "torchtitan trains on GPUs");
+}
+
+}  // namespace
+
+void ImportTorchtitan(const YamlNode& root, ImportContext& context) {
+  TorchtitanImporter(context).Run(root);
+}
+
+}  // namespace accel::importers

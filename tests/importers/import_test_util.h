@@ -1,0 +1,43 @@
+// Helpers shared by the importer tests: run one import in memory and render what it reported.
+#ifndef ACCEL_TESTS_IMPORTERS_IMPORT_TEST_UTIL_H_
+#define ACCEL_TESTS_IMPORTERS_IMPORT_TEST_UTIL_H_
+
+#include <string>
+#include <string_view>
+
+#include "common/diagnostics.h"
+#include "importers/importer.h"
+
+namespace accel::importers::testing {
+
+// The test model: a small llama (8 heads, 8 kv heads, 8 layers, 128K positions) that every
+// corpus layout fits on an 80 GB device with.
+inline std::string TinyModel() {
+  return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/models/llama-tiny/config.json";
+}
+
+// Where the tests pretend to write specs: model and data paths come out relative to it.
+inline std::string SpecPath() { return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/job.yaml"; }
+
+struct Imported {
+  std::optional<std::string> yaml;
+  DiagnosticSink sink;
+  SourceManager sources;
+  std::string messages;  // RenderText of every diagnostic
+};
+
+// Imports `text` named `file` with the tiny model, data `data/train.txt` next to the spec.
+inline Imported Import(std::string_view text, const std::string& file) {
+  Imported out;
+  ImportOptions options;
+  options.model_config = TinyModel();
+  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/data/train.txt";
+  options.output_path = SpecPath();
+  out.yaml = ImportConfigText(text, file, options, out.sink, out.sources).spec_yaml;
+  out.messages = RenderText(out.sink.diagnostics(), out.sources);
+  return out;
+}
+
+}  // namespace accel::importers::testing
+
+#endif  // ACCEL_TESTS_IMPORTERS_IMPORT_TEST_UTIL_H_
