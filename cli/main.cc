@@ -9,6 +9,7 @@
 #include "cli/executor_forward.h"
 #include "cli/export_command.h"
 #include "cli/schema_command.h"
+#include "cli/tokenize_command.h"
 #include "cli/validate_command.h"
 #include "common/exit_codes.h"
 #include "planner/planner.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterRunForwarder,
       accel::cli::RegisterEstimateMemoryCommand,
       accel::cli::RegisterExportCommand,
+      accel::cli::RegisterTokenizeCommand,
   };
   accel::cli::AppContext context;
   context.out = &std::cout;
