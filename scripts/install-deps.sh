@@ -12,6 +12,8 @@ packages=(
   # tokenizers (core): PCRE2 runs tokenizer.json patterns, ICU normalizes, sentencepiece reads
   # tokenizer.model; node runs the JavaScript reference tokenizers of the parity tests (npm: below)
   libpcre2-dev libicu-dev libsentencepiece-dev nodejs
+  # SentencePiece's spm_encode: the reference of the SentencePiece parity test
+  sentencepiece
   # executor; Debian's libtorch calls the system BLAS (libblas.so.3): OpenBLAS replaces the
   # reference BLAS through update-alternatives and makes CPU training ~10x faster
   libtorch-dev libgloo-dev libopenblas0-pthread

@@ -95,6 +95,13 @@ void AddedTokenSplitter::Split(std::string_view text, std::vector<Section>& out)
   if (plain_start < text.size()) out.push_back({text.substr(plain_start), std::nullopt});
 }
 
+bool AddedTokenSplitter::LineLocal() const {
+  for (const AddedToken& token : tokens_) {
+    if (token.lstrip || token.content.find('\n') != std::string::npos) return false;
+  }
+  return true;
+}
+
 std::optional<uint32_t> AddedTokenSplitter::Find(std::string_view content) const {
   for (const AddedToken& token : tokens_) {
     if (token.content == content) return token.id;

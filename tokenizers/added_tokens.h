@@ -50,6 +50,10 @@ class AddedTokenSplitter {
 
   bool empty() const { return tokens_.empty(); }
 
+  // True when cutting a text before a line start changes no match: no token contains '\n' and
+  // none has lstrip (which would swallow the newline before the cut).
+  bool LineLocal() const;
+
  private:
   // The longest token matching at `pos` (nullptr if none).
   const AddedToken* MatchAt(std::string_view text, size_t pos) const;

@@ -76,7 +76,8 @@ void HfTokenizer::EncodeInto(std::string_view text, std::vector<uint32_t>& out) 
 
 bool HfTokenizer::SplitsAtLineStarts() const {
   // Without a pre-tokenizer a whole section is one BPE word, which a cut would change.
-  return (normalizer_ == nullptr || normalizer_->LineLocal()) && pre_tokenizer_ != nullptr && pre_tokenizer_->LineLocal();
+  return (normalizer_ == nullptr || normalizer_->LineLocal()) && pre_tokenizer_ != nullptr &&
+         pre_tokenizer_->LineLocal() && added_.LineLocal();
 }
 
 std::string HfTokenizer::Describe() const {

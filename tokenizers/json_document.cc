@@ -1,5 +1,7 @@
 #include "tokenizers/json_document.h"
 
+#include <charconv>
+
 #include "absl/strings/str_cat.h"
 #include "tokenizers/json_locator.h"
 
@@ -24,7 +26,7 @@ std::string FieldName(const FieldPath& path) {
   if (path.empty()) return "(top level)";
   std::string name;
   for (const std::string& element : path) {
-    if (!name.empty() && element.front() != '[') name += '.';
+    if (!name.empty() && (element.empty() || element.front() != '[')) name += '.';
     name += element;
   }
   return name;
@@ -62,15 +64,20 @@ absl::Status JsonDocument::Error(const FieldPath& field, const std::string& mess
 const nlohmann::json* JsonDocument::Find(const FieldPath& path) const {
   const nlohmann::json* node = root_.get();
   for (const std::string& element : path) {
-    if (element.front() == '[') {
-      size_t index = std::stoul(element.substr(1));
-      if (!node->is_array() || index >= node->size()) return nullptr;
+    if (node->is_array()) {
+      // An index "[i]"; keys that look like one ("[UNK]") only address objects.
+      size_t index = 0;
+      const char* last = element.data() + element.size() - 1;
+      if (element.size() < 3 || element.front() != '[' || *last != ']') return nullptr;
+      auto [end, ec] = std::from_chars(element.data() + 1, last, index);
+      if (ec != std::errc() || end != last || index >= node->size()) return nullptr;
       node = &(*node)[index];
-    } else {
-      if (!node->is_object()) return nullptr;
+    } else if (node->is_object()) {
       auto it = node->find(element);
       if (it == node->end()) return nullptr;
       node = &*it;
+    } else {
+      return nullptr;
     }
   }
   return node->is_null() ? nullptr : node;

@@ -25,6 +25,11 @@ absl::StatusOr<bool> OptionalBool(const JsonDocument& doc, const FieldPath& fiel
   return node->get<bool>();
 }
 
+absl::Status CheckDepth(const JsonDocument& doc, const FieldPath& field) {
+  if (field.size() <= kMaxFieldDepth) return absl::OkStatus();
+  return doc.Error(field, "is nested more than " + std::to_string(kMaxFieldDepth) + " levels deep");
+}
+
 absl::StatusOr<uint32_t> TokenId(const JsonDocument& doc, const FieldPath& field) {
   const nlohmann::json* node = doc.Find(field);
   if (node == nullptr || !node->is_number_integer() || node->get<int64_t>() < 0 ||

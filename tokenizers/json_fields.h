@@ -20,6 +20,13 @@ absl::StatusOr<std::string> RequiredString(const JsonDocument& doc, const FieldP
 // An optional boolean (absent or null gives `fallback`). Errors: "must be true or false".
 absl::StatusOr<bool> OptionalBool(const JsonDocument& doc, const FieldPath& field, bool fallback);
 
+// Nesting limit for Sequence normalizers, pre-tokenizers and post-processors (real files nest
+// one level): deeper fields fail with CheckDepth's error rather than exhausting the stack.
+inline constexpr size_t kMaxFieldDepth = 32;
+
+// InvalidArgument "is nested more than 32 levels deep" when `field` is deeper than kMaxFieldDepth.
+absl::Status CheckDepth(const JsonDocument& doc, const FieldPath& field);
+
 // A token id: an integer in [0, 2^31). Errors: "must be a token id (an integer from 0)".
 absl::StatusOr<uint32_t> TokenId(const JsonDocument& doc, const FieldPath& field);
 

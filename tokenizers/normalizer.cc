@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<Normalizer>> MakeUnicodeForm(const JsonDocument& 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Normalizer>> MakeNormalizer(const JsonDocument& doc, const FieldPath& field) {
+  if (absl::Status depth = CheckDepth(doc, field); !depth.ok()) return depth;
   absl::StatusOr<std::string> type = TypeOf(doc, field);
   if (!type.ok()) return type.status();
   if (*type == "NFC" || *type == "NFD" || *type == "NFKC" || *type == "NFKD") return MakeUnicodeForm(doc, field, *type);

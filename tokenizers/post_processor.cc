@@ -53,6 +53,7 @@ absl::StatusOr<SpecialWrap> ReadClsSep(const JsonDocument& doc, const FieldPath&
 }  // namespace
 
 absl::StatusOr<SpecialWrap> ReadPostProcessor(const JsonDocument& doc, const FieldPath& field) {
+  if (absl::Status depth = CheckDepth(doc, field); !depth.ok()) return depth;
   if (doc.Find(field) == nullptr) return SpecialWrap{};
   absl::StatusOr<std::string> type = TypeOf(doc, field);
   if (!type.ok()) return type.status();

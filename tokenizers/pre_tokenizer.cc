@@ -14,10 +14,27 @@ using Json = nlohmann::json;
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// Patterns known never to join a newline to a following ASCII letter or digit: their matches
+// that contain '\n' end in whitespace, and none looks behind. GPT-2's, Llama-3's, Qwen2's/Qwen3's.
+bool KnownLineLocal(const std::string& pattern) {
+  static const char* const kPatterns[] = {
+      kGpt2Pattern,
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+      "[0-9]",
+      "[0-9]+",
+  };
+  for (const char* known : kPatterns) {
+    if (pattern == known) return true;
+  }
+  return false;
+}
+
 // Splits every piece at the matches of a pattern.
 class Split : public PreTokenizer {
  public:
-  Split(Regex regex, SplitBehavior behavior, bool invert) : regex_(std::move(regex)), behavior_(behavior), invert_(invert) {}
+  Split(Regex regex, SplitBehavior behavior, bool invert, bool line_local)
+      : regex_(std::move(regex)), behavior_(behavior), invert_(invert), line_local_(line_local) {}
 
   void Apply(Pieces& pieces) const override {
     std::vector<std::string_view> out;
@@ -36,13 +53,14 @@ class Split : public PreTokenizer {
     }
     pieces.views = std::move(out);
   }
-  bool LineLocal() const override { return true; }
+  bool LineLocal() const override { return line_local_; }
   bool ByteLevel() const override { return false; }
 
  private:
   Regex regex_;
   SplitBehavior behavior_;
   bool invert_;
+  bool line_local_;
 };
 
 // Adds the prefix space and splits with GPT-2's pattern; the byte mapping is the model's.
@@ -113,7 +131,8 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeSplit(const JsonDocument& doc,
   }
   absl::StatusOr<bool> invert = OptionalBool(doc, Child(field, "invert"), false);
   if (!invert.ok()) return invert.status();
-  return std::make_unique<Split>(std::move(*regex), *behavior, *invert);
+  bool line_local = !literal && !*invert && *behavior == SplitBehavior::kIsolated && KnownLineLocal(*text);
+  return std::make_unique<Split>(std::move(*regex), *behavior, *invert, line_local);
 }
 
 absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeByteLevel(const JsonDocument& doc, const FieldPath& field) {
@@ -122,7 +141,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeByteLevel(const JsonDocument& 
   absl::StatusOr<bool> use_regex = OptionalBool(doc, Child(field, "use_regex"), true);
   if (!use_regex.ok()) return use_regex.status();
   std::unique_ptr<Split> gpt2;
-  if (*use_regex) gpt2 = std::make_unique<Split>(*Regex::Compile(kGpt2Pattern), SplitBehavior::kIsolated, false);
+  if (*use_regex) gpt2 = std::make_unique<Split>(*Regex::Compile(kGpt2Pattern), SplitBehavior::kIsolated, false, true);
   return std::make_unique<ByteLevelStep>(*prefix, std::move(gpt2));
 }
 
@@ -146,6 +165,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakeSequence(const JsonDocument& d
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const JsonDocument& doc, const FieldPath& field) {
+  if (absl::Status depth = CheckDepth(doc, field); !depth.ok()) return depth;
   absl::StatusOr<std::string> type = TypeOf(doc, field);
   if (!type.ok()) return type.status();
   if (*type == "Split") return MakeSplit(doc, field);
@@ -154,7 +174,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const JsonDocumen
   if (*type == "Digits") {
     absl::StatusOr<bool> individual = OptionalBool(doc, Child(field, "individual_digits"), false);
     if (!individual.ok()) return individual.status();
-    return std::make_unique<Split>(*Regex::Compile(*individual ? "[0-9]" : "[0-9]+"), SplitBehavior::kIsolated, false);
+    return std::make_unique<Split>(*Regex::Compile(*individual ? "[0-9]" : "[0-9]+"), SplitBehavior::kIsolated, false, true);
   }
   return doc.Error(Child(field, "type"),
                    absl::StrCat("unsupported pre-tokenizer type '", *type,

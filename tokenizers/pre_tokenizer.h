@@ -32,8 +32,9 @@ class PreTokenizer {
   virtual void Apply(Pieces& pieces) const = 0;
 
   // True when a text that starts a line with an ASCII letter or digit right after '\n' splits
-  // into the same pieces as its two halves, cut before that character (holds for the GPT-2,
-  // Llama-3 and Qwen patterns, which never join a newline to a following letter or digit).
+  // into the same pieces as its two halves, cut before that character. Claimed only for Split
+  // patterns known to have this property (GPT-2's, Llama-3's, Qwen2/3's, digits; Isolated, not
+  // inverted): an arbitrary pattern may match across the cut.
   virtual bool LineLocal() const = 0;
 
   // True when the pipeline contains ByteLevel (the model then works on bytes).

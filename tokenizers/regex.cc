@@ -48,7 +48,8 @@ size_t Utf8Length(unsigned char b) {
 absl::StatusOr<Regex> Regex::Compile(std::string_view pattern, bool literal) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2_LITERAL admits no PCRE2_UCP (nor needs it).
+  uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
                                    &error, &offset, nullptr);
   if (code == nullptr) {

@@ -16,7 +16,7 @@ namespace accel::tok {
 // A compiled pattern, shareable between threads (each match call has its own match data).
 class Regex {
  public:
-  // Compiles `pattern` (PCRE2_UTF | PCRE2_UCP; PCRE2_LITERAL when `literal`). Errors:
+  // Compiles `pattern` (PCRE2_UTF | PCRE2_UCP; PCRE2_UTF | PCRE2_LITERAL when `literal`). Errors:
   // InvalidArgument "invalid regular expression at offset N: MESSAGE" with PCRE2's message.
   static absl::StatusOr<Regex> Compile(std::string_view pattern, bool literal = false);
 

@@ -110,6 +110,28 @@ TEST_CASE("unsupported parts are named") {
   CHECK(LoadError("t.json", WithModel(R"( "added_tokens": [{"id": 5}])")) == "t.json:2:19: added_tokens[0].content: is missing");
 }
 
+TEST_CASE("deeply nested sequences are refused, not recursed into") {
+  std::string nested = R"({"type": "Digits"})";
+  for (int i = 0; i < 40; ++i) nested = R"({"type": "Sequence", "pretokenizers": [)" + nested + "]}";
+  std::string message = LoadError("t.json", WithModel(" \"pre_tokenizer\": " + nested));
+  CHECK(message.find(": is nested more than 32 levels deep") != std::string::npos);
+  CHECK(message.rfind("t.json:2:", 0) == 0);
+}
+
+TEST_CASE("keys that look like indices, and which tokenizers may be cut at line starts") {
+  TempDir dir;
+  // Bert-style special token names ("[CLS]") are keys, not array indices.
+  absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load(dir.Write("cls.json", WithModel(
+      R"( "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "Removed"},
+ "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[CLS]"}}, {"Sequence": {"id": "A"}}],
+   "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]}}})")));
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  CHECK((*t)->Encode("ab a") == std::vector<uint32_t>{1, 2, 0});
+  // A pattern accel does not know may match across a line start: documents are not cut.
+  CHECK(!(*t)->SplitsAtLineStarts());
+}
+
 TEST_CASE("files that are neither tokenizer.json nor SentencePiece") {
   absl::StatusOr<std::unique_ptr<Tokenizer>> missing = Tokenizer::Load("/nonexistent/tokenizer.json");
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
