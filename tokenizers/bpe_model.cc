@@ -62,12 +62,16 @@ std::optional<std::pair<const uint32_t*, size_t>> WordCache::Find(std::string_vi
   return std::make_pair(ids_.data() + it->second.first, static_cast<size_t>(it->second.second));
 }
 
+void WordCache::Clear() {
+  index_.clear();
+  ids_.clear();
+  word_bytes_ = 0;
+}
+
 void WordCache::Insert(std::string_view word, const uint32_t* ids, size_t count) {
   if (word.size() > kMaxWordBytes) return;
-  if (index_.size() >= kMaxWords) {
-    index_.clear();
-    ids_.clear();
-  }
+  if (index_.size() >= kMaxWords || word_bytes_ + ids_.size() * sizeof(uint32_t) >= kMaxBytes) Clear();
+  word_bytes_ += word.size();
   index_.emplace(std::string(word), std::make_pair(static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(count)));
   ids_.insert(ids_.end(), ids, ids + count);
 }

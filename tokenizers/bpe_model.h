@@ -21,20 +21,26 @@
 
 namespace accel::tok {
 
-// A memo of encoded words for one thread (BpeModel::Encode is const and shared).
+// A memo of encoded words for one thread (BpeModel::Encode is const and shared). Words up to
+// kMaxWordBytes long are kept (long whitespace runs in ASCII art are frequent and costly to
+// merge); the cache empties itself past kMaxWords words or kMaxBytes bytes of words.
 class WordCache {
  public:
   // The ids of `word` when cached.
   std::optional<std::pair<const uint32_t*, size_t>> Find(std::string_view word) const;
-  // Remembers the ids of `word`; the cache empties itself when it holds kMaxWords words.
+  // Remembers the ids of `word`.
   void Insert(std::string_view word, const uint32_t* ids, size_t count);
+  // Forgets every word.
+  void Clear();
 
   static constexpr size_t kMaxWords = size_t{1} << 18;
-  static constexpr size_t kMaxWordBytes = 64;
+  static constexpr size_t kMaxWordBytes = 1024;
+  static constexpr size_t kMaxBytes = size_t{32} << 20;
 
  private:
   absl::flat_hash_map<std::string, std::pair<uint32_t, uint32_t>> index_;  // word -> (offset, count)
   std::vector<uint32_t> ids_;
+  size_t word_bytes_ = 0;
 };
 
 class BpeModel {

@@ -1,9 +1,20 @@
 #include "tokenizers/hf_tokenizer.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "executor/data/text_source.h"
 
 namespace accel::tok {
+
+namespace {
+
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
+
+HfTokenizer::HfTokenizer(BpeModel model, AddedTokenSplitter added)
+    : model_(std::move(model)), added_(std::move(added)), instance_(next_instance++) {}
 
 absl::StatusOr<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string file, std::string text) {
   absl::StatusOr<JsonDocument> doc = JsonDocument::Parse(std::move(file), std::move(text));
@@ -62,7 +73,14 @@ void HfTokenizer::EncodeInto(std::string_view text, std::vector<uint32_t>& out) 
     repaired = ReplaceInvalidUtf8(text);
     text = repaired;
   }
-  WordCache cache;
+  // One word cache per thread, kept across calls (a corpus is encoded in many chunks); it belongs
+  // to one tokenizer at a time.
+  thread_local WordCache cache;
+  thread_local uint64_t cache_owner = 0;
+  if (cache_owner != instance_) {
+    cache.Clear();
+    cache_owner = instance_;
+  }
   std::vector<Section> sections;
   added_.Split(text, sections);
   for (const Section& section : sections) {

@@ -30,7 +30,7 @@ class HfTokenizer : public Tokenizer {
   std::string Describe() const override;
 
  private:
-  HfTokenizer(BpeModel model, AddedTokenSplitter added) : model_(std::move(model)), added_(std::move(added)) {}
+  HfTokenizer(BpeModel model, AddedTokenSplitter added);
   void EncodeSection(std::string_view text, WordCache& cache, std::vector<uint32_t>& out) const;
 
   BpeModel model_;
@@ -39,6 +39,7 @@ class HfTokenizer : public Tokenizer {
   std::unique_ptr<PreTokenizer> pre_tokenizer_;
   SpecialWrap wrap_;
   uint32_t id_limit_ = 0;
+  uint64_t instance_ = 0;  // distinct for every HfTokenizer made, to own a thread's word cache
 };
 
 }  // namespace accel::tok
