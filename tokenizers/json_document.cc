@@ -49,7 +49,14 @@ absl::StatusOr<JsonDocument> JsonDocument::Parse(std::string file, std::string t
     return absl::InvalidArgumentError(
         absl::StrCat(Where(file, LocationOfByte(text, offset)), ": invalid JSON: ", ParseErrorTail(e.what())));
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": invalid JSON: ", e.what()));
+    // Other lexer errors carry no position (out_of_range.406 "number overflow parsing '1e999'"):
+    // locate the quoted text they name, else the start of the file.
+    std::string what = e.what();
+    size_t open = what.find('\''), close = what.rfind('\'');
+    size_t at = open != std::string::npos && close > open + 1 ? text.find(what.substr(open + 1, close - open - 1)) : 0;
+    size_t tail = what.find("] ");
+    return absl::InvalidArgumentError(absl::StrCat(Where(file, LocationOfByte(text, at == std::string::npos ? 0 : at)),
+                                                   ": invalid JSON: ", tail == std::string::npos ? what : what.substr(tail + 2)));
   }
   document.file_ = std::make_shared<const std::string>(std::move(file));
   document.text_ = std::make_shared<const std::string>(std::move(text));

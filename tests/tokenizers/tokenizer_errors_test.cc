@@ -62,6 +62,9 @@ TEST_CASE("bad JSON names the line and column") {
         "t.json:2:27: invalid JSON: syntax error while parsing object key - unexpected '}'; expected string literal");
   CHECK(LoadError("t.json", "{\"a\": [1, 2") ==
         "t.json:1:12: invalid JSON: syntax error while parsing array - unexpected end of input; expected ']'");
+  // A number too large for a double has no position from nlohmann: located by its text.
+  CHECK(LoadError("t.json", "{\n \"model\": {\"dropout\": 2021e308}}") ==
+        "t.json:2:23: invalid JSON: number overflow parsing '2021e308'");
   CHECK(LoadError("t.json", "[1, 2]") == "t.json:1:1: (top level): a tokenizer.json must hold a JSON object");
 }
 
