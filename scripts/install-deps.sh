@@ -9,11 +9,10 @@ packages=(
   # core (spec, schemas, planner, ir, cli)
   libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libprotobuf-dev protobuf-compiler
   libgraphviz-dev graphviz libcli11-dev libvalijson-dev catch2
-  # tokenizers (core): PCRE2 runs tokenizer.json patterns, ICU normalizes, sentencepiece reads
-  # tokenizer.model; node runs the JavaScript reference tokenizers of the parity tests (npm: below)
-  libpcre2-dev libicu-dev libsentencepiece-dev nodejs
-  # SentencePiece's spm_encode: the reference of the SentencePiece parity test
-  sentencepiece
+  # tokenizers (core): PCRE2 runs tokenizer.json patterns, ICU normalizes; node runs the
+  # JavaScript reference tokenizers of the parity tests (npm packages: below) and SentencePiece's
+  # spm_encode is the reference for tokenizer.model files
+  libpcre2-dev libicu-dev nodejs sentencepiece
   # executor; Debian's libtorch calls the system BLAS (libblas.so.3): OpenBLAS replaces the
   # reference BLAS through update-alternatives and makes CPU training ~10x faster
   libtorch-dev libgloo-dev libopenblas0-pthread

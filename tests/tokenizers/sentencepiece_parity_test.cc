@@ -1,5 +1,5 @@
-// Parity of accel's SentencePiece tokenizer with Debian's spm_encode (package sentencepiece, which
-// scripts/install-deps.sh installs) on the fortunes, line by line (spm_encode encodes each input
+// Parity of accel's own SentencePiece BPE with the reference implementation, Debian's spm_encode
+// (package sentencepiece, which scripts/install-deps.sh installs), on the fortunes, line by line (spm_encode encodes each input
 // line as one text). Exits 77, which CTest reports as skipped, when spm_encode or the fortunes are
 // missing. Prints the number of tokens compared.
 #include <cstdio>
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     std::cout << "SKIP: /usr/bin/spm_encode is missing (Debian package sentencepiece; scripts/install-deps.sh)\n";
     return 77;
   }
-  if (corpus.empty() || !std::filesystem::exists(corpus)) {
+  if (corpus.empty() || !std::filesystem::exists(corpus) || std::filesystem::file_size(corpus) == 0) {
     std::cout << "SKIP: no text to compare on (" << corpus << ")\n";
     return 77;
   }

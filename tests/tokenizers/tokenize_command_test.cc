@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli/progress_bar.h"
 #include "cli/tokenize_command.h"
 #include "common/exit_codes.h"
 #include "executor/data/token_file.h"
@@ -69,6 +70,23 @@ TEST_CASE("accel tokenize writes the executor's token file") {
   REQUIRE(written.ok());
   CHECK(*written == expected);
   fs::remove_all(dir);
+}
+
+TEST_CASE("progress bar") {
+  std::ostringstream out;
+  ProgressBar bar(out, "tokenize", true);
+  bar.Update(50, 200);
+  bar.Update(200, 200);
+  bar.Finish();
+  std::string text = out.str();
+  CHECK(text.rfind("\rtokenize [#######-----------------------]  25% ", 0) == 0);
+  CHECK(text.find("\rtokenize [##############################] 100% ") != std::string::npos);
+  CHECK(text.back() == '\n');
+  std::ostringstream quiet;
+  ProgressBar off(quiet, "tokenize", false);
+  off.Update(1, 2);
+  off.Finish();
+  CHECK(quiet.str().empty());
 }
 
 TEST_CASE("accel tokenize errors") {
