@@ -66,6 +66,8 @@ case "$target" in
       "$root"/tests/spec/bad/models/*/config.json ;;
   tokenizer_json_fuzzer)
     copy_seeds "$root"/tests/data/tokenizers/*.json ;;
+  sentencepiece_model_fuzzer)
+    copy_seeds "$root"/tests/data/tokenizers/*.model ;;
 esac
 copy_seeds "$root/fuzz/corpus/$target"/*
 
