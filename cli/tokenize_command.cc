@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -82,6 +83,8 @@ int RunTokenizeCommand(const TokenizeOptions& options, std::ostream& out, std::o
   tok::EncodeCorpusOptions encode;
   encode.threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   encode.add_special_tokens = options.special_tokens;
+  // About 8 chunks per thread (at most 1 MiB, at least 64 KiB), so threads finish together.
+  encode.chunk_bytes = std::clamp<size_t>(bytes / (static_cast<size_t>(encode.threads) * 8), size_t{64} << 10, size_t{1} << 20);
   encode.progress = [&bar](size_t done, size_t total) { bar.Update(done, total); };
   auto encode_start = std::chrono::steady_clock::now();
   std::vector<uint32_t> ids = tok::EncodeCorpus(**tokenizer, views, encode);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace accel::tok {
@@ -57,11 +59,16 @@ std::vector<uint32_t> EncodeCorpus(const Tokenizer& tokenizer, const std::vector
   for (std::string_view d : documents) total += d.size();
   std::vector<std::vector<uint32_t>> results(chunks.size());
   std::atomic<size_t> next{0}, done_bytes{0}, done_chunks{0};
+  std::mutex mutex;
+  std::condition_variable all_done;
   auto work = [&] {
     for (size_t i = next++; i < chunks.size(); i = next++) {
       results[i] = EncodeChunk(tokenizer, documents[chunks[i].document], chunks[i], options.add_special_tokens);
       done_bytes += chunks[i].end - chunks[i].begin;
-      ++done_chunks;
+      if (++done_chunks == chunks.size()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        all_done.notify_all();
+      }
     }
   };
   int threads = std::clamp<int>(options.threads, 1, static_cast<int>(std::max<size_t>(chunks.size(), 1)));
@@ -72,9 +79,10 @@ std::vector<uint32_t> EncodeCorpus(const Tokenizer& tokenizer, const std::vector
   } else {
     // The calling thread reports progress while the workers encode.
     workers.emplace_back(work);
+    std::unique_lock<std::mutex> lock(mutex);
     while (done_chunks.load() < chunks.size()) {
       options.progress(done_bytes.load(), total);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      all_done.wait_for(lock, std::chrono::milliseconds(200), [&] { return done_chunks.load() == chunks.size(); });
     }
   }
   for (std::thread& w : workers) w.join();
