@@ -19,13 +19,14 @@
 
 namespace accel::tok {
 
+// One entry of "added_tokens", with the fields of tokenizers' AddedToken that encoding uses.
 struct AddedToken {
-  std::string content;
+  std::string content;       // the exact text that becomes this token
   uint32_t id = 0;
-  bool special = false;
-  bool lstrip = false;
-  bool rstrip = false;
-  bool single_word = false;
+  bool special = false;      // read but not used for encoding (all added tokens are split out)
+  bool lstrip = false;       // swallow whitespace before the token
+  bool rstrip = false;       // swallow whitespace after the token
+  bool single_word = false;  // match only between non-word characters
 };
 
 // Reads "added_tokens" (absent or null means none). Errors: InvalidArgument located at an entry
@@ -38,6 +39,7 @@ struct Section {
   std::optional<uint32_t> token;
 };
 
+// Finds added tokens in text, leftmost-longest.
 class AddedTokenSplitter {
  public:
   explicit AddedTokenSplitter(std::vector<AddedToken> tokens);

@@ -43,6 +43,7 @@ class WordCache {
   size_t word_bytes_ = 0;
 };
 
+// The vocabulary and merges of a BPE model; immutable after FromJson, shared by threads.
 class BpeModel {
  public:
   // Reads the model object at `field`. With `byte_level`, vocabulary entries are keyed by the

@@ -25,12 +25,15 @@ std::string FieldName(const FieldPath& path);
 FieldPath Child(const FieldPath& path, std::string key);
 FieldPath Child(const FieldPath& path, size_t index);
 
+// A tokenizer.json (or any JSON file) parsed once, with its text kept for locating fields.
+// Cheap to copy (shared contents).
 class JsonDocument {
  public:
   // Parses `text`, read from `file` (the name used in messages). Errors: InvalidArgument
   // "FILE:LINE:COL: invalid JSON: MESSAGE" at the offending byte.
   static absl::StatusOr<JsonDocument> Parse(std::string file, std::string text);
 
+  // The parsed top-level value, and the file name used in messages.
   const nlohmann::json& root() const { return *root_; }
   const std::string& file() const { return *file_; }
 

@@ -12,6 +12,7 @@
 
 namespace accel::tok {
 
+// One normalizer (or a Sequence of them); immutable, shared by threads.
 class Normalizer {
  public:
   virtual ~Normalizer() = default;

@@ -24,6 +24,7 @@ struct Pieces {
   std::deque<std::string> owned;
 };
 
+// One pre-tokenizer (or a Sequence of them); immutable, shared by threads.
 class PreTokenizer {
  public:
   virtual ~PreTokenizer() = default;

@@ -17,6 +17,7 @@
 
 namespace accel::tok {
 
+// A loaded tokenizer: HfTokenizer (tokenizer.json) or SentencePieceTokenizer (tokenizer.model).
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
