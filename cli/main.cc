@@ -10,6 +10,7 @@
 #include "cli/export_command.h"
 #include "cli/import_command.h"
 #include "cli/schema_command.h"
+#include "cli/tokenize_command.h"
 #include "cli/validate_command.h"
 #include "common/exit_codes.h"
 #include "planner/planner.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterEstimateMemoryCommand,
       accel::cli::RegisterExportCommand,
       accel::cli::RegisterImportCommand,
+      accel::cli::RegisterTokenizeCommand,
   };
   accel::cli::AppContext context;
   context.out = &std::cout;

@@ -33,7 +33,8 @@ fi
 case "$target" in
   spec_plan_fuzzer) dict=spec.dict ;;
   overrides_fuzzer) dict=overrides.dict ;;
-  model_config_fuzzer | safetensors_fuzzer | shard_file_fuzzer | checkpoint_manifest_fuzzer | deepspeed_import_fuzzer) dict=json.dict ;;
+  model_config_fuzzer | safetensors_fuzzer | shard_file_fuzzer | checkpoint_manifest_fuzzer | \
+    deepspeed_import_fuzzer | tokenizer_json_fuzzer) dict=json.dict ;;
   *) dict="" ;;
 esac
 
@@ -64,6 +65,10 @@ case "$target" in
   model_config_fuzzer)
     copy_seeds "$root"/tests/data/corpus/models/*/config.json "$root"/examples/models/*/config.json \
       "$root"/tests/spec/bad/models/*/config.json ;;
+  tokenizer_json_fuzzer)
+    copy_seeds "$root"/tests/data/tokenizers/*.json ;;
+  sentencepiece_model_fuzzer)
+    copy_seeds "$root"/tests/data/tokenizers/*.model ;;
 esac
 case "$target" in
   accelerate_import_fuzzer | deepspeed_import_fuzzer | torchtitan_import_fuzzer)
