@@ -13,6 +13,7 @@
 
 #include "../multi_rank.h"
 #include "../plan_from_yaml.h"
+#include "sharded_save.h"
 #include "common/diagnostics.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/sharded_tensors.h"
@@ -135,18 +136,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
       Ok(result.status());
       out[rank].losses.push_back(result->loss);
       if (ckpt.save_after == s + 1) {
-        auto tmp = store.BeginStep(s + 1);
-        Ok(tmp.status());
-        auto shard = (*trainer)->SaveShard();
-        Ok(shard.status());
-        Ok(CheckpointStore::WriteRankFiles(*tmp, rank, {{ShardFileName(rank, world), *shard}}));
-        Ok((*world_comm)->Barrier());
-        if (rank == 0) {
-          auto shared = (*trainer)->SaveState(GlobalDataPosition{});
-          Ok(shared.status());
-          Ok(store.Publish(s + 1, world, *shared).status());
-        }
-        Ok((*world_comm)->Barrier());
+        testing::SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1);
       }
     }
     Ok((*trainer)->sync().GatherAll());
