@@ -433,7 +433,7 @@ TEST_CASE("a worker stopped with SIGSTOP (a hung peer) fails the job within the 
   CHECK_THAT(rank0_log, !Catch::Contains("frame #"));
 }
 
-TEST_CASE("a checkpoint into a full disk fails with a clear error; the next run resumes from "
+TEST_CASE("a checkpoint into a full disk fails with a clear error and the next run resumes from "
           "the newest intact one", "[e2e][fault]") {
   // The full disk is simulated with RLIMIT_FSIZE (see LaunchWithFileLimit): the test must run
   // unprivileged, and a tmpfs mounted in a private mount namespace would vanish with it.
