@@ -21,7 +21,7 @@ struct WorkerOptions {
   // Set (e.g. by a SIGTERM/SIGINT handler) to stop at the next step boundary. All ranks agree on
   // the step: the flag is combined over the world group after every step. Null: never stops early.
   const std::atomic<bool>* stop = nullptr;
-  // Bound on the rendezvous and on every collective when the plan has none
+  // Bound on every collective (RendezvousOptions::timeout) when the plan has none
   // (topology.collective_timeout_seconds 0, plans older than the field); the plan's value wins.
   // A dead or hung peer surfaces as an error after at most this long instead of a hang.
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
@@ -76,7 +76,7 @@ struct WorkerResult {
 absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& env,
                                        const WorkerOptions& options = {});
 
-// The bound on the rendezvous and every collective: plan.topology().collective_timeout_seconds
+// The bound on every collective: plan.topology().collective_timeout_seconds
 // when > 0, otherwise options.collective_timeout.
 std::chrono::milliseconds CollectiveTimeout(const ir::Plan& plan, const WorkerOptions& options);
 
