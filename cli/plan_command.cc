@@ -12,6 +12,7 @@
 
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
+#include "common/no_follow.h"
 #include "common/spellcheck.h"
 #include "ir/graph_export.h"
 #include "ir/plan_writer.h"
@@ -32,9 +33,12 @@ bool WriteFileAtomically(const std::string& path, const std::string& data, std::
   fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::string tmp = (dir / ("." + target.filename().string() + ".tmp." +
                             std::to_string(getpid()))).string();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a link planted at the temporary name must not redirect the write; the rename
+  // below replaces a link at `path` itself instead of following it.
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
+    *error = errno == ELOOP ? std::string(SymlinkRefusal(tmp).message())
+                            : "cannot write " + path + ": " + std::strerror(errno);
     return false;
   }
   size_t written = 0;

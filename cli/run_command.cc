@@ -14,6 +14,7 @@
 #include "cli/plan_command.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
+#include "executor/launcher/job_token.h"
 #include "executor/launcher/launch_layout.h"
 #include "executor/launcher/plan_support.h"
 #include "executor/launcher/process_supervisor.h"
@@ -199,6 +200,14 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
       << std::flush;
 
   for (int attempt = 0;; ++attempt) {
+    // A fresh token per attempt (single node): a straggler of a failed attempt cannot join.
+    absl::StatusOr<std::string> token = exec::JobTokenFor(
+        *layout, request.slurm.has_value() ? request.slurm->job_id : std::string(), env);
+    if (!token.ok()) {
+      err << "error: " << token.status().message() << "\n";
+      return attempt == 0 ? kExitUsage : kExitRuntime;
+    }
+    for (exec::WorkerEnv& w : layout->workers) w.job_token = *token;
     const absl::StatusOr<exec::SupervisionResult> supervised =
         SuperviseAttempt(WorkerSpecs(*layout, exe, plan_path, run_dir, attempt), options, out);
     if (!supervised.ok()) {

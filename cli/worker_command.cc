@@ -66,7 +66,11 @@ int RunWorkerCommand(const WorkerCommandOptions& options, std::ostream& out, std
   if (!result.ok()) {
     err << "error: " << who << ": " << result.status().message() << "\n";
     err.flush();
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    // The launcher reports the first worker to exit as the cause. A rank that only lost a peer
+    // (Unavailable) waits longer, so that the peer that failed first, which waits 1 s, is the
+    // one named.
+    const bool lost_peer = result.status().code() == absl::StatusCode::kUnavailable;
+    std::this_thread::sleep_for(std::chrono::seconds(lost_peer ? 3 : 1));
     return kExitRuntime;
   }
   return result->stopped ? 128 + SIGTERM : kExitOk;

@@ -30,6 +30,8 @@ inline constexpr const char* kBadSize = "E0108";
 inline constexpr const char* kBadOverride = "E0109";
 inline constexpr const char* kBadVersion = "E0110";
 inline constexpr const char* kConflict = "E0111";         // two fields that contradict
+// A path value that would make accel write outside the directories the spec names ('..').
+inline constexpr const char* kPathEscapes = "E0112";
 
 // Model config.json.
 inline constexpr const char* kModelConfigUnreadable = "E0201";

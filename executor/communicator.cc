@@ -13,14 +13,17 @@
 #define ACCEL_NCCL_ENABLED 0
 #endif
 
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace accel::exec {
@@ -40,11 +43,25 @@ c10d::ReduceOp C10dOp(ReduceOp op) {
   return op == ReduceOp::kMax ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
 }
 
-absl::Status FromException(const std::string& what, int rank, const std::exception& e) {
-  std::string message = absl::StrCat(what, " failed on group rank ", rank, ": ", e.what());
+// timeout: the communicator's bound, named in a timeout's message (the peer that did not answer
+// is the launcher's to name: it sees a stopped or dead worker).
+absl::Status FromException(const std::string& what, int rank, const std::exception& e,
+                           std::chrono::milliseconds timeout) {
+  // c10::Error's what() carries a C++ backtrace that buries the message in a log tail.
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  std::string message = absl::StrCat(what, " failed on group rank ", rank, ": ", text);
   // c10d reports timeouts only through the exception text.
-  if (absl::StrContains(e.what(), "imed out") || absl::StrContains(e.what(), "imeout")) {
+  if (absl::StrContains(text, "imed out") || absl::StrContains(text, "imeout")) {
+    absl::StrAppend(&message, " (a peer did not take part within the collective timeout of ",
+                    absl::StrFormat("%.1f", static_cast<double>(timeout.count()) / 1000.0),
+                    " s: cluster.collective_timeout_seconds)");
     return absl::DeadlineExceededError(message);
+  }
+  // Gloo's words for a peer that went away (tcp/pair.cc); the peer's own error is the cause.
+  if (absl::StrContains(text, "Connection closed by peer") ||
+      absl::StrContains(text, "Connection reset by peer") || absl::StrContains(text, "Broken pipe")) {
+    return absl::UnavailableError(message);
   }
   return absl::InternalError(message);
 }
@@ -83,7 +100,7 @@ class C10dPendingWork final : public PendingWork {
       work_->wait(timeout_);
       if (finish_) finish_();
     } catch (const std::exception& e) {
-      return FromException(what_, rank_, e);
+      return FromException(what_, rank_, e, timeout_);
     }
     return absl::OkStatus();
   }
@@ -344,7 +361,7 @@ class C10dCommunicator final : public Communicator {
       return std::unique_ptr<PendingWork>(new C10dPendingWork(
           std::move(launched.work), std::move(launched.finish), what, Rank(), timeout_));
     } catch (const std::exception& e) {
-      return FromException(what, Rank(), e);
+      return FromException(what, Rank(), e, timeout_);
     }
   }
 
@@ -353,7 +370,7 @@ class C10dCommunicator final : public Communicator {
     try {
       body();
     } catch (const std::exception& e) {
-      return FromException(what, Rank(), e);
+      return FromException(what, Rank(), e, timeout_);
     }
     return absl::OkStatus();
   }
@@ -363,6 +380,30 @@ class C10dCommunicator final : public Communicator {
   std::vector<int> global_ranks_;
   std::chrono::milliseconds timeout_;
 };
+
+constexpr char kJobTokenKey[] = "accel/job_token";
+
+// The store's own timeout, which bounds start-up (connecting, the job token, every rank's
+// arrival): at least 5 minutes, as workers may start far apart, and never less than the
+// collective timeout.
+std::chrono::milliseconds StartupTimeout(const RendezvousOptions& options) {
+  return std::max<std::chrono::milliseconds>(options.timeout, std::chrono::minutes(5));
+}
+
+// Rank 0 publishes the token; the others compare before they join anything, so a worker of
+// another job never writes group keys into this job's store. The token itself is never printed.
+absl::Status CheckJobToken(c10d::Store& store, const RendezvousOptions& options) {
+  if (options.rank == 0) {
+    store.set(kJobTokenKey, std::vector<uint8_t>(options.job_token.begin(), options.job_token.end()));
+    return absl::OkStatus();
+  }
+  const std::vector<uint8_t> theirs = store.get(kJobTokenKey);  // waits up to the timeout
+  if (std::string(theirs.begin(), theirs.end()) == options.job_token) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "rank ", options.rank, ": the rendezvous store at ", options.master_addr, ":",
+      options.master_port, " belongs to another job (its job token differs from this worker's "
+      "ACCEL_JOB_TOKEN); refusing to join it"));
+}
 
 bool IsLoopback(const std::string& addr) {
   return addr == "localhost" || absl::StartsWith(addr, "127.") || addr == "::1";
@@ -379,6 +420,9 @@ class TcpRendezvous final : public Rendezvous {
   absl::StatusOr<std::shared_ptr<Communicator>> CreateWorld(CommBackend backend) override {
     std::vector<int> all(options_.world_size);
     for (int r = 0; r < options_.world_size; ++r) all[r] = r;
+    if (world_calls_ == 0) {
+      if (absl::Status arrived = AwaitAllRanks(); !arrived.ok()) return arrived;
+    }
     const std::string prefix = absl::StrCat("accel/world/", world_calls_++);
     return CreateOne(prefix, all, options_.rank, backend);
   }
@@ -449,6 +493,22 @@ class TcpRendezvous final : public Rendezvous {
     }
   }
 
+  // Every rank waits here, up to the store's (start-up) timeout, until all have arrived: workers
+  // of one job may start seconds apart (another node, a loaded machine), while Gloo expects its
+  // peers within the collective timeout, which may be short.
+  absl::Status AwaitAllRanks() {
+    try {
+      if (store_->add("accel/arrived", 1) == options_.world_size) store_->set("accel/all_arrived", {1});
+      store_->wait({"accel/all_arrived"});
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("rank ", options_.rank, " waited ",
+                                                 StartupTimeout(options_).count() / 1000,
+                                                 " s for all ", options_.world_size,
+                                                 " ranks to reach the rendezvous: ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
   // One transport device serves every Gloo group of this process.
   std::shared_ptr<::gloo::transport::Device> GlooDevice() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -494,8 +554,9 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
     // Waiting for workers in the constructor would block rank 0 before it can report a port it
     // bound itself; the first group creation synchronizes all ranks anyway.
     store_opts.waitWorkers = false;
-    store_opts.timeout = options.timeout;
+    store_opts.timeout = StartupTimeout(options);
     auto store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    if (absl::Status same_job = CheckJobToken(*store, options); !same_job.ok()) return same_job;
     return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, std::move(store)));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("cannot reach the rendezvous store at ",

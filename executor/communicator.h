@@ -38,14 +38,16 @@ class PendingWork {
   virtual ~PendingWork() = default;
 
   // Blocks until the collective finished (or the communicator timeout elapsed) and applies any
-  // post-processing (the division of kAvg). Errors: DeadlineExceeded/Internal with the c10d text.
+  // post-processing (the division of kAvg). Errors, with the c10d text: DeadlineExceeded when the
+  // timeout elapsed (naming it), Unavailable when a peer closed its connection (it exited or
+  // died: usually a consequence of its own failure), Internal otherwise.
   virtual absl::Status Wait() = 0;
 };
 
 // Collectives over one process group. Every member rank must call the same collectives in the same
 // order with tensors of the same shape and dtype. Tensors must live on the backend's device
 // (CPU for Gloo, CUDA for NCCL). All calls block until done or the timeout given at creation;
-// a timeout or a peer failure returns an error instead of hanging.
+// a timeout or a peer failure returns an error instead of hanging (codes as PendingWork::Wait).
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -114,18 +116,29 @@ struct RendezvousOptions {
   int world_size = 1;
   // This process's global rank, in [0, world_size).
   int rank = 0;
-  // Bound on connecting to the store and on every collective later created from it.
+  // Bound on every collective of the groups created from it (and Gloo's connection set-up).
+  // Start-up (connecting to the store, the job token, waiting in the first CreateWorld until every
+  // rank has arrived) may take max(timeout, 5 min): workers may start far apart.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   // Hostname or address the Gloo transport binds to. Empty: 127.0.0.1 when master_addr is a
   // loopback address, otherwise the address this machine's hostname resolves to.
   std::string gloo_hostname;
+  // Identity of the job (WorkerEnv::job_token). Rank 0 publishes it in the store; every other
+  // rank reads it back before joining any group and refuses a store holding another token.
+  // "" on every rank: no check.
+  std::string job_token;
 };
 
 // The store shared by all ranks and the factory of process groups built on it.
 class Rendezvous {
  public:
-  // Connects to the store (rank 0 creates the server). Errors: InvalidArgument for a bad
-  // rank/world size/port; Unavailable when the store cannot be reached within the timeout.
+  // Connects to the store (rank 0 creates the server) and checks the job token. The c10d
+  // TCPStore of LibTorch 1.13 listens on every interface (TCPStoreOptions has no bind address);
+  // master_addr only says where the other ranks connect. Errors: InvalidArgument for a bad
+  // rank/world size/port; Unavailable when the store cannot be reached (or rank 0 publishes no
+  // token) within the timeout; PermissionDenied "rank R: the rendezvous store at HOST:PORT
+  // belongs to another job (its job token differs from this worker's ACCEL_JOB_TOKEN); refusing
+  // to join it".
   static absl::StatusOr<std::unique_ptr<Rendezvous>> Connect(const RendezvousOptions& options);
 
   virtual ~Rendezvous() = default;

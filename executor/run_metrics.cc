@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/no_follow.h"
 
 namespace accel::exec {
 
@@ -49,6 +50,7 @@ std::string RunSummaryJson(const RunSummary& s) {
 }
 
 absl::Status MetricsFile::Open(const std::string& path, int64_t resumed_step) {
+  if (IsSymlink(path)) return SymlinkRefusal(path);
   std::string kept;
   if (resumed_step >= 0) {
     std::ifstream in(path);

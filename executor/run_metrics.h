@@ -62,7 +62,8 @@ class MetricsFile {
   // Opens `path`. resumed_step < 0: a new run, the file is truncated. Otherwise a run resumed
   // after update resumed_step continues the file: records of later steps (written by an attempt
   // that died before its next checkpoint, and about to be redone) are dropped first, so every
-  // step appears once. Errors: Internal when the file cannot be read or written.
+  // step appears once. Errors: FailedPrecondition SymlinkRefusal (common/no_follow.h) when path
+  // is a symbolic link; Internal when the file cannot be read or written.
   absl::Status Open(const std::string& path, int64_t resumed_step);
   void Append(const StepRecord& record);
   void Close() { out_.close(); }

@@ -588,7 +588,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   rendezvous_options.master_port = env.master_port;
   rendezvous_options.world_size = env.world_size;
   rendezvous_options.rank = env.rank;
-  rendezvous_options.timeout = options.collective_timeout;
+  rendezvous_options.timeout = CollectiveTimeout(plan, options);
+  rendezvous_options.job_token = env.job_token;
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Rendezvous> rendezvous,
                          Rendezvous::Connect(rendezvous_options));
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> world, rendezvous->CreateWorld(backend));
@@ -687,6 +688,11 @@ absl::Status ReadWorkerTestHooks(const EnvLookup& lookup, WorkerOptions& options
   options.crash_in_checkpoint_step = in_checkpoint.value_or(-1);
   options.crash_rank = static_cast<int>(rank.value_or(0));
   return absl::OkStatus();
+}
+
+std::chrono::milliseconds CollectiveTimeout(const ir::Plan& plan, const WorkerOptions& options) {
+  const int64_t seconds = plan.topology().collective_timeout_seconds();
+  return seconds > 0 ? std::chrono::milliseconds(seconds * 1000) : options.collective_timeout;
 }
 
 absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& env,

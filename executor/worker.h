@@ -21,8 +21,9 @@ struct WorkerOptions {
   // Set (e.g. by a SIGTERM/SIGINT handler) to stop at the next step boundary. All ranks agree on
   // the step: the flag is combined over the world group after every step. Null: never stops early.
   const std::atomic<bool>* stop = nullptr;
-  // Bound on the rendezvous and on every collective; a dead peer surfaces as an error after at
-  // most this long instead of a hang (the launcher usually stops the job much earlier).
+  // Bound on every collective (RendezvousOptions::timeout) when the plan has none
+  // (topology.collective_timeout_seconds 0, plans older than the field); the plan's value wins.
+  // A dead or hung peer surfaces as an error after at most this long instead of a hang.
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   // Test hook (ACCEL_TEST_CRASH_AT_STEP / ACCEL_TEST_CRASH_RANK): rank crash_rank kills itself
   // with SIGKILL right after completing optimizer step crash_at_step (1-based count of updates).
@@ -54,7 +55,8 @@ struct WorkerResult {
 // 1. sets env.num_threads intra-op threads; checks env against plan (world size, placement),
 //    that the plan verifies (ir::VerifyPlan) and that this executor runs it
 //    (ExecutorSupportIssues);
-// 2. rendezvous at env.master_addr:env.master_port (global rank 0 hosts the c10d TCPStore), the
+// 2. rendezvous at env.master_addr:env.master_port (global rank 0 hosts the c10d TCPStore; a
+//    store of another job, by env.job_token, is refused), bounded by CollectiveTimeout; the
 //    world group and every process-group set of the plan, by name (Gloo on CPU, NCCL on CUDA);
 // 3. builds plan.model (identically initialized from training.seed on every rank), reads
 //    plan.data (text bytes or token file) into this rank's data-parallel shard;
@@ -69,9 +71,14 @@ struct WorkerResult {
 //    bytes at the end.
 // Errors: InvalidArgument for a plan this worker cannot run or that does not match env;
 // Unavailable/DeadlineExceeded from the rendezvous or collectives (a peer died or hung);
+// PermissionDenied when the store belongs to another job;
 // NotFound/InvalidArgument from the data; Internal for LibTorch failures and I/O errors.
 absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& env,
                                        const WorkerOptions& options = {});
+
+// The bound on every collective: plan.topology().collective_timeout_seconds
+// when > 0, otherwise options.collective_timeout.
+std::chrono::milliseconds CollectiveTimeout(const ir::Plan& plan, const WorkerOptions& options);
 
 // True when this build's LibTorch has CUDA and at least one device is visible.
 bool ExecutorHasCuda();

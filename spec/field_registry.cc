@@ -302,7 +302,10 @@ std::vector<FieldInfo> BuildFields() {
                            }));
 
   f.push_back(Section("checkpoint"));
-  f.push_back(String("checkpoint.dir", +[](JobSpec& s, const FieldValue& v) { s.checkpoint.dir = v.text; }));
+  FieldInfo checkpoint_dir =
+      String("checkpoint.dir", +[](JobSpec& s, const FieldValue& v) { s.checkpoint.dir = v.text; });
+  checkpoint_dir.contained_path = true;
+  f.push_back(checkpoint_dir);
   f.push_back(Int("checkpoint.every_steps", 0, kMaxTrainingSteps,
                   +[](JobSpec& s, const FieldValue& v) { s.checkpoint.every_steps = v.integer; }));
   f.push_back(Int("checkpoint.keep", 1, kMaxTrainingSteps,
@@ -328,6 +331,10 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Size("cluster.runtime_overhead", 0, +[](JobSpec& s, const FieldValue& v) {
     s.cluster.runtime_overhead_bytes = AutoInt(v);
   }));
+  f.push_back(Int("cluster.collective_timeout_seconds", 1, kMaxCollectiveTimeoutSeconds,
+                  +[](JobSpec& s, const FieldValue& v) {
+                    s.cluster.collective_timeout_seconds = v.integer;
+                  }));
   return f;
 }
 
@@ -367,6 +374,17 @@ const std::vector<std::string>& ChildKeys(std::string_view section_path) {
   const Registry& registry = GetRegistry();
   auto it = registry.children.find(section_path);
   return it == registry.children.end() ? kNone : it->second;
+}
+
+bool HasParentComponent(std::string_view path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (path.substr(start, slash - start) == "..") return true;
+    start = slash + 1;
+  }
+  return false;
 }
 
 bool MatchesPattern(const FieldInfo& field, std::string_view value) {

@@ -51,6 +51,9 @@ struct FieldInfo {
   // kString: hand-written equivalent of `pattern` (no std::regex: it recurses per character and
   // overflows the stack on long hostile input); null when there is no pattern.
   bool (*matches)(std::string_view text) = nullptr;
+  // kString: a directory accel writes into; a '..' component is refused (E0112), so a spec
+  // cannot make accel write outside the directories it names. Absolute paths are allowed.
+  bool contained_path = false;
   // Writes a checked value into the spec; null for sections.
   void (*store)(JobSpec& spec, const FieldValue& value) = nullptr;
 };
@@ -66,6 +69,10 @@ const std::vector<std::string>& ChildKeys(std::string_view section_path);
 
 // Whether `value` matches the field's `pattern` (true when it has none).
 bool MatchesPattern(const FieldInfo& field, std::string_view value);
+
+// Whether path has a ".." component ("..", "../x", "x/../y", "x/.."), which would let a path
+// value climb out of the directory it is resolved against.
+bool HasParentComponent(std::string_view path);
 
 // "parallel.tensor" + "tensor" style join: `parent` empty gives `key`.
 std::string JoinPath(std::string_view parent, std::string_view key);

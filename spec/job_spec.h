@@ -151,6 +151,9 @@ struct ClusterSpec {
   std::string device_model;           // e.g. "h100-80gb"; used to resolve device_memory: auto
   AutoOr<int64_t> device_memory_bytes = AutoOr<int64_t>::Auto();
   AutoOr<int64_t> runtime_overhead_bytes = AutoOr<int64_t>::Auto();
+  // Bound on every collective (start-up waits max(this, 5 min)): a rank whose peer died or
+  // hangs (e.g. a stopped process) fails after this long instead of waiting forever.
+  int64_t collective_timeout_seconds = 300;
 };
 
 // Where a field's value came from, for diagnostics and for the plan's provenance.

@@ -40,6 +40,11 @@ inline constexpr int64_t kMaxNodes = kMaxWorldSize;
 // worker per core, at most a few hundred on today's hosts.
 inline constexpr int64_t kMaxDevicesPerNode = 1'024;
 
+// cluster.collective_timeout_seconds: how long a rank waits for a peer in one collective before
+// the job fails. torchrun's default is 30 min (NCCL) / 5 min here; a day is longer than any
+// checkpoint write or data load that a collective may legitimately wait for.
+inline constexpr int64_t kMaxCollectiveTimeoutSeconds = 86'400;
+
 // parallel.data_replicate, data_shard, context, tensor, pipeline: a degree multiplies into the
 // world size, so it cannot exceed it.
 inline constexpr int64_t kMaxParallelDegree = kMaxWorldSize;

@@ -464,6 +464,13 @@ std::optional<FieldValue> Loader::Convert(const FieldInfo& field, const YamlNode
                   ": use letters, digits, '.', '_' and '-', starting with a letter or digit");
         return std::nullopt;
       }
+      if (field.contained_path && HasParentComponent(n.value)) {
+        Error(codes::kPathEscapes, node.location, path,
+              path + " " + Quote(n.value) +
+                  " must not contain '..': accel writes only inside the directories a spec "
+                  "names (write the path without '..')");
+        return std::nullopt;
+      }
       value.text = n.value;
       return value;
     case FieldKind::kEnum: {

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/no_follow.h"
 #include "executor/checkpoint/crc32c.h"
 #include "executor/checkpoint/durable_file.h"
 
@@ -111,6 +112,15 @@ absl::Status CheckFile(const std::string& dir, const std::string& name, const Ma
                                             " != ", entry.crc, ")"));
   }
   return absl::OkStatus();
+}
+
+// The error of a checkpoint that could not be written (a full disk, a quota, a link planted in the
+// directory): nothing was published, so the newest published checkpoint is still the one resume
+// picks. Keeps the code of `cause`.
+absl::Status NotWritten(int64_t step, const absl::Status& cause) {
+  return absl::Status(cause.code(), absl::StrCat("checkpoint of step ", step,
+                                                 " not written (the previous checkpoints are "
+                                                 "intact): ", cause.message()));
 }
 
 std::string TmpDir(const std::string& root, int64_t step) {
@@ -304,12 +314,20 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
     return absl::InternalError(absl::StrCat("cannot create ", tmp_dir, ": ", ec.message()));
   }
   nlohmann::json listed = nlohmann::json::array();
+  absl::StatusOr<std::string> final_dir = absl::UnknownError("");
   for (const CheckpointFile& f : files) {
-    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) return s;
+    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) {
+      final_dir = s;
+      break;
+    }
     listed.push_back(ListEntry(f.name, f.bytes));
   }
-  absl::StatusOr<std::string> final_dir = RenameIntoPlace(root_, tmp_dir, step, listed);
-  if (!final_dir.ok()) return final_dir.status();
+  if (listed.size() == files.size()) final_dir = RenameIntoPlace(root_, tmp_dir, step, listed);
+  if (!final_dir.ok()) {
+    // The partial files go at once: on a full disk they hold the space the next try needs.
+    fs::remove_all(tmp_dir, ec);
+    return NotWritten(step, final_dir.status());
+  }
   // Prune: the newest keep_ published checkpoints stay; stale temporaries of crashed writes go.
   if (absl::Status s = Prune(root_, keep_, std::numeric_limits<int64_t>::max()); !s.ok()) return s;
   return final_dir;
@@ -318,6 +336,8 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
 absl::StatusOr<std::string> CheckpointStore::BeginStep(int64_t step) {
   if (step < 0) return absl::InvalidArgumentError(absl::StrCat("checkpoint step must be >= 0, got ", step));
   const std::string tmp_dir = TmpDir(root_, step);
+  // A link planted at the temporary name would send every rank's files elsewhere.
+  if (IsSymlink(tmp_dir)) return SymlinkRefusal(tmp_dir);
   // create_directories succeeds when another rank created the directory first.
   std::error_code ec;
   fs::create_directories(tmp_dir, ec);
@@ -339,14 +359,19 @@ absl::Status CheckpointStore::WriteRankFiles(const std::string& tmp_dir, int ran
   if (!fs::is_directory(tmp_dir, ec)) {
     return absl::FailedPreconditionError(absl::StrCat(tmp_dir, " does not exist (BeginStep creates it)"));
   }
+  const int64_t step = TmpStep(fs::path(tmp_dir).filename().string());
   nlohmann::json listed = nlohmann::json::array();
   for (const CheckpointFile& f : files) {
-    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) return s;
+    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) {
+      return NotWritten(step, s);
+    }
     listed.push_back(ListEntry(f.name, f.bytes));
   }
   const nlohmann::json list = {{"format", kRankListFormat}, {"rank", rank}, {"files", listed}};
   // Written atomically: a list that exists under its real name is complete.
-  if (absl::Status s = WriteFileAtomically(tmp_dir, RankListName(rank), list.dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(tmp_dir, RankListName(rank), list.dump(2) + "\n"); !s.ok()) {
+    return NotWritten(step, s);
+  }
   return SyncDir(tmp_dir);
 }
 
@@ -369,12 +394,14 @@ absl::StatusOr<std::string> CheckpointStore::Publish(int64_t step, int world_siz
     if (absl::Status s = CheckFileName(f.name, names); !s.ok()) return s;
   }
   for (const CheckpointFile& f : extra_files_from_rank0) {
-    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) return s;
+    if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) {
+      return NotWritten(step, s);
+    }
     listed->push_back(ListEntry(f.name, f.bytes));
   }
   if (absl::Status s = RemoveUnlisted(tmp_dir, names); !s.ok()) return s;
   absl::StatusOr<std::string> final_dir = RenameIntoPlace(root_, tmp_dir, step, *listed);
-  if (!final_dir.ok()) return final_dir.status();
+  if (!final_dir.ok()) return NotWritten(step, final_dir.status());
   if (absl::Status s = Prune(root_, keep_, step); !s.ok()) return s;
   return final_dir;
 }

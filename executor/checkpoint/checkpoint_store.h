@@ -53,14 +53,18 @@ class CheckpointStore {
 
   // Publishes files as the checkpoint of step (replacing an existing one of the same step), then
   // deletes all but the newest `keep` checkpoints and stale temporary directories. Returns the
-  // final directory. Errors: InvalidArgument for a bad file name or step < 0; Internal naming the
-  // path on any I/O failure (the previous checkpoints are untouched then).
+  // final directory. Errors: InvalidArgument for a bad file name or step < 0; on any I/O failure
+  // (a full disk: ENOSPC, EFBIG, EDQUOT) the temporary directory is removed, the previous
+  // checkpoints are untouched and the error is "checkpoint of step N not written (the previous
+  // checkpoints are intact): " followed by WriteAndSync's message naming the path and errno text
+  // (Internal; FailedPrecondition for a symbolic link at a file's path).
   absl::StatusOr<std::string> Write(int64_t step, const std::vector<CheckpointFile>& files);
 
   // Multi-writer phase 1, every rank: creates (if needed) and returns ROOT/.tmp-step_NNNNNNNN, the
   // directory the ranks write step's files into. Idempotent and safe when several ranks call it at
-  // once; it never deletes anything. Errors: InvalidArgument for step < 0; Internal naming the path
-  // when the directory cannot be created.
+  // once; it never deletes anything. Errors: InvalidArgument for step < 0; FailedPrecondition
+  // SymlinkRefusal (common/no_follow.h) when the temporary name is a symbolic link (it would send
+  // the files outside ROOT); Internal naming the path when the directory cannot be created.
   absl::StatusOr<std::string> BeginStep(int64_t step);
 
   // Multi-writer phase 1, every rank: writes and fsyncs files into tmp_dir (from BeginStep), then
@@ -68,7 +72,8 @@ class CheckpointStore {
   // temporary name and renamed, so a list that exists is complete). File names follow Write's rules
   // and must differ between ranks (e.g. ShardFileName in sharded_tensors.h). Errors:
   // InvalidArgument for rank < 0 or a bad or duplicate file name (including names of the form
-  // rank-*.files.json); FailedPrecondition when tmp_dir does not exist; Internal on I/O failure.
+  // rank-*.files.json); FailedPrecondition when tmp_dir does not exist; on I/O failure Write's
+  // "checkpoint of step N not written (the previous checkpoints are intact): ..." error.
   static absl::Status WriteRankFiles(const std::string& tmp_dir, int rank, const std::vector<CheckpointFile>& files);
 
   // Multi-writer phase 3, rank 0 only, after a barrier that follows every rank's WriteRankFiles:
@@ -86,7 +91,8 @@ class CheckpointStore {
   // run?)", or "no checkpoint of step N is in progress (TMP is missing)"; DataLoss "TMP:
   // rank-RRRRR.files.json is malformed", "TMP: rank-RRRRR.files.json names 'NAME', which is not a
   // checkpoint file name", "TMP: rank R's NAME is missing" / "... has X bytes, its list says Y";
-  // Internal on I/O failure. On any error nothing is published.
+  // on I/O failure Write's "checkpoint of step N not written (...): ..." error. On any error
+  // nothing is published.
   absl::StatusOr<std::string> Publish(int64_t step, int world_size,
                                       const std::vector<CheckpointFile>& extra_files_from_rank0);
 

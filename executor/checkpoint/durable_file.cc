@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/no_follow.h"
 
 namespace accel::exec {
 namespace {
@@ -20,7 +21,8 @@ absl::Status Errno(const std::string& what, const std::string& path) {
 }  // namespace
 
 absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP) return SymlinkRefusal(path);
   if (fd < 0) return Errno("cannot create", path);
   size_t done = 0;
   while (done < bytes.size()) {

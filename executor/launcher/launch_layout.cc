@@ -134,8 +134,16 @@ absl::StatusOr<LaunchLayout> ResolveLaunchLayout(const LaunchRequest& request) {
     layout.mode = "single-node";
     layout.node_rank = 0;
     if (addr.empty()) addr = "127.0.0.1";
+    // LibTorch 1.13's TCPStore listens on every interface whatever address it is given, so a
+    // single-node job keeps its peers on loopback: rank 0's store is then reachable from the
+    // network, but no rank connects or binds Gloo outside this machine.
+    if (!IsLoopbackAddress(addr)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a single-node job meets on loopback: master address '", addr,
+          "' (--master-addr or MASTER_ADDR) is not a loopback address; omit it or use 127.0.0.1"));
+    }
     if (!port.has_value()) {
-      auto picked = PickFreePort(IsLoopbackAddress(addr) ? "127.0.0.1" : "0.0.0.0");
+      auto picked = PickFreePort("127.0.0.1");
       if (!picked.ok()) return picked.status();
       port = *picked;
       layout.picked_port = true;

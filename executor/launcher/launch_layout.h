@@ -58,8 +58,10 @@ struct LaunchLayout {
 //   (rank SLURM_PROCID); if it equals the node count each task starts the workers of node
 //   SLURM_NODEID. MASTER_ADDR defaults to the first host of SLURM_JOB_NODELIST and MASTER_PORT
 //   to SlurmDefaultPort(SLURM_JOB_ID).
-// - nodes == 1 without SLURM: node 0, all ranks; address 127.0.0.1 (loopback only) and a free
-//   port (PickFreePort) unless given.
+// - nodes == 1 without SLURM: node 0, all ranks; address 127.0.0.1 and a free port
+//   (PickFreePort) unless given; a given address must be a loopback one (InvalidArgument
+//   "a single-node job meets on loopback: master address 'HOST' (--master-addr or MASTER_ADDR)
+//   is not a loopback address; omit it or use 127.0.0.1").
 // - nodes > 1 without SLURM: --node-rank K and --master-addr are required; port default 29500.
 // Errors: InvalidArgument with a message for the user (missing --node-rank/--master-addr, node
 // rank out of range, SLURM task count matching neither layout, a node with no ranks); the errors

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/no_follow.h"
 
 extern char** environ;
 
@@ -127,6 +128,13 @@ std::string FormatFailureReport(const SupervisionResult& result) {
   std::string out;
   int stopped = 0;
   for (const ProcessExit& e : result.exits) stopped += e.stopped_by_us ? 1 : 0;
+  if (result.hung.has_value()) {
+    const ProcessExit& hung = result.exits[*result.hung];
+    absl::StrAppend(&out, "rank ", hung.rank, " (pid ", hung.pid, ") hung: stopped by signal ",
+                    hung.stop_signal, " (", SignalName(hung.stop_signal), ") for ",
+                    Seconds(hung.stopped_for),
+                    ", so its peers' collectives timed out waiting for it\n");
+  }
   if (result.first_failure.has_value()) {
     const ProcessExit& failed = result.exits[*result.first_failure];
     absl::StrAppend(&out, "rank ", failed.rank, " (pid ", failed.pid, ") ", DescribeExit(failed));
@@ -146,7 +154,7 @@ std::string FormatFailureReport(const SupervisionResult& result) {
   // Anything else worth knowing: workers that had to be killed, or failed besides the first.
   for (size_t i = 0; i < result.exits.size(); ++i) {
     const ProcessExit& e = result.exits[i];
-    if (result.first_failure == i || e.success()) continue;
+    if (result.first_failure == i || result.hung == i || e.success()) continue;
     if (e.stopped_by_us && (e.exited || e.signal == SIGTERM)) continue;
     absl::StrAppend(&out, "rank ", e.rank, " (pid ", e.pid, ") ", DescribeExit(e),
                     e.stopped_by_us ? " after being told to stop" : "", "\n");
@@ -210,10 +218,15 @@ absl::Status ProcessSupervisor::Start(const std::vector<ProcessSpec>& specs) {
     for (std::string& s : argv_strings) argv.push_back(s.data());
     argv.push_back(nullptr);
 
-    int log_fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int log_fd = ::open(spec.log_path.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (log_fd < 0) {
       int err = errno;
       KillAndReapAll();
+      if (err == ELOOP) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "rank ", spec.rank, ": ", SymlinkRefusal(spec.log_path).message()));
+      }
       return absl::InternalError(absl::StrCat("rank ", spec.rank, ": cannot create log file ",
                                               spec.log_path, ": ", std::strerror(err)));
     }
@@ -318,9 +331,19 @@ std::optional<size_t> ProcessSupervisor::ReapSome(bool stopping) {
     Child& c = children_[i];
     if (c.done) continue;
     int status = 0;
-    pid_t r = ::waitpid(c.pid, &status, WNOHANG);
+    // WUNTRACED/WCONTINUED: a worker stopped by SIGSTOP is a hung peer worth naming later.
+    pid_t r = ::waitpid(c.pid, &status, WNOHANG | WUNTRACED | WCONTINUED);
     if (r == 0) continue;
     if (r < 0 && errno == EINTR) continue;
+    if (r > 0 && WIFSTOPPED(status)) {
+      if (c.stop_signal == 0) c.stopped_at = Clock::now();
+      c.stop_signal = WSTOPSIG(status);
+      continue;
+    }
+    if (r > 0 && WIFCONTINUED(status)) {
+      c.stop_signal = 0;
+      continue;
+    }
     c.done = true;
     c.exit.runtime =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - c.started);
@@ -344,6 +367,19 @@ std::optional<size_t> ProcessSupervisor::ReapSome(bool stopping) {
     }
   }
   return failed;
+}
+
+void ProcessSupervisor::NoteStoppedChildren(SupervisionResult& result) {
+  const Clock::time_point now = Clock::now();
+  for (size_t i = 0; i < children_.size(); ++i) {
+    Child& c = children_[i];
+    if (c.done || c.stop_signal == 0) continue;
+    c.exit.stop_signal = c.stop_signal;
+    c.exit.stopped_for = std::chrono::duration_cast<std::chrono::milliseconds>(now - c.stopped_at);
+    if (!result.hung.has_value() || c.exit.stopped_for > children_[*result.hung].exit.stopped_for) {
+      result.hung = i;
+    }
+  }
 }
 
 void ProcessSupervisor::EchoNewOutput(bool flush) {
@@ -379,6 +415,11 @@ void ProcessSupervisor::EchoNewOutput(bool flush) {
 
 void ProcessSupervisor::StopAll(SupervisionResult& result, Clock::time_point since) {
   SignalAll(SIGTERM);
+  // A stopped process cannot act on SIGTERM (it stays pending) and would wait out the grace
+  // period; SIGKILL ends it at once.
+  for (Child& c : children_) {
+    if (!c.done && c.stop_signal != 0 && ::kill(-c.pid, SIGKILL) != 0) ::kill(c.pid, SIGKILL);
+  }
   const auto term_deadline = Clock::now() + options_.grace;
   const int signals_at_entry = g_signal_count.load();
   while (!AllDone() && Clock::now() < term_deadline) {
@@ -417,6 +458,7 @@ SupervisionResult ProcessSupervisor::Wait() {
     std::optional<size_t> failed = ReapSome(false);
     if (failed.has_value()) {
       result.first_failure = failed;
+      NoteStoppedChildren(result);
       StopAll(result, Clock::now());
       break;
     }

@@ -31,7 +31,8 @@ struct ProcessSpec {
   std::vector<std::string> argv;
   // Variables set on top of (replacing) the launcher's own environment.
   std::vector<std::pair<std::string, std::string>> env;
-  // File receiving stdout and stderr, created or truncated. stdin is /dev/null.
+  // File receiving stdout and stderr, created or truncated; never through a symbolic link
+  // (O_NOFOLLOW). stdin is /dev/null.
   std::string log_path;
 };
 
@@ -66,6 +67,11 @@ struct ProcessExit {
   bool reaped = true;         // false: still alive after SIGKILL and kill_wait (reported, not waited)
   bool stopped_by_us = false; // ended after the supervisor signalled it
   std::chrono::milliseconds runtime{0};
+  // Signal that had stopped the process (SIGSTOP, SIGTSTP, ...; seen with waitpid WUNTRACED)
+  // when the job's first failure was seen, 0 when it was running; and for how long it had been
+  // stopped by then. A stopped worker is a hung peer: the others' collectives time out on it.
+  int stop_signal = 0;
+  std::chrono::milliseconds stopped_for{0};
 
   // Exited with status 0.
   bool success() const { return reaped && exited && status == 0; }
@@ -79,6 +85,10 @@ struct SupervisionResult {
   // not sent by the supervisor); among failures seen in the same poll, one killed by a signal
   // wins. nullopt when none did.
   std::optional<size_t> first_failure;
+  // Index into `exits` of a process that was stopped by a signal when the first failure was seen
+  // (the longest-stopped one): the likely cause when the failure is a collective timeout.
+  // nullopt when none was stopped.
+  std::optional<size_t> hung;
   // The signal (SIGINT/SIGTERM) the launcher received, 0 when none; or -1 for RequestStop().
   int interrupted_by = 0;
   // Time from the first failure (or interruption) until every process was gone.
@@ -97,6 +107,9 @@ std::string DescribeExit(const ProcessExit& exit);
 
 // The report printed when a job failed or was interrupted, e.g.
 //   rank 1 (pid 4242) exited with status 3; stopped the other 1 worker in 0.1 s
+// preceded, when a worker was stopped by a signal at the failure (result.hung), by
+//   rank 1 (pid 4243) hung: stopped by signal 19 (SIGSTOP) for 3.2 s, so its peers' collectives
+//   timed out waiting for it
 //   last 2 lines of runs/x/rank1.log:
 //     | loading data
 //     | boom
@@ -117,7 +130,8 @@ class ProcessSupervisor {
 
   // Starts every process. If one cannot be started (log file not writable, exec failure such as a
   // missing executable), those already started are stopped and reaped and the error is returned:
-  // Internal/NotFound naming the rank, path and errno text.
+  // Internal/NotFound naming the rank, path and errno text; FailedPrecondition "rank R:
+  // refusing to write PATH: it is a symbolic link (...)" for a log path that is a link.
   absl::Status Start(const std::vector<ProcessSpec>& specs);
 
   // Blocks until every process ended. On the first failure (or a signal, or RequestStop) sends
@@ -138,14 +152,21 @@ class ProcessSupervisor {
     bool done = false;
     ProcessExit exit;
     std::chrono::steady_clock::time_point started;
+    // Signal that stopped the child (0 while it runs) and when it was seen stopped.
+    int stop_signal = 0;
+    std::chrono::steady_clock::time_point stopped_at;
   };
 
   // Sends sig to the process group of every child still running.
   void SignalAll(int sig);
   // SIGKILL to every running child, then a blocking reap (error paths and the destructor).
   void KillAndReapAll();
-  // Reaps whatever ended; returns the index of a child that failed by itself, if any.
+  // Reaps whatever ended and records children stopped or continued by a signal; returns the
+  // index of a child that failed by itself, if any.
   std::optional<size_t> ReapSome(bool stopping);
+  // At the first failure: copies each stopped child's signal and duration into its ProcessExit
+  // and sets result.hung to the longest-stopped one.
+  void NoteStoppedChildren(SupervisionResult& result);
   void EchoNewOutput(bool flush);
   bool AllDone() const;
   void StopAll(SupervisionResult& result, std::chrono::steady_clock::time_point since);

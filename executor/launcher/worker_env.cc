@@ -31,6 +31,7 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const Worker
       {"ACCEL_NUM_THREADS", absl::StrCat(env.num_threads)},
       {"OMP_NUM_THREADS", absl::StrCat(env.num_threads)},
       {"ACCEL_LAUNCH_UNIX_NS", absl::StrCat(env.launch_unix_ns)},
+      {"ACCEL_JOB_TOKEN", env.job_token},
   };
 }
 
@@ -101,6 +102,7 @@ absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup) {
   env.run_dir = lookup("ACCEL_RUN_DIR").value_or("");
   env.num_threads = static_cast<int>(threads);
   env.launch_unix_ns = launch_ns;
+  env.job_token = lookup("ACCEL_JOB_TOKEN").value_or("");
   return env;
 }
 

@@ -40,6 +40,11 @@ struct WorkerEnv {
   // When the launcher started, in nanoseconds since the Unix epoch (CLOCK_REALTIME), for the
   // "launch to first step" time; 0 when unknown. Env ACCEL_LAUNCH_UNIX_NS.
   int64_t launch_unix_ns = 0;
+  // Identity of this launch of the job (`accel run` draws 128 random bits per attempt; multi-node
+  // jobs take ACCEL_JOB_TOKEN from the environment, the same on every node). Workers compare it at
+  // the rendezvous, so a stray worker of another job (or an earlier attempt) that reaches this
+  // job's store is refused instead of joining. "" disables the check. Env ACCEL_JOB_TOKEN.
+  std::string job_token;
 };
 
 // Looks up one environment variable; nullopt when it is not set.
@@ -47,12 +52,12 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 
 // The variables a worker needs, as (name, value) pairs in a fixed order: RANK, LOCAL_RANK,
 // WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, NODE_RANK, MASTER_ADDR, MASTER_PORT, ACCEL_RUN_DIR,
-// ACCEL_NUM_THREADS, OMP_NUM_THREADS, ACCEL_LAUNCH_UNIX_NS.
+// ACCEL_NUM_THREADS, OMP_NUM_THREADS, ACCEL_LAUNCH_UNIX_NS, ACCEL_JOB_TOKEN.
 std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const WorkerEnv& env);
 
 // Reads a WorkerEnv back from variables. RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are
 // required; LOCAL_RANK defaults to RANK, LOCAL_WORLD_SIZE to WORLD_SIZE, GROUP_RANK/NODE_RANK to
-// 0, ACCEL_NUM_THREADS to 1. Errors: InvalidArgument naming the variable when one is missing,
+// 0, ACCEL_NUM_THREADS to 1, ACCEL_JOB_TOKEN to "". Errors: InvalidArgument naming the variable when one is missing,
 // not an integer, or out of range (rank outside [0, WORLD_SIZE), port outside [1, 65535]).
 absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup);
 

@@ -462,6 +462,7 @@ class ResolveAutoPass : public Pass {
     topology->set_world_size(s.world_size());
     topology->set_device_type(spec::Name(c.device));
     topology->set_device_model(c.device_model);
+    topology->set_collective_timeout_seconds(c.collective_timeout_seconds);
 
     if (!c.device_memory_bytes.is_auto) {
       topology->set_device_memory_bytes(c.device_memory_bytes.value);

@@ -209,6 +209,33 @@ TEST_CASE("a collective a peer never joins times out instead of hanging") {
   CHECK(rank0_status.code() == absl::StatusCode::kDeadlineExceeded);
 }
 
+TEST_CASE("a worker with another job's token is refused at the rendezvous") {
+  RendezvousOptions host;
+  host.master_addr = "127.0.0.1";
+  host.master_port = 0;
+  host.world_size = 2;
+  host.rank = 0;
+  host.timeout = std::chrono::seconds(10);
+  host.job_token = "job-a";
+  auto rank0 = Rendezvous::Connect(host);
+  REQUIRE(rank0.ok());
+  RendezvousOptions stray = host;
+  stray.rank = 1;
+  stray.master_port = (*rank0)->Port();
+  stray.job_token = "job-b";
+  auto refused = Rendezvous::Connect(stray);
+  CHECK(refused.status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK(refused.status().message() ==
+        "rank 1: the rendezvous store at 127.0.0.1:" + std::to_string(stray.master_port) +
+            " belongs to another job (its job token differs from this worker's "
+            "ACCEL_JOB_TOKEN); refusing to join it");
+  stray.job_token = "";
+  CHECK(Rendezvous::Connect(stray).status().code() == absl::StatusCode::kPermissionDenied);
+  // This job's own worker joins.
+  stray.job_token = "job-a";
+  CHECK(Rendezvous::Connect(stray).ok());
+}
+
 TEST_CASE("nccl is reported unavailable on a CPU-only build") {
   if (NcclAvailable()) return;
   auto errors = RunRanks(1, [&](int, Rendezvous& rdzv) {

@@ -18,7 +18,8 @@ namespace accel::exec::testing {
 
 // Calls body(rank, rendezvous) on world_size threads and waits for all. Returns one message per
 // rank: empty when body returned normally, else the failure (connect error or exception text).
-// timeout bounds rendezvous and every collective so a broken test fails instead of hanging.
+// timeout bounds every collective so a broken test fails instead of hanging (start-up, connecting
+// and meeting in the first CreateWorld, may take max(timeout, 5 min)).
 inline std::vector<std::string> RunRanks(int world_size, const std::function<void(int, Rendezvous&)>& body,
                                          std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   std::vector<std::string> errors(world_size);

@@ -424,7 +424,7 @@ TEST_CASE("every resource limit admits its maximum and refuses one more", "[load
                               ": error[E0104]: " + field.path + " must be at most " + limit +
                               " (accel's limit), got " + std::to_string(max + 1) + "\n");
   }
-  CHECK(limited == 30);
+  CHECK(limited == 31);
 }
 
 TEST_CASE("a limit is reported at the value in the file, below-minimum errors unchanged",
@@ -443,3 +443,62 @@ TEST_CASE("a limit is reported at the value in the file, below-minimum errors un
         "--set cluster.nodes=0: error[E0104]: cluster.nodes must be at least 1, got 0\n");
   CHECK(kMaxNodes * kMaxDevicesPerNode > kMaxWorldSize);  // the product is the planner's check
 }
+
+namespace accel::spec {
+namespace {
+
+TEST_CASE("cluster.collective_timeout_seconds defaults to 300 and is bounded", "[loader]") {
+  CHECK(Load(kMinimal)->spec->cluster.collective_timeout_seconds == 300);
+  auto set = Load(kMinimal, {"cluster.collective_timeout_seconds=7"});
+  REQUIRE(set->spec);
+  CHECK(set->spec->cluster.collective_timeout_seconds == 7);
+  CHECK(Codes(Load(kMinimal, {"cluster.collective_timeout_seconds=0"})->sink) ==
+        std::vector<std::string>{"E0104"});
+  CHECK(Codes(Load(kMinimal, {"cluster.collective_timeout_seconds=86401"})->sink) ==
+        std::vector<std::string>{"E0104"});
+}
+
+TEST_CASE("paths that would make accel write outside the named directories are refused",
+          "[loader][containment]") {
+  std::string text = kMinimal;
+  text += "checkpoint:\n  dir: runs/../../etc\n";
+  auto r = Load(text);
+  CHECK_FALSE(r->spec);
+  CHECK(r->Text() ==
+        "job.yaml:19:8: error[E0112]: checkpoint.dir \"runs/../../etc\" must not contain '..': "
+        "accel writes only inside the directories a spec names (write the path without '..')\n"
+        "   dir: runs/../../etc\n"
+        "        ^\n");
+  auto overridden = Load(kMinimal, {"checkpoint.dir=.."});
+  CHECK_FALSE(overridden->spec);
+  CHECK(overridden->Text() ==
+        "--set checkpoint.dir=..: error[E0112]: checkpoint.dir \"..\" must not contain '..': "
+        "accel writes only inside the directories a spec names (write the path without '..')\n");
+  // Absolute directories and names that merely contain dots are fine.
+  CHECK(Load(kMinimal, {"checkpoint.dir=/data/ckpt"})->spec);
+  CHECK(Load(kMinimal, {"checkpoint.dir=a..b/..c/d.."})->spec);
+  // The job name becomes runs/<name>: no '/', no leading '.'.
+  for (const std::string name : {"../x", "a/b", "..", "/abs"}) {
+    INFO(name);
+    auto bad = Load(kMinimal, {"name=" + name});
+    CHECK_FALSE(bad->spec);
+    CHECK(bad->Text() == "--set name=" + name + ": error[E0104]: invalid name \"" + name +
+                             "\": use letters, digits, '.', '_' and '-', starting with a letter "
+                             "or digit\n");
+  }
+}
+
+TEST_CASE("HasParentComponent finds '..' components only", "[loader][containment]") {
+  CHECK(HasParentComponent(".."));
+  CHECK(HasParentComponent("../a"));
+  CHECK(HasParentComponent("a/.."));
+  CHECK(HasParentComponent("a/../b"));
+  CHECK(HasParentComponent("/a/../b"));
+  CHECK_FALSE(HasParentComponent("a..b"));
+  CHECK_FALSE(HasParentComponent("..a/b.."));
+  CHECK_FALSE(HasParentComponent("/a/./b"));
+  CHECK_FALSE(HasParentComponent(""));
+}
+
+}  // namespace
+}  // namespace accel::spec

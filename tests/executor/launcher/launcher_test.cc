@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/diagnostics.h"
+#include "executor/launcher/job_token.h"
 #include "executor/launcher/launch_layout.h"
 #include "executor/launcher/plan_support.h"
 #include "executor/launcher/process_supervisor.h"
@@ -123,6 +124,7 @@ TEST_CASE("workers get torchrun's environment", "[launcher]") {
     CHECK_THAT(log, Catch::Contains("\nOMP_NUM_THREADS=1\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_RUN_DIR=" + dir.path() + "\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_LAUNCH_UNIX_NS=42\n"));
+    CHECK_THAT(log, Catch::Contains("\nACCEL_JOB_TOKEN=\n"));
   }
 }
 
@@ -138,6 +140,7 @@ TEST_CASE("WorkerEnv round-trips through variables and rejects bad ones", "[laun
   env.run_dir = "runs/x";
   env.num_threads = 3;
   env.launch_unix_ns = 1700000000000000000;
+  env.job_token = "0123456789abcdef";
   std::map<std::string, std::string> vars;
   for (const auto& [name, value] : WorkerEnvVariables(env)) vars[name] = value;
   auto lookup = [&vars](const std::string& name) -> std::optional<std::string> {
@@ -157,6 +160,7 @@ TEST_CASE("WorkerEnv round-trips through variables and rejects bad ones", "[laun
   CHECK(back->run_dir == "runs/x");
   CHECK(back->num_threads == 3);
   CHECK(back->launch_unix_ns == 1700000000000000000);
+  CHECK(back->job_token == "0123456789abcdef");
 
   vars["RANK"] = "8";
   CHECK(WorkerEnvFromLookup(lookup).status().message() == "RANK=8 is outside [0, 7]");
@@ -592,6 +596,127 @@ TEST_CASE("missing or empty training data is refused before launch", "[launcher]
                                "non-empty files: " + dir.File("corpus.txt") + "\n"));
   { std::ofstream(dir.File("corpus.txt/text.txt")) << "some text\n"; }
   CHECK(Refusals(kCpuJob, {}, dir) == "");
+}
+
+TEST_CASE("a worker stopped by a signal is named as the hung peer and killed at once",
+          "[launcher][fault]") {
+  TempDir dir;
+  // Rank 1 stops itself (as `kill -STOP` from outside would); rank 0 then fails the way a
+  // collective timeout fails it.
+  std::vector<ProcessSpec> specs = {
+      Shell(0, "sleep 0.5; echo 'error: rank 0: all-reduce timed out' >&2; exit 4", dir),
+      Shell(1, "kill -STOP $$; exec sleep 30", dir),
+  };
+  SupervisorOptions options = QuietOptions();
+  options.grace = milliseconds(5000);
+  ProcessSupervisor supervisor(options);
+  REQUIRE(supervisor.Start(specs).ok());
+  const pid_t stopped_pid = supervisor.pids()[1];
+  SupervisionResult result = supervisor.Wait();
+  REQUIRE(result.first_failure == size_t{0});
+  REQUIRE(result.hung == size_t{1});
+  CHECK(result.exits[1].stop_signal == SIGSTOP);
+  CHECK(result.exits[1].stopped_for > milliseconds(200));
+  CHECK(result.exits[1].signal == SIGKILL);
+  // Killed without waiting out the 5 s grace period (it could not act on SIGTERM).
+  CHECK(result.stop_duration < milliseconds(1000));
+  CHECK(ProcessGone(stopped_pid));
+  const std::string report = FormatFailureReport(result);
+  const std::string head = "rank 1 (pid " + std::to_string(stopped_pid) +
+                           ") hung: stopped by signal 19 (SIGSTOP) for 0.";
+  CHECK(report.substr(0, head.size()) == head);
+  CHECK_THAT(report, Catch::Contains(" s, so its peers' collectives timed out waiting for it\n"
+                                     "rank 0 (pid " + std::to_string(result.exits[0].pid) +
+                                     ") exited with status 4; stopped the other 1 worker in "));
+  CHECK_THAT(report, Catch::EndsWith("last 1 line of " + dir.File("rank0.log") +
+                                     ":\n  | error: rank 0: all-reduce timed out\n"));
+  // The hung worker is named once, not again as killed after being told to stop.
+  CHECK_THAT(report, !Catch::Contains("after being told to stop"));
+}
+
+TEST_CASE("a worker stopped and continued before the failure is not blamed", "[launcher][fault]") {
+  TempDir dir;
+  std::vector<ProcessSpec> specs = {
+      Shell(0, "sleep 0.6; exit 4", dir),
+      Shell(1, "exec sleep 30", dir),
+  };
+  ProcessSupervisor supervisor(QuietOptions());
+  REQUIRE(supervisor.Start(specs).ok());
+  std::thread poke([pid = supervisor.pids()[1]] {
+    ::kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(milliseconds(200));
+    ::kill(pid, SIGCONT);
+  });
+  SupervisionResult result = supervisor.Wait();
+  poke.join();
+  CHECK(result.first_failure == size_t{0});
+  CHECK_FALSE(result.hung.has_value());
+  CHECK_THAT(FormatFailureReport(result), Catch::StartsWith("rank 0 (pid "));
+}
+
+TEST_CASE("a log path that is a symbolic link is refused, its target untouched",
+          "[launcher][containment]") {
+  TempDir dir;
+  std::ofstream(dir.File("outside.txt")) << "precious\n";
+  fs::create_symlink(dir.File("outside.txt"), dir.File("rank0.log"));
+  ProcessSupervisor supervisor(QuietOptions());
+  absl::Status started = supervisor.Start({Shell(0, "echo overwritten", dir)});
+  CHECK(started.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(started.message() == "rank 0: refusing to write " + dir.File("rank0.log") +
+                                 ": it is a symbolic link (accel does not follow links when "
+                                 "writing into run and checkpoint directories)");
+  CHECK(ReadAll(dir.File("outside.txt")) == "precious\n");
+}
+
+TEST_CASE("a single-node job meets on loopback only", "[launcher][rendezvous]") {
+  LaunchRequest request;
+  request.nodes = 1;
+  request.slots = {{0, 0, 0}, {1, 0, 1}};
+  for (const std::string addr : {"127.0.0.1", "localhost", "127.0.1.1", "::1"}) {
+    INFO(addr);
+    request.master_addr = addr;
+    request.master_port = 29500;
+    auto layout = ResolveLaunchLayout(request);
+    REQUIRE(layout.ok());
+    CHECK(layout->workers[0].master_addr == addr);
+  }
+  request.master_addr = "10.0.0.1";
+  CHECK(ResolveLaunchLayout(request).status().message() ==
+        "a single-node job meets on loopback: master address '10.0.0.1' (--master-addr or "
+        "MASTER_ADDR) is not a loopback address; omit it or use 127.0.0.1");
+}
+
+TEST_CASE("every launch gets a job token the workers compare", "[launcher][rendezvous]") {
+  std::map<std::string, std::string> vars;
+  auto lookup = [&vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  LaunchLayout single;
+  single.mode = "single-node";
+  auto first = JobTokenFor(single, "", lookup);
+  auto second = JobTokenFor(single, "", lookup);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(first->size() == 32);
+  CHECK(first->find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(*first != *second);
+
+  LaunchLayout by_hand;
+  by_hand.mode = "multi-node";
+  CHECK(JobTokenFor(by_hand, "", lookup).value() == "");
+  LaunchLayout slurm;
+  slurm.mode = "slurm: one task per node";
+  CHECK(JobTokenFor(slurm, "4242", lookup).value() == "slurm-4242");
+  CHECK(JobTokenFor(slurm, "", lookup).value() == "");
+
+  vars["ACCEL_JOB_TOKEN"] = "shared-secret";
+  CHECK(JobTokenFor(single, "", lookup).value() == "shared-secret");
+  CHECK(JobTokenFor(by_hand, "", lookup).value() == "shared-secret");
+  CHECK(JobTokenFor(slurm, "4242", lookup).value() == "shared-secret");
+  vars["ACCEL_JOB_TOKEN"] = "";
+  CHECK(JobTokenFor(single, "", lookup).status().message() == "ACCEL_JOB_TOKEN is empty");
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // `accel run` end to end: the real binary (ACCEL_BINARY), two CPU ranks, a tiny GPT-2 on a text
 // file written here. Covers training + metrics + checkpoints, exact resume, a worker killed
-// mid-run (the ACCEL_TEST_CRASH_AT_STEP hook), SIGTERM to the launcher, and pre-launch refusals.
+// mid-run (the ACCEL_TEST_CRASH_AT_STEP hook), a hung (SIGSTOPped) worker, a full disk under a
+// checkpoint, SIGTERM to the launcher, links planted in the run directory, and pre-launch
+// refusals.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +108,53 @@ int WaitExit(pid_t pid, std::chrono::seconds timeout) {
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   return -1;
+}
+
+// The pid of the `accel worker` of `rank` whose ACCEL_RUN_DIR is run_dir (from /proc/*/environ),
+// or 0 when there is none.
+pid_t WorkerPid(const std::string& run_dir, int rank) {
+  const std::string want_rank = "RANK=" + std::to_string(rank);
+  const std::string want_dir = "ACCEL_RUN_DIR=" + run_dir;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "environ", std::ios::binary);
+    std::string var;
+    bool rank_ok = false, dir_ok = false;
+    while (std::getline(in, var, '\0')) {
+      rank_ok = rank_ok || var == want_rank;
+      dir_ok = dir_ok || var == want_dir;
+    }
+    if (rank_ok && dir_ok) return static_cast<pid_t>(std::stoi(name));
+  }
+  return 0;
+}
+
+// Gone, or a zombie nobody reaped yet.
+bool ProcessGone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+// Launch with every file the launcher and its workers write capped at max_file_bytes
+// (RLIMIT_FSIZE, inherited through exec) and SIGXFSZ ignored, so a write past the cap fails with
+// EFBIG as a write into a full disk fails with ENOSPC. The test process keeps its own limits.
+Launched LaunchWithFileLimit(const std::vector<std::string>& args, const TempDir& dir,
+                             rlim_t max_file_bytes) {
+  rlimit saved{};
+  ::getrlimit(RLIMIT_FSIZE, &saved);
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ignore, &old);
+  const rlimit capped{max_file_bytes, saved.rlim_max};
+  ::setrlimit(RLIMIT_FSIZE, &capped);
+  Launched l = Launch(args, dir);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::sigaction(SIGXFSZ, &old, nullptr);
+  return l;
 }
 
 // A tiny two-rank job. The corpus is generated text (about 20 KB).
@@ -379,6 +429,103 @@ TEST_CASE("accel run refuses unsupported plans and missing data before launching
              Catch::Contains("error[E0001]: training data does not exist: " +
                              dir.File("corpus.txt") + "\n"));
   CHECK_FALSE(fs::exists(dir.File("run")));
+}
+
+TEST_CASE("a worker stopped with SIGSTOP (a hung peer) fails the job within the collective "
+          "timeout, naming it", "[e2e][fault]") {
+  TempDir dir;
+  WriteJob(dir, 1000, 0);
+  constexpr int kTimeoutSeconds = 3;
+  Launched run = Launch(
+      RunArgs(dir, {"--set", "cluster.collective_timeout_seconds=" + std::to_string(kTimeoutSeconds)}),
+      dir);
+  auto deadline = Clock::now() + std::chrono::seconds(240);
+  while (CountLines(dir.File("run/metrics.jsonl")) < 2 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const pid_t rank1 = WorkerPid(dir.File("run"), 1);
+  REQUIRE(rank1 > 0);
+  REQUIRE(::kill(rank1, SIGSTOP) == 0);
+  const auto stopped = Clock::now();
+  const int code = WaitExit(run.pid, std::chrono::seconds(60));
+  const auto down = Clock::now();
+  const bool left_behind = !ProcessGone(rank1);
+  if (left_behind) {  // never leave a stopped process behind, even when the test fails
+    ::kill(rank1, SIGKILL);
+    ::kill(rank1, SIGCONT);
+  }
+  const std::string err = ReadAll(run.err_path);
+  const double seconds = std::chrono::duration<double>(down - stopped).count();
+  INFO(ReadAll(run.out_path) << err << "down " << seconds << " s after SIGSTOP");
+  CHECK(code == 4);
+  CHECK_FALSE(left_behind);
+  // Rank 0's collective waited the configured timeout (the step in flight may have begun a
+  // little before the stop), then its error exit (1 s to flush its log) stopped the job.
+  CHECK(seconds > kTimeoutSeconds - 1);
+  CHECK(seconds < kTimeoutSeconds + 4);
+  CHECK_THAT(err, Catch::StartsWith("error: rank 1 (pid " + std::to_string(rank1) +
+                                    ") hung: stopped by signal 19 (SIGSTOP) for "));
+  CHECK_THAT(err, Catch::Contains(" s, so its peers' collectives timed out waiting for it\n"
+                                  "rank 0 (pid "));
+  CHECK_THAT(err, Catch::Contains(") exited with status 4; stopped the other 1 worker in "));
+  // Rank 0 says which bound expired, without a C++ backtrace.
+  // (c10d's "Operation timed out!" or Gloo's "Timed out waiting 3000ms for recv ...", depending
+  // on which layer's clock ran out first.)
+  const std::string rank0_log = ReadAll(dir.File("run/rank0.log"));
+  INFO(rank0_log);
+  CHECK_THAT(rank0_log, Catch::Contains(" failed on group rank 0: "));
+  CHECK_THAT(rank0_log, Catch::Contains(" (a peer did not take part within the collective timeout "
+                                        "of 3.0 s: cluster.collective_timeout_seconds)\n"));
+  CHECK_THAT(rank0_log, !Catch::Contains("frame #"));
+}
+
+TEST_CASE("a checkpoint into a full disk fails with a clear error and the next run resumes from "
+          "the newest intact one", "[e2e][fault]") {
+  // The full disk is simulated with RLIMIT_FSIZE (see LaunchWithFileLimit): the test must run
+  // unprivileged, and a tmpfs mounted in a private mount namespace would vanish with it.
+  // executor_checkpoint_files_test fills a real tmpfs where it may mount one.
+  TempDir dir;
+  WriteJob(dir, 2, 2);
+  Launched first = Launch(RunArgs(dir), dir);
+  REQUIRE(WaitExit(first.pid, std::chrono::seconds(240)) == 0);
+
+  // The model file of step 4 (about 140 KB) does not fit under 64 KiB.
+  Launched full = LaunchWithFileLimit(RunArgs(dir, {"--set", "training.steps=4"}), dir, 64 * 1024);
+  const int code = WaitExit(full.pid, std::chrono::seconds(240));
+  const std::string err = ReadAll(full.err_path);
+  INFO(ReadAll(full.out_path) << err);
+  CHECK(code == 4);
+  // Rank 0 wrote the checkpoint and is named; rank 1 only lost its peer (and waits longer).
+  CHECK_THAT(err, Catch::StartsWith("error: rank 0 (pid "));
+  CHECK_THAT(err, Catch::Contains("  | error: rank 0: checkpoint of step 4 not written (the "
+                                  "previous checkpoints are intact): cannot write " +
+                                  dir.File("ckpt/.tmp-step_00000004/")));
+  CHECK_THAT(err, Catch::Contains(": File too large\n"));
+  CheckpointStore store(dir.File("ckpt"), 2);
+  REQUIRE(store.LatestGood().ok());
+  CHECK(store.LatestGood()->step == 2);
+  CHECK_FALSE(fs::exists(dir.File("ckpt/.tmp-step_00000004")));
+
+  Launched again = Launch(RunArgs(dir, {"--set", "training.steps=4"}), dir);
+  REQUIRE(WaitExit(again.pid, std::chrono::seconds(240)) == 0);
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("step_00000002 (step 2,"));
+  CHECK(store.LatestGood()->step == 4);
+}
+
+TEST_CASE("accel run does not write through a link planted in the run directory",
+          "[e2e][containment]") {
+  TempDir dir;
+  WriteJob(dir, 2, 0);
+  fs::create_directories(dir.File("run"));
+  std::ofstream(dir.File("outside.txt")) << "precious\n";
+  fs::create_symlink(dir.File("outside.txt"), dir.File("run/rank1.log"));
+  Launched run = Launch(RunArgs(dir), dir);
+  CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 4);
+  CHECK(ReadAll(run.err_path) ==
+        "error: cannot start workers: rank 1: refusing to write " + dir.File("run/rank1.log") +
+            ": it is a symbolic link (accel does not follow links when writing into run and "
+            "checkpoint directories)\n");
+  CHECK(ReadAll(dir.File("outside.txt")) == "precious\n");
 }
 
 }  // namespace
