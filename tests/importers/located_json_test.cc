@@ -27,7 +27,7 @@ TEST_CASE("located JSON: every key and value has its line and column", "[importe
   CHECK(d.items[2]->scalar_type == spec::ScalarType::kBool);
 }
 
-TEST_CASE("located JSON: syntax errors are located; YAML-only syntax is rejected",
+TEST_CASE("located JSON: syntax errors are located, YAML-only syntax is rejected",
           "[importers][json]") {
   for (const char* text : {"{\"a\": 1,}", "{a: 1}", "{\"a\": 1} # c", "", "[1, 2"}) {
     DiagnosticSink sink;

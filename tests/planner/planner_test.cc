@@ -230,7 +230,7 @@ TEST_CASE("stages split layers evenly, extra layers first") {
   CHECK(stages[2].has_lm_head());
 }
 
-TEST_CASE("1F1B keeps p - s microbatches in flight; GPipe keeps all") {
+TEST_CASE("1F1B keeps p - s microbatches in flight, GPipe keeps all") {
   auto planned = PlanYaml(kBaseSpec, {"parallel.pipeline=4", "data.grad_accum_steps=8"});
   REQUIRE(planned.result.ok);
   const auto& stages = planned.result.plan.pipeline().stages();

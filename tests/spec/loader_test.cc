@@ -318,7 +318,7 @@ cluster: {devices_per_node: 1, device: gpu}
   for (const Diagnostic& d : r->sink.diagnostics()) CHECK(d.origin.empty());
 }
 
-TEST_CASE("model.config supplies dimensions; the spec overrides them", "[loader]") {
+TEST_CASE("model.config supplies dimensions, and the spec overrides them", "[loader]") {
   fs::path dir = fs::temp_directory_path() / "accel_loader_test_config";
   fs::create_directories(dir / "m");
   std::ofstream(dir / "m" / "config.json") << R"({

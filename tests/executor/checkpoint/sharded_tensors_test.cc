@@ -127,7 +127,7 @@ TEST_CASE("SerializeShardFile rejects bad slices") {
   CHECK(SerializeShardFile({s}).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
-TEST_CASE("4 writers publish; ranges read back across file boundaries") {
+TEST_CASE("4 writers publish, ranges read back across file boundaries") {
   TempRoot root;
   CheckpointStore store(root.path.string(), 3);
   auto m = Model();

@@ -70,7 +70,7 @@ TEST_CASE("loss scaling by a power of two leaves fp32 training bitwise unchanged
   for (const auto& item : scaled_model->named_parameters()) CHECK(torch::equal(item.value(), pa[item.key()]));
 }
 
-TEST_CASE("an overflow skips the step and halves the scale; clean steps grow it back") {
+TEST_CASE("an overflow skips the step and halves the scale, clean steps grow it back") {
   for (LossScaling kind : {LossScaling::kDynamic, LossScaling::kStatic}) {
     const bool dynamic = kind == LossScaling::kDynamic;
     INFO((dynamic ? "dynamic" : "static"));
