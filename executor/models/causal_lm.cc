@@ -4,12 +4,10 @@
 
 #include <cmath>
 #include <map>
-#include <stdexcept>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
 #include "executor/train/recompute.h"
@@ -101,15 +99,10 @@ absl::Status CheckTensorParallelDegree(const ModelConfig& c, int64_t tp) {
 
 // Sums the gradient of every replicated parameter over the tp group before it accumulates.
 void SumReplicatedGradients(CausalLm& model) {
-  std::shared_ptr<Communicator> group = model.tensor_parallel().group;
+  const TensorParallel tp = model.tensor_parallel();
   for (auto& item : model.named_parameters()) {
     if (model.TensorParallelSplit(item.key()).dim >= 0) continue;
-    item.value().register_hook([group](const torch::Tensor& grad) {
-      torch::Tensor sum = grad.contiguous().clone();
-      absl::Status s = group->AllReduce(sum, ReduceOp::kSum);
-      if (!s.ok()) throw std::runtime_error(std::string(s.message()));
-      return sum;
-    });
+    item.value().register_hook([tp](const torch::Tensor& grad) { return SumOverTensorParallel(grad, tp); });
   }
 }
 

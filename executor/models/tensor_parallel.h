@@ -47,6 +47,11 @@ at::Tensor TpSlice(const at::Tensor& full, TpSplit split, int64_t rank, int64_t 
 // Inverse of TpSlice: the full tensor from the slices of ranks 0..size−1 (slices[r] from rank r).
 at::Tensor TpMerge(const std::vector<at::Tensor>& slices, TpSplit split);
 
+// Σ over the tp ranks of x, as a new contiguous tensor (no autograd; x itself for tp 1). For
+// gradients: the backward of EnterTensorParallel and sequence parallelism's replicated
+// parameters.
+at::Tensor SumOverTensorParallel(const at::Tensor& x, const TensorParallel& tp);
+
 // Entering a tensor-parallel region (the input of column-parallel layers): without sequence
 // parallelism identity forward, all-reduce (sum) of the gradient backward (Megatron's f);
 // with it, all-gather over seq forward, reduce-scatter backward. x: [b, s_local, h] → [b, s, h].
