@@ -110,7 +110,7 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
     planned = planner::BuildPlan(*job, {}, sink);
     if (planned.ok) {
       exec::CheckExecutorSupport(planned.plan, *job,
-                                 exec::ExecutorCapabilities{exec::ExecutorHasCuda()}, sink);
+                                 exec::ExecutorCapabilitiesOfThisBuild(), sink);
       exec::CheckTrainingData(planned.plan, *job, sink);
     }
   }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/exit_codes.h"
+#include "executor/launcher/fatal_signal.h"
 #include "executor/launcher/worker_env.h"
 #include "executor/worker.h"
 #include "ir/plan.pb.h"
@@ -39,6 +40,7 @@ void InstallStopHandlers() {
 
 int RunWorkerCommand(const WorkerCommandOptions& options, std::ostream& out, std::ostream& err) {
   InstallStopHandlers();
+  exec::InstallFatalSignalBacktrace();
   absl::StatusOr<exec::WorkerEnv> env = exec::WorkerEnvFromProcess();
   if (!env.ok()) {
     err << "error: accel worker: " << env.status().message()

@@ -32,6 +32,7 @@ std::string StepRecordJson(const StepRecord& r) {
       ",\"peak_memory_bytes\":", r.peak_resident_bytes,
       ",\"peak_tensor_bytes\":", JsonOptional(r.peak_tensor_bytes),
       ",\"live_tensor_bytes\":", JsonOptional(r.live_tensor_bytes),
+      ",\"peak_reserved_bytes\":", JsonOptional(r.peak_reserved_bytes),
       ",\"buckets\":", r.buckets,
       ",\"buckets_launched_in_backward\":", r.buckets_launched_in_backward,
       ",\"backward_seconds\":", JsonNumber(r.backward_seconds),

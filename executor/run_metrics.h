@@ -23,10 +23,14 @@ struct StepRecord {
   double tokens_per_second = 0;     // global tokens of this step / step_seconds
   double since_launch_seconds = 0;  // 0 when the launcher did not pass its start time
   int64_t peak_resident_bytes = 0;  // process max RSS so far (getrusage)
-  // Tensor bytes (counting CPU allocator): the peak during this step and the live bytes after
-  // it; empty when not measured (CUDA).
+  // Tensor bytes: the peak during this step and the live bytes after it, from the counting CPU
+  // allocator on CPU and the CUDA caching allocator's allocated bytes on CUDA; empty when not
+  // measured.
   std::optional<int64_t> peak_tensor_bytes;
   std::optional<int64_t> live_tensor_bytes;
+  // CUDA only: the caching allocator's peak reserved bytes during this step (allocated plus
+  // cached free blocks).
+  std::optional<int64_t> peak_reserved_bytes;
   int64_t buckets = 0;                  // gradient buckets reduced this step
   int64_t buckets_launched_in_backward = 0;
   double backward_seconds = 0;

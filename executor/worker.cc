@@ -32,6 +32,7 @@
 #include "executor/checkpoint/durable_file.h"
 #include "executor/launcher/plan_support.h"
 #include "executor/memory/counting_allocator.h"
+#include "executor/memory/cuda_memory.h"
 #include "executor/memory/memory_report.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
@@ -202,7 +203,7 @@ absl::Status CheckPlanRunnable(const ir::Plan& plan) {
         absl::StrCat("the plan does not verify: ", absl::StrJoin(problems, "; ")));
   }
   std::vector<std::string> messages;
-  for (const SupportIssue& issue : ExecutorSupportIssues(plan, ExecutorCapabilities{ExecutorHasCuda()})) {
+  for (const SupportIssue& issue : ExecutorSupportIssues(plan, ExecutorCapabilitiesOfThisBuild())) {
     messages.push_back(issue.message);
   }
   if (!messages.empty()) return absl::InvalidArgumentError(absl::StrJoin(messages, "; "));
@@ -341,6 +342,7 @@ struct RunState {
   CheckpointStore& store;
   bool resumed;
   bool measure_tensors;  // the counting CPU allocator is installed and the device is the CPU
+  bool measure_cuda;     // the device is CUDA and this build reads its caching allocator
 };
 
 // What the loop hands to FinishRun.
@@ -353,6 +355,7 @@ struct LoopOutcome {
   int64_t timed_steps = 0;
   double last_loss = 0;
   int64_t peak_tensor_bytes = 0;  // largest per-step peak of this rank
+  int64_t peak_reserved_bytes = 0;  // CUDA: largest per-step peak reserve of this rank
   int64_t last_checkpoint = -1;   // step of the newest checkpoint on disk from this run or resume
 };
 
@@ -394,6 +397,12 @@ StepRecord MakeStepRecord(const RunState& s, const StepResult& result, double st
   if (s.measure_tensors) {
     r.peak_tensor_bytes = PeakTensorBytes();
     r.live_tensor_bytes = LiveTensorBytes();
+  }
+  if (s.measure_cuda) {
+    const CudaMemoryStats cuda = ReadCudaMemoryStats(s.device.index());
+    r.peak_tensor_bytes = cuda.peak_allocated;
+    r.live_tensor_bytes = cuda.allocated;
+    r.peak_reserved_bytes = cuda.peak_reserved;
   }
   r.buckets = result.sync.buckets;
   r.buckets_launched_in_backward = result.sync.launched_during_backward;
@@ -439,6 +448,7 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
   while (s.trainer.step() < total_steps) {
     const auto step_start = Clock::now();
     if (s.measure_tensors) ResetPeakTensorBytes();
+    if (s.measure_cuda) ResetCudaPeakMemory(s.device.index());
     std::vector<torch::Tensor> batches = NextMicroBatches(
         s.dataset, s.plan.batch().micro_batch_size(), accumulation, s.device);
     ACCEL_ASSIGN_OR_RETURN(StepResult result, s.trainer.Step(batches));
@@ -451,6 +461,7 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
     }
     o.last_loss = result.loss;
     o.peak_tensor_bytes = std::max(o.peak_tensor_bytes, record.peak_tensor_bytes.value_or(0));
+    o.peak_reserved_bytes = std::max(o.peak_reserved_bytes, record.peak_reserved_bytes.value_or(0));
     if (leader) {
       metrics.Append(record);
       LogProgress(s, record, o, record.step == o.first_step_of_run);
@@ -470,12 +481,13 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
   return o;
 }
 
-// Every rank's measured memory, gathered on all ranks (one all-reduce of 2 numbers per rank).
+// Every rank's measured memory, gathered on all ranks (one all-reduce of 3 numbers per rank).
 absl::StatusOr<std::vector<RankMemory>> GatherRankMemory(RunState& s, const LoopOutcome& o) {
   const int world = s.env.world_size;
-  torch::Tensor values = torch::zeros({world, 2}, torch::TensorOptions().dtype(torch::kDouble));
+  torch::Tensor values = torch::zeros({world, 3}, torch::TensorOptions().dtype(torch::kDouble));
   values[s.env.rank][0] = static_cast<double>(o.peak_tensor_bytes);
   values[s.env.rank][1] = static_cast<double>(PeakResidentBytes());
+  values[s.env.rank][2] = static_cast<double>(o.peak_reserved_bytes);
   torch::Tensor on_device = values.to(s.device);
   ACCEL_RETURN_IF_ERROR(s.world.AllReduce(on_device, ReduceOp::kSum));
   values = on_device.cpu();
@@ -486,6 +498,8 @@ absl::StatusOr<std::vector<RankMemory>> GatherRankMemory(RunState& s, const Loop
     m.stage = s.plan.ranks(r).stage();
     m.peak_tensor_bytes = static_cast<int64_t>(values[r][0].item<double>());
     m.peak_resident_bytes = static_cast<int64_t>(values[r][1].item<double>());
+    m.peak_reserved_bytes = static_cast<int64_t>(values[r][2].item<double>());
+    m.cuda = s.measure_cuda;
     out.push_back(m);
   }
   return out;
@@ -503,7 +517,7 @@ absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_t
   summary.tokens_per_second = mean_tps;
   summary.world_size = s.env.world_size;
   summary.stopped = o.stopped;
-  if (s.measure_tensors) summary.memory_json = MemoryReportJson(s.plan, memory);
+  if (s.measure_tensors || s.measure_cuda) summary.memory_json = MemoryReportJson(s.plan, memory);
   return WriteFileAtomically(s.env.run_dir, "summary.json", RunSummaryJson(summary));
 }
 
@@ -511,7 +525,8 @@ absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_t
 absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point started) {
   const bool leader = s.env.rank == 0;
   const int64_t total_steps = s.plan.batch().steps();
-  if (s.trainer.step() > 0 && o.last_checkpoint != s.trainer.step()) {
+  if (s.trainer.step() > 0 && o.last_checkpoint != s.trainer.step() &&
+      !s.plan.checkpoint().skip_final()) {
     ACCEL_RETURN_IF_ERROR(SaveCheckpointOf(s));
   }
   ACCEL_RETURN_IF_ERROR(s.world.Barrier());
@@ -528,7 +543,7 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
     }
   }
   std::vector<RankMemory> memory;
-  if (s.measure_tensors) {
+  if (s.measure_tensors || s.measure_cuda) {
     ACCEL_ASSIGN_OR_RETURN(memory, GatherRankMemory(s, o));
   }
   if (!leader) return absl::OkStatus();
@@ -537,7 +552,7 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
       o.timed_seconds > 0 ? o.timed_steps * tokens_per_step / o.timed_seconds : 0;
   Log(absl::StrFormat("%s after step %d of %d in %.1f s", o.stopped ? "stopped" : "done",
                       s.trainer.step(), total_steps, Seconds(Clock::now() - started)));
-  if (s.measure_tensors) Log(MemorySummaryLine(s.plan, memory));
+  if (s.measure_tensors || s.measure_cuda) Log(MemorySummaryLine(s.plan, memory));
   Log(absl::StrFormat(
       "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
       "%.1f MiB on rank 0, checkpoints in %s",
@@ -653,7 +668,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   }
 
   RunState state{plan, env, options, device, *world, groups, model, *trainer, *dataset, store,
-                 resumed, CountingCpuAllocatorInstalled() && !cuda};
+                 resumed, CountingCpuAllocatorInstalled() && !cuda,
+                 cuda && CudaMemoryStatsAvailable()};
   Log(absl::StrFormat("setup took %.2f s; training steps %d..%d of %d",
                       Seconds(Clock::now() - started), trainer->step() + 1, plan.batch().steps(),
                       plan.batch().steps()));
@@ -716,6 +732,13 @@ bool ExecutorHasCuda() {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+ExecutorCapabilities ExecutorCapabilitiesOfThisBuild() {
+  ExecutorCapabilities c;
+  c.cuda = ExecutorHasCuda();
+  c.sdpa = SdpaAvailable();
+  return c;
 }
 
 }  // namespace accel::exec

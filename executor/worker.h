@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "executor/launcher/plan_support.h"
 #include "executor/launcher/worker_env.h"
 #include "ir/plan.pb.h"
 
@@ -82,6 +83,10 @@ std::chrono::milliseconds CollectiveTimeout(const ir::Plan& plan, const WorkerOp
 
 // True when this build's LibTorch has CUDA and at least one device is visible.
 bool ExecutorHasCuda();
+
+// What this build of the executor can run (plan_support.h): CUDA when LibTorch has it and a
+// device is visible; SDPA when LibTorch is 2.0 or later.
+ExecutorCapabilities ExecutorCapabilitiesOfThisBuild();
 
 }  // namespace accel::exec
 

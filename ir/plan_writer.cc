@@ -150,7 +150,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
                    plan.data().tokenizer() + ")");
   line("checkpoint", plan.checkpoint().dir() + ", every " + S(plan.checkpoint().every_steps()) +
                          " steps, keep " + S(plan.checkpoint().keep()) + ", resume " +
-                         plan.checkpoint().resume());
+                         plan.checkpoint().resume() +
+                         (plan.checkpoint().skip_final() ? ", none at the end" : ""));
   out += "\n";
 
   std::string mesh, strides;

@@ -29,6 +29,23 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
 // Autocast casts fp32 weights to bf16 once per step and keeps the copies.
 bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && !s.bf16_params; }
 
+// Bytes the attention core keeps besides q, k and v: the softmax output and the causal mask
+// (math), or SDPA's output in the compute dtype and its fp32 log-sum-exp.
+__int128 CoreBytes(const ExecutorActivationShape& s, const Coefficients& c) {
+  using I = __int128;
+  if (!s.fused_attention) {
+    return I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
+  }
+  const I output_bytes = s.bf16_params || s.bf16_compute ? 2 : 4;
+  return output_bytes * s.seq_len * s.micro_batch * s.hidden + I{4} * s.micro_batch * s.heads * s.seq_len;
+}
+
+std::string CoreFormula(const ExecutorActivationShape& s, const Coefficients& c) {
+  if (!s.fused_attention) return absl::StrCat(c.per_scores, "S + s^2");
+  return absl::StrCat(s.bf16_params || s.bf16_compute ? 2 : 4,
+                      "x sdpa output + 4 B x b*a*s log-sum-exp");
+}
+
 // Selective recompute keeps the attention core's inputs as they are, where the core's matmuls
 // would have kept bf16 copies: with bf16 compute over fp32 parameters GPT-2's q, k, v are fp32
 // (c_attn's fp32 bias promotes its output: 12x instead of 6x) and Llama's rotated q and repeated
@@ -54,8 +71,7 @@ int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
   const Coefficients c = CoefficientsOf(s);
   const I tokens = I{s.seq_len} * s.micro_batch;
   const I bytes = I{c.per_x} * tokens * s.hidden + I{c.per_f} * tokens * s.ffn +
-                  I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
-                  I{c.per_token} * tokens + I{s.seq_len} * s.seq_len;
+                  I{c.per_token} * tokens + CoreBytes(s, c);
   return Saturate(bytes + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : I{0}));
 }
 
@@ -67,9 +83,7 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
     case RecomputeMode::kNone:
       return ExecutorActivationBytesPerLayer(s);
     case RecomputeMode::kSelective: {
-      const I core = I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
-                     I{s.seq_len} * s.seq_len;
-      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - core + kRecomputeRngStateBytes +
+      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - CoreBytes(s, c) + kRecomputeRngStateBytes +
                       I{SelectiveInputCoefficient(s)} * x);
     }
     case RecomputeMode::kFull:
@@ -99,15 +113,18 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
   const char* precision =
       s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
   const std::string copies = CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "";
-  const std::string none = absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ",
-                                        c.per_token, "n + s^2", copies);
+  const std::string none =
+      s.fused_attention
+          ? absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_token, "n + ", CoreFormula(s, c), copies)
+          : absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ", c.per_token, "n + s^2",
+                         copies);
   std::string kept;
   switch (mode) {
     case RecomputeMode::kNone:
       kept = none;
       break;
     case RecomputeMode::kSelective:
-      kept = absl::StrCat(none, " - (", c.per_scores, "S + s^2)",
+      kept = absl::StrCat(none, " - (", CoreFormula(s, c), ")",
                           SelectiveInputCoefficient(s) > 0
                               ? absl::StrCat(" + ", SelectiveInputCoefficient(s), "x fp32 q/k/v")
                               : "",
@@ -120,6 +137,7 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
       break;
   }
   return absl::StrCat(kept, " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
+                      s.fused_attention ? ", sdpa attention" : "",
                       "), x=s*b*h with s=", FormatCount(s.seq_len), " b=",
                       FormatCount(s.micro_batch), " h=", FormatCount(s.hidden), " a=",
                       FormatCount(s.heads), " ffn=", FormatCount(s.ffn));

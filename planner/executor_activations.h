@@ -28,6 +28,9 @@ struct ExecutorActivationShape {
   int64_t vocab = 0;            // padded vocabulary V
   bool bf16_compute = false;    // autocast to bf16 (else fp32 compute)
   bool bf16_params = false;     // parameters stored in bf16: the whole forward runs in bf16
+  // The plan's attention kernel is SDPA (ir::ATTENTION_KERNEL_SDPA): the core keeps its output
+  // and an fp32 log-sum-exp per query (FlashAttention-2, Dao 2023) instead of the scores.
+  bool fused_attention = false;
 };
 
 // Bytes one transformer block keeps for backward, no recompute, with x = s·b·h, f = s·b·ffn,
@@ -44,6 +47,9 @@ struct ExecutorActivationShape {
 //   GPT-2: 16x + 4f + 2S + 8n + s²,  Llama: 32x + 8f + 2S + 8n + s²
 // plus, with bf16 compute over fp32 parameters, autocast's bf16 copy of the block's weight matrices for the step
 // (GPT-2 4h² + 2h·ffn, Llama 2h² + 2h·kv·(h/a) + 3h·ffn elements, 2 B each).
+// With fused attention (SDPA) the attention core's part, c·S + s² (softmax output, causal mask),
+// is replaced by what scaled_dot_product_attention saves: its output (x elements at the compute
+// dtype, c = 2 or 4 B) and the fp32 log-sum-exp (4·b·a·s B); q, k and v are counted as before.
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
 
 // State a checkpointed region keeps besides its inputs: the CPU generator's state, so dropout
@@ -54,7 +60,8 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 // plan names (ir::Training.recompute_modules):
 //   kNone:      ExecutorActivationBytesPerLayer.
 //   kSelective: that, minus the attention core's softmax output and causal mask (c·S + s², c = 4
-//               for fp32 compute, 2 for bf16), plus kRecomputeRngStateBytes, plus, with bf16
+//               for fp32 compute, 2 for bf16; with SDPA its output and log-sum-exp instead),
+//               plus kRecomputeRngStateBytes, plus, with bf16
 //               compute over fp32 parameters, the core's inputs kept in fp32 where the core's
 //               matmuls would have kept bf16 copies (GPT-2 6x: c_attn's fp32 bias promotes q, k, v;
 //               Llama 4x: the fp32 rotary tables promote q and k).

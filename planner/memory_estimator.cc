@@ -164,6 +164,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   else if (recompute == "selective") in.recompute = RecomputeMode::kSelective;
   else if (recompute == "full") in.recompute = RecomputeMode::kFull;
   else return absl::InvalidArgumentError("plan has unknown recompute '" + recompute + "'");
+  in.fused_attention = plan.model().attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
 
   for (const ir::MeshAxis& axis : plan.mesh().axes()) {
     const int64_t size = std::max<int64_t>(axis.size(), 1);
@@ -296,6 +297,7 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.vocab = padded_vocab;
   s.bf16_compute = in.compute_bytes == 2;
   s.bf16_params = in.param_bytes == 2;
+  s.fused_attention = in.fused_attention;
   return s;
 }
 
@@ -394,6 +396,7 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     shape.ffn = ffn;
     shape.tp = tp;
     shape.sequence_parallel = in.sequence_parallel;
+    shape.fused_attention = in.fused_attention;
     // accel's executor runs tp = 1 today: its own tensors are counted exactly. Other layouts keep
     // the Megatron-LM formula until the executor runs them.
     const bool executor_layout = tp == 1;

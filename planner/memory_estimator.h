@@ -39,6 +39,7 @@ struct MemoryInputs {
   int64_t devices_per_node = 1;      // bounds tp in suggestions (tp stays inside a node)
   bool sequence_parallel = false;
   RecomputeMode recompute = RecomputeMode::kNone;
+  bool fused_attention = false;      // model.attention_kernel SDPA
   int64_t sharding_stage = 0;        // ZeRO 0–3 over dp_shard
   spec::Offload offload = spec::Offload::kNone;
   int64_t bucket_elements = 0;       // reduce bucket

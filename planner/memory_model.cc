@@ -192,7 +192,8 @@ int64_t ActivationBytesPerLayer(const ActivationShape& shape, RecomputeMode reco
   // (softmax output, dropout mask and output).
   const int64_t replicated = 10 * sbh;
   const int64_t parallel = 8 * sbh + 4 * s * b * f;
-  const int64_t scores = recompute == RecomputeMode::kSelective ? 0 : 5 * a * s * s * b;
+  const bool no_scores = recompute == RecomputeMode::kSelective || shape.fused_attention;
+  const int64_t scores = no_scores ? 0 : 5 * a * s * s * b;
   if (shape.sequence_parallel) return CeilDiv(replicated + parallel + scores, t);
   return replicated + CeilDiv(parallel + scores, t);
 }

@@ -150,6 +150,7 @@ struct ActivationShape {
   int64_t ffn = 0;             // MLP inner size; 4h in the paper
   int64_t tp = 1;              // t
   bool sequence_parallel = false;
+  bool fused_attention = false;  // SDPA/FlashAttention: no 5·a·s²·b score term
 };
 
 // Activation bytes of one layer kept for backward, 16-bit activations (Table 2):
@@ -158,7 +159,8 @@ struct ActivationShape {
 // full recompute keeps only the layer input, 2·s·b·h (/ t with sequence parallel).
 // t = 1 gives the "none" row s·b·h·(34 + 5·a·s/h). For ffn ≠ 4h the MLP part 16·s·b·h becomes
 // 4·s·b·ffn (Megatron-LM theoretical_memory_usage.py: s·b·h·(18 + 4·ffn/h) for SP + selective),
-// so 24/t → (8 + 4·ffn/h)/t. Divisions by t round up.
+// so 24/t → (8 + 4·ffn/h)/t. Divisions by t round up. Fused attention (FlashAttention, Dao et al.
+// 2022) never materializes the scores: the 5·a·s²·b term is 0, as with selective recompute.
 int64_t ActivationBytesPerLayer(const ActivationShape& shape, RecomputeMode recompute);
 
 // Logits and loss on the last pipeline stage for one microbatch: s·b·(V_padded/t) elements,

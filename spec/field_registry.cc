@@ -308,6 +308,8 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(checkpoint_dir);
   f.push_back(Int("checkpoint.every_steps", 0, kMaxTrainingSteps,
                   +[](JobSpec& s, const FieldValue& v) { s.checkpoint.every_steps = v.integer; }));
+  f.push_back(Bool("checkpoint.at_end",
+                   +[](JobSpec& s, const FieldValue& v) { s.checkpoint.at_end = v.boolean; }));
   f.push_back(Int("checkpoint.keep", 1, kMaxTrainingSteps,
       +[](JobSpec& s, const FieldValue& v) { s.checkpoint.keep = v.integer; }));
   f.push_back(Enum("checkpoint.resume", {"auto", "never"}, +[](JobSpec& s, const FieldValue& v) {

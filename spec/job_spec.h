@@ -139,6 +139,7 @@ struct ShardingSpec {
 struct CheckpointSpec {
   std::string dir;                    // relative to the working directory of `accel run`
   int64_t every_steps = 0;            // 0: only at the end
+  bool at_end = true;                 // false: no checkpoint after the last step
   int64_t keep = 2;
   ResumeMode resume = ResumeMode::kAuto;
 };

@@ -23,6 +23,7 @@
 #include "common/no_follow.h"
 #include "executor/checkpoint/crc32c.h"
 #include "executor/checkpoint/durable_file.h"
+#include "executor/checkpoint/remove_tree.h"
 
 namespace accel::exec {
 namespace fs = std::filesystem;
@@ -170,7 +171,7 @@ absl::StatusOr<std::string> RenameIntoPlace(const std::string& root, const std::
   if (absl::Status s = SyncDir(tmp_dir); !s.ok()) return s;
   // rename(2) cannot replace a non-empty directory: an older checkpoint of the same step goes first.
   std::error_code ec;
-  fs::remove_all(final_dir, ec);
+  RemoveTree(final_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot replace ", final_dir, ": ", ec.message()));
   if (std::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) return Errno("cannot publish", final_dir);
   if (absl::Status s = SyncDir(root); !s.ok()) return s;
@@ -191,12 +192,12 @@ absl::Status Prune(const std::string& root, int keep, int64_t tmp_up_to) {
   if (!all.ok()) return all.status();
   std::error_code ec;
   for (size_t i = 0; i + keep < all->size(); ++i) {
-    fs::remove_all((*all)[i].path, ec);
+    RemoveTree((*all)[i].path, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot prune ", (*all)[i].path, ": ", ec.message()));
   }
   for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kTmpPrefix, 0) == 0 && TmpStep(name) <= tmp_up_to) fs::remove_all(entry.path(), ec);
+    if (name.rfind(kTmpPrefix, 0) == 0 && TmpStep(name) <= tmp_up_to) RemoveTree(entry.path(), ec);
   }
   return SyncDir(root);
 }
@@ -287,7 +288,7 @@ absl::Status RemoveUnlisted(const std::string& tmp_dir, const std::set<std::stri
   }
   if (ec) return absl::InternalError(absl::StrCat("cannot list ", tmp_dir, ": ", ec.message()));
   for (const fs::path& path : doomed) {
-    fs::remove_all(path, ec);
+    RemoveTree(path, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot remove ", path.string(), ": ", ec.message()));
   }
   return absl::OkStatus();
@@ -309,7 +310,7 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
   fs::create_directories(root_, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create checkpoint root ", root_, ": ", ec.message()));
   const std::string tmp_dir = TmpDir(root_, step);
-  fs::remove_all(tmp_dir, ec);
+  RemoveTree(tmp_dir, ec);
   if (!fs::create_directory(tmp_dir, ec)) {
     return absl::InternalError(absl::StrCat("cannot create ", tmp_dir, ": ", ec.message()));
   }
@@ -325,7 +326,7 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
   if (listed.size() == files.size()) final_dir = RenameIntoPlace(root_, tmp_dir, step, listed);
   if (!final_dir.ok()) {
     // The partial files go at once: on a full disk they hold the space the next try needs.
-    fs::remove_all(tmp_dir, ec);
+    RemoveTree(tmp_dir, ec);
     return NotWritten(step, final_dir.status());
   }
   // Prune: the newest keep_ published checkpoints stay; stale temporaries of crashed writes go.
@@ -411,7 +412,7 @@ absl::Status CheckpointStore::RemoveStaleTemporaries() const {
   if (!fs::is_directory(root_, ec)) return absl::OkStatus();
   for (const fs::directory_entry& entry : fs::directory_iterator(root_, ec)) {
     if (entry.path().filename().string().rfind(kTmpPrefix, 0) != 0) continue;
-    fs::remove_all(entry.path(), ec);
+    RemoveTree(entry.path(), ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot remove ", entry.path().string(), ": ", ec.message()));
   }
   if (ec) return absl::InternalError(absl::StrCat("cannot list ", root_, ": ", ec.message()));

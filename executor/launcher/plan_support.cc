@@ -57,6 +57,16 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                    "cluster.device cuda is not supported by this build of the executor (LibTorch "
                    "without CUDA; supported: cpu)"});
   }
+  const ir::AttentionKernel kernel = plan.model().attention_kernel();
+  if (kernel == ir::ATTENTION_KERNEL_SDPA && !capabilities.sdpa) {
+    out.push_back({"cluster.device",
+                   absl::StrCat("the plan's attention kernel (sdpa, chosen for cluster.device ",
+                                plan.topology().device_type(),
+                                ") needs LibTorch's scaled_dot_product_attention (2.0 and later), "
+                                "which this build of the executor lacks")});
+  } else if (kernel != ir::ATTENTION_KERNEL_SDPA && kernel != ir::ATTENTION_KERNEL_MATH) {
+    out.push_back({"cluster.device", "the plan names no attention kernel (model.attention_kernel)"});
+  }
   const ir::Precision& precision = plan.precision();
   if (!OneOf(precision.param_dtype(), {"fp32", "bf16"})) {
     Unsupported("precision.params", precision.param_dtype(), "fp32, bf16", out);

@@ -17,6 +17,9 @@ namespace accel::exec {
 struct ExecutorCapabilities {
   // LibTorch was built with CUDA (and, for multi-rank, NCCL).
   bool cuda = false;
+  // LibTorch has the fused scaled_dot_product_attention (2.0 and later) that
+  // model.attention_kernel ATTENTION_KERNEL_SDPA asks for.
+  bool sdpa = false;
 };
 
 // One plan feature the executor cannot run: the spec field that asked for it (dotted path) and
@@ -30,7 +33,8 @@ struct SupportIssue {
 // Every plan feature this executor cannot run, in spec order; empty when it can run the plan.
 // Reads only the plan (the workers call it on the plan they loaded). Checked: parallel.tensor
 // (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
-// values are caught), cluster.device cuda without capabilities.cuda, precision.params fp16,
+// values are caught), cluster.device cuda without capabilities.cuda, the SDPA attention kernel
+// (which the planner chooses for cuda) without capabilities.sdpa, precision.params fp16,
 // precision.compute fp16 on a cpu device (no fp16 matmul in LibTorch's CPU kernels), precision.reduce
 // other than fp32/bf16.
 std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,

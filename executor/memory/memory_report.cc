@@ -37,13 +37,15 @@ const ir::MemoryEstimate* EstimateForStage(const ir::Plan& plan, int stage) {
   return nullptr;
 }
 
-int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate) {
+int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate, bool count_host) {
   int64_t total = 0;
   for (const ir::MemoryTerm& term : estimate.device()) {
     if (term.category() != kRuntimeOverhead) total += term.bytes();
   }
   // The counting allocator sees the CPU's memory, where offloaded (host) tensors live too.
-  for (const ir::MemoryTerm& term : estimate.host()) total += term.bytes();
+  if (count_host) {
+    for (const ir::MemoryTerm& term : estimate.host()) total += term.bytes();
+  }
   return total;
 }
 
@@ -53,7 +55,7 @@ std::string MemoryReportJson(const ir::Plan& plan, const std::vector<RankMemory>
   nlohmann::json rows = nlohmann::json::array();
   for (const RankMemory& r : ranks) {
     const ir::MemoryEstimate* estimate = EstimateForStage(plan, r.stage);
-    const int64_t estimated = estimate != nullptr ? EstimatedTensorBytes(*estimate) : 0;
+    const int64_t estimated = estimate != nullptr ? EstimatedTensorBytes(*estimate, !r.cuda) : 0;
     nlohmann::json row = {{"rank", r.rank},
                           {"stage", r.stage},
                           {"peak_tensor_bytes", r.peak_tensor_bytes},
@@ -63,6 +65,14 @@ std::string MemoryReportJson(const ir::Plan& plan, const std::vector<RankMemory>
     if (estimated > 0) {
       row["measured_over_estimate"] =
           static_cast<double>(r.peak_tensor_bytes) / static_cast<double>(estimated);
+    }
+    if (r.cuda) {
+      row["peak_reserved_bytes"] = r.peak_reserved_bytes;
+      row["reserved_over_estimate"] = nullptr;
+      if (estimated > 0) {
+        row["reserved_over_estimate"] =
+            static_cast<double>(r.peak_reserved_bytes) / static_cast<double>(estimated);
+      }
     }
     rows.push_back(row);
   }
@@ -79,15 +89,21 @@ std::string MemorySummaryLine(const ir::Plan& plan, const std::vector<RankMemory
                                      "ranks)",
                                      MiB(top.peak_tensor_bytes), top.rank, ranks.size());
   const ir::MemoryEstimate* estimate = EstimateForStage(plan, top.stage);
-  if (estimate == nullptr || EstimatedTensorBytes(*estimate) == 0) {
+  if (estimate == nullptr || EstimatedTensorBytes(*estimate, !top.cuda) == 0) {
     return line + "; the plan has no estimate for its stage";
   }
-  const int64_t estimated = EstimatedTensorBytes(*estimate);
-  return line + absl::StrFormat(
-                    " vs estimate %.2f MiB for stage %d without runtime overhead: "
-                    "measured/estimate %.3f",
-                    MiB(estimated), top.stage,
-                    static_cast<double>(top.peak_tensor_bytes) / static_cast<double>(estimated));
+  const int64_t estimated = EstimatedTensorBytes(*estimate, !top.cuda);
+  line += absl::StrFormat(
+      " vs estimate %.2f MiB for stage %d without runtime overhead: measured/estimate %.3f",
+      MiB(estimated), top.stage,
+      static_cast<double>(top.peak_tensor_bytes) / static_cast<double>(estimated));
+  if (top.cuda) {
+    line += absl::StrFormat("; CUDA reserved %.2f MiB (reserved/estimate %.3f)",
+                            MiB(top.peak_reserved_bytes),
+                            static_cast<double>(top.peak_reserved_bytes) /
+                                static_cast<double>(estimated));
+  }
+  return line;
 }
 
 }  // namespace accel::exec

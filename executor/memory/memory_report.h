@@ -18,22 +18,27 @@ const ir::MemoryEstimate* EstimateForStage(const ir::Plan& plan, int stage);
 
 // Bytes of the estimate's terms that are tensor storage: every device term except
 // "runtime_overhead" (process, Gloo/NCCL buffers, allocator slack), which the counting allocator
-// cannot see by design, plus every host term (offload), since the counting CPU allocator sees host
-// memory too. This is the number a measured peak of tensor bytes on CPU is compared with.
-int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate);
+// cannot see by design, plus every host term (offload) when `count_host`, since the counting CPU
+// allocator sees host memory too (the CUDA caching allocator does not). This is the number a
+// measured peak of tensor bytes is compared with.
+int64_t EstimatedTensorBytes(const ir::MemoryEstimate& estimate, bool count_host = true);
 
-// One rank's measurement over a run (bytes as counted by executor/memory/counting_allocator.h).
+// One rank's measurement over a run: bytes as counted by executor/memory/counting_allocator.h on
+// CPU, or by the CUDA caching allocator (executor/memory/cuda_memory.h) on CUDA.
 struct RankMemory {
   int rank = 0;
   int stage = 0;                 // pipeline stage of the rank (RankPlacement.stage)
   int64_t peak_tensor_bytes = 0;  // largest live tensor bytes during any training step
   int64_t peak_resident_bytes = 0;  // getrusage max RSS: the process as the OS sees it
+  int64_t peak_reserved_bytes = 0;  // CUDA: the caching allocator's peak reserve; 0 on CPU
+  bool cuda = false;                // measured on a CUDA device (host terms not comparable)
 };
 
 // The run's memory section as one JSON object:
 //   {"estimate": [{"stage": s, "tensor_bytes": n, "terms": {"parameters": n, ...}}, ...],
 //    "ranks": [{"rank": r, "stage": s, "peak_tensor_bytes": n, "peak_resident_bytes": n,
 //               "estimate_tensor_bytes": n, "measured_over_estimate": x}, ...]}
+// and, on CUDA, "peak_reserved_bytes" and "reserved_over_estimate" in each rank's row.
 // "terms" sums the device terms of each category (runtime_overhead left out) and lists host
 // terms as "host_<category>". measured_over_estimate is null when the stage has no estimate or
 // the estimate is 0.

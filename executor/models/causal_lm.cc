@@ -1,6 +1,7 @@
 #include "executor/models/causal_lm.h"
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <map>
@@ -14,7 +15,18 @@
 
 namespace accel::exec {
 
-torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+bool SdpaAvailable() { return TORCH_VERSION_MAJOR >= 2; }
+
+torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              bool fused) {
+  if (fused) {
+#if TORCH_VERSION_MAJOR >= 2
+    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                            /*is_causal=*/true);
+#else
+    TORCH_CHECK(false, "scaled_dot_product_attention needs LibTorch 2.0 or later");
+#endif
+  }
   const int64_t t = q.size(-2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
@@ -25,10 +37,10 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool recompute) {
-  if (!recompute) return CausalAttention(q, k, v);
-  auto core = [](const std::vector<torch::Tensor>& in) {
-    return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2])};
+                            bool fused, bool recompute) {
+  if (!recompute) return CausalAttention(q, k, v, fused);
+  auto core = [fused](const std::vector<torch::Tensor>& in) {
+    return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused)};
   };
   return RecomputeMany(core, {q, k, v}).front();
 }

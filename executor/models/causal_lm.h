@@ -111,12 +111,19 @@ class SequenceParallelPause {
 // Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)
 // + mask) v where mask is -inf above the diagonal. q, k, v: [batch, heads, seq, head_dim] (k and v
 // already expanded to the query heads). Returns [batch, heads, seq, head_dim].
-torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+// fused: LibTorch's scaled_dot_product_attention(is_causal) picks FlashAttention-2 or the
+// memory-efficient kernel on CUDA (the math kernel on CPU) and keeps O(seq) memory for backward;
+// else softmax(q k^T) is materialized. Throws c10::Error for fused on a LibTorch before 2.0.
+torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                              bool fused = false);
+
+// Whether this LibTorch has scaled_dot_product_attention (2.0 and later).
+bool SdpaAvailable();
 
 // CausalAttention, checkpointed when `recompute` (selective recompute, Korthikanti et al. 2022
 // §4.1): forward keeps only q, k and v; backward recomputes the scores and softmax.
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool recompute);
+                            bool fused, bool recompute);
 
 // Builds the model for config.arch on the CPU and initializes it from seed, identically on every
 // rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1,

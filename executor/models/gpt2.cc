@@ -20,7 +20,8 @@ torch::Tensor Conv1D::Project(const torch::Tensor& x) {
 Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp)
     : tp_(tp),
       num_heads_(config.num_heads / tp.size()),
-      head_dim_(config.hidden_size / config.num_heads) {
+      head_dim_(config.hidden_size / config.num_heads),
+      fused_attention_(config.fused_attention) {
   const int64_t h = config.hidden_size;
   const int64_t hl = h / tp.size();
   const int64_t fl = config.ffn_size / tp.size();
@@ -46,7 +47,8 @@ torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attentio
   std::vector<torch::Tensor> qkv = c_attn_->Forward(a).split(hl, -1);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
   torch::Tensor y =
-      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), recompute_attention_core);
+      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_,
+                    recompute_attention_core);
   y = y.transpose(1, 2).contiguous().view({b, t, hl});
   torch::Tensor residual =
       x + (ExitTensorParallel(attn_c_proj_->Project(y), tp_) + attn_c_proj_->bias());

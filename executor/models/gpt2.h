@@ -45,6 +45,7 @@ class Gpt2Block : public torch::nn::Module {
   const TensorParallel& tp_;
   int64_t num_heads_;  // this rank's query heads
   int64_t head_dim_;
+  bool fused_attention_;  // ModelConfig::fused_attention
   torch::nn::LayerNorm ln_1_{nullptr};
   torch::nn::LayerNorm ln_2_{nullptr};
   std::shared_ptr<Conv1D> c_attn_;

@@ -34,7 +34,8 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
     : tp_(tp),
       num_heads_(config.num_heads / tp.size()),
       num_kv_heads_(config.num_kv_heads / tp.size()),
-      head_dim_(config.hidden_size / config.num_heads) {
+      head_dim_(config.hidden_size / config.num_heads),
+      fused_attention_(config.fused_attention) {
   const int64_t h = config.hidden_size;
   const int64_t q = num_heads_ * head_dim_;
   const int64_t kv = num_kv_heads_ * head_dim_;
@@ -75,8 +76,10 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
     k = k.repeat_interleave(repeat, 1);
     v = v.repeat_interleave(repeat, 1);
   }
-  torch::Tensor y =
-      AttentionCore(q, k, v, recompute_attention_core).transpose(1, 2).contiguous().view({b, t, -1});
+  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute_attention_core)
+                        .transpose(1, 2)
+                        .contiguous()
+                        .view({b, t, -1});
   torch::Tensor residual = x + ExitTensorParallel(o_proj_->forward(y), tp_);
   torch::Tensor m = EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_);
   return residual +

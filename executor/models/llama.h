@@ -43,6 +43,7 @@ class LlamaBlock : public torch::nn::Module {
   int64_t num_heads_;     // this rank's
   int64_t num_kv_heads_;  // this rank's
   int64_t head_dim_;
+  bool fused_attention_;  // ModelConfig::fused_attention
   std::shared_ptr<RmsNorm> input_layernorm_;
   std::shared_ptr<RmsNorm> post_attention_layernorm_;
   torch::nn::Linear q_proj_{nullptr};

@@ -83,6 +83,7 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   config.max_seq_len = m.max_seq_len();
   config.tie_embeddings = m.tie_word_embeddings();
   config.qkv_bias = m.qkv_bias();
+  config.fused_attention = m.attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
   config.norm_eps = m.norm_eps();
   config.rope_theta = m.rope_theta();
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;

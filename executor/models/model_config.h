@@ -46,6 +46,9 @@ struct ModelConfig {
   double norm_eps = 1e-5;
   // RoPE base theta (Llama; Su et al. 2021), ignored by GPT-2.
   double rope_theta = 10000.0;
+  // Attention through LibTorch's fused scaled_dot_product_attention (the plan's
+  // ATTENTION_KERNEL_SDPA; needs LibTorch 2.0+), else as separate operators (ATTENTION_KERNEL_MATH).
+  bool fused_attention = false;
 };
 
 // Checks the invariants documented on ModelConfig. Errors: InvalidArgument naming the field.

@@ -9,18 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "executor/checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/torch_tensors.h"
+#include "executor/train/optimizer_state_key.h"
 #include "executor/train/trainer.h"
 
 namespace accel::exec {
 namespace {
-
-// The optimizer's state map is keyed by the tensor's address: a string in LibTorch 1.x, the
-// pointer itself in 2.x.
-#if TORCH_VERSION_MAJOR >= 2
-void* StateKey(const torch::Tensor& t) { return t.unsafeGetTensorImpl(); }
-#else
-std::string StateKey(const torch::Tensor& t) { return c10::guts::to_string(t.unsafeGetTensorImpl()); }
-#endif
 
 struct TpPlacement;
 absl::StatusOr<TensorSlice> Slice(const std::string& name, const torch::Tensor& values,
@@ -126,7 +119,7 @@ absl::StatusOr<std::string> Trainer::SaveShard() const {
       if (param_dtypes_[i] != torch::kFloat) {
         if (absl::Status s = add("optimizer.master." + slot.name, master); !s.ok()) return s;
       }
-      auto it = optimizer_->state().find(StateKey(master));
+      auto it = optimizer_->state().find(OptimizerStateKey(master));
       if (it == optimizer_->state().end()) continue;
       if (auto* adam = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
         if (absl::Status s = add("optimizer.exp_avg." + slot.name, adam->exp_avg()); !s.ok()) return s;
@@ -172,12 +165,12 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         if (absl::Status s = ReadInto(reader, exp_avg, "F32", slot, state->exp_avg()); !s.ok()) return s;
         const std::string sq = "optimizer.exp_avg_sq." + slot.name;
         if (absl::Status s = ReadInto(reader, sq, "F32", slot, state->exp_avg_sq()); !s.ok()) return s;
-        optimizer_->state()[StateKey(opt[i])] = std::move(state);
+        optimizer_->state()[OptimizerStateKey(opt[i])] = std::move(state);
       } else if (options_.optimizer == OptimizerKind::kSgd && has(momentum)) {
         auto state = std::make_unique<torch::optim::SGDParamState>();
         state->momentum_buffer(torch::zeros_like(opt[i]));
         if (absl::Status s = ReadInto(reader, momentum, "F32", slot, state->momentum_buffer()); !s.ok()) return s;
-        optimizer_->state()[StateKey(opt[i])] = std::move(state);
+        optimizer_->state()[OptimizerStateKey(opt[i])] = std::move(state);
       }
     }
   } catch (const std::exception& e) {

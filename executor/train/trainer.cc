@@ -14,6 +14,7 @@
 #include "executor/checkpoint/sharded_tensors.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/checkpoint/torch_tensors.h"
+#include "executor/train/fused_adamw.h"
 
 namespace accel::exec {
 namespace {
@@ -25,6 +26,14 @@ constexpr char kStateFile[] = "trainer_state.json";
 
 absl::Status FromException(const std::string& what, const std::exception& e) {
   return absl::InternalError(absl::StrCat(what, ": ", e.what()));
+}
+
+// The devices whose default generators a checkpoint holds: the CPU, and the parameters' CUDA
+// device when there is one.
+std::vector<at::Device> GeneratorDevices(const std::vector<torch::Tensor>& params) {
+  std::vector<at::Device> out = {at::Device(at::kCPU)};
+  if (!params.empty() && params.front().is_cuda()) out.push_back(params.front().device());
+  return out;
 }
 
 }  // namespace
@@ -111,7 +120,13 @@ absl::Status Trainer::CreateOptimizer() {
     std::vector<torch::optim::OptimizerParamGroup> groups;
     if (!decay.empty()) groups.emplace_back(decay, make(options_.weight_decay));
     if (!no_decay.empty()) groups.emplace_back(no_decay, make(0.0));
-    optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups), *make(options_.weight_decay));
+    // On CUDA one fused kernel per group (the CPU keeps torch::optim::AdamW, bitwise as tested).
+    const bool fused = !targets.empty() && targets.front().is_cuda() && FusedAdamWAvailable();
+    if (fused) {
+      optimizer_ = std::make_unique<FusedAdamW>(std::move(groups), *make(options_.weight_decay));
+    } else {
+      optimizer_ = std::make_unique<torch::optim::AdamW>(std::move(groups), *make(options_.weight_decay));
+    }
   } catch (const std::exception& e) {
     return FromException("creating the optimizer failed", e);
   }
@@ -228,16 +243,21 @@ absl::StatusOr<std::vector<CheckpointFile>> Trainer::SaveState(const GlobalDataP
     files.push_back({kOptimizerFile, optimizer_bytes.str()});
     }
 
+    // The CPU generator always; on CUDA also the device's generator ("cuda"), so a CUDA run
+    // resumes its random stream exactly; a checkpoint moves between CPU and CUDA runs, each
+    // restoring the states it has.
     SafetensorsFile rng;
-    at::Generator gen = at::detail::getDefaultCPUGenerator();
-    at::Tensor state;
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      state = gen.get_state();
+    for (const at::Device& device : GeneratorDevices(params_)) {
+      at::Generator gen = at::globalContext().defaultGenerator(device);
+      at::Tensor state;
+      {
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        state = gen.get_state();
+      }
+      absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors(device.is_cuda() ? "cuda" : "cpu", state);
+      if (!record.ok()) return record.status();
+      rng.tensors.push_back(*std::move(record));
     }
-    absl::StatusOr<SafetensorsTensor> record = TensorToSafetensors("cpu", state);
-    if (!record.ok()) return record.status();
-    rng.tensors.push_back(*std::move(record));
     absl::StatusOr<std::string> rng_bytes = SerializeSafetensors(rng);
     if (!rng_bytes.ok()) return rng_bytes.status();
     files.push_back({kRngFile, *std::move(rng_bytes)});
@@ -295,7 +315,7 @@ absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
   if (!rng_bytes.ok()) return rng_bytes.status();
   absl::StatusOr<SafetensorsFile> rng = ParseSafetensors(*rng_bytes, absl::StrCat(dir, "/", kRngFile));
   if (!rng.ok()) return rng.status();
-  if (rng->tensors.size() != 1 || rng->tensors[0].name != "cpu") {
+  if (rng->tensors.empty() || rng->tensors[0].name != "cpu") {
     return absl::DataLossError(absl::StrCat(dir, ": ", kRngFile, " lacks the cpu generator state"));
   }
   try {
@@ -305,11 +325,17 @@ absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
       archive.load_from(in, params_.front().device());
       optimizer_->load(archive);
     }
-    absl::StatusOr<at::Tensor> rng_state = SafetensorsToTensor(rng->tensors[0]);
-    if (!rng_state.ok()) return rng_state.status();
-    at::Generator gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(*rng_state);
+    for (const at::Device& device : GeneratorDevices(params_)) {
+      const std::string name = device.is_cuda() ? "cuda" : "cpu";
+      auto it = std::find_if(rng->tensors.begin(), rng->tensors.end(),
+                             [&name](const SafetensorsTensor& t) { return t.name == name; });
+      if (it == rng->tensors.end()) continue;  // a CPU run's checkpoint resumed on CUDA
+      absl::StatusOr<at::Tensor> rng_state = SafetensorsToTensor(*it);
+      if (!rng_state.ok()) return rng_state.status();
+      at::Generator gen = at::globalContext().defaultGenerator(device);
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(*rng_state);
+    }
   } catch (const std::exception& e) {
     return FromException(absl::StrCat("restoring optimizer/RNG state from ", dir, " failed"), e);
   }

@@ -453,6 +453,20 @@ class ResolveAutoPass : public Pass {
         sh.param_persistence_threshold, "param_persistence_threshold", 10 * h, "10*h"));
   }
 
+  // The executor runs what the plan names: LibTorch's fused scaled_dot_product_attention on CUDA
+  // (FlashAttention-2 or memory-efficient, O(s) memory); on CPU the separate operators, since
+  // Debian's LibTorch 1.13 has no public SDPA.
+  void ResolveAttentionKernel(PlanContext& context) {
+    const bool cuda = context.spec().cluster.device == spec::DeviceType::kCuda;
+    context.plan().mutable_model()->set_attention_kernel(cuda ? ir::ATTENTION_KERNEL_SDPA
+                                                              : ir::ATTENTION_KERNEL_MATH);
+    context.Resolve("model.attention_kernel", cuda ? "sdpa" : "math",
+                    cuda ? "cluster.device cuda: fused scaled_dot_product_attention "
+                           "(FlashAttention-2 / memory-efficient), O(s) activation memory"
+                         : "cluster.device cpu: softmax(QK^T)V as separate operators, "
+                           "b*a*s^2 scores kept (Debian's LibTorch 1.13 has no fused SDPA)");
+  }
+
   void ResolveTopology(PlanContext& context) {
     const spec::JobSpec& s = context.spec();
     const spec::ClusterSpec& c = s.cluster;
@@ -463,6 +477,7 @@ class ResolveAutoPass : public Pass {
     topology->set_device_type(spec::Name(c.device));
     topology->set_device_model(c.device_model);
     topology->set_collective_timeout_seconds(c.collective_timeout_seconds);
+    ResolveAttentionKernel(context);
 
     if (!c.device_memory_bytes.is_auto) {
       topology->set_device_memory_bytes(c.device_memory_bytes.value);

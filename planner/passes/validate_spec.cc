@@ -98,6 +98,7 @@ class ValidateSpecPass : public Pass {
     ckpt->set_dir(s.checkpoint.dir);
     ckpt->set_every_steps(s.checkpoint.every_steps);
     ckpt->set_keep(s.checkpoint.keep);
+    ckpt->set_skip_final(!s.checkpoint.at_end);
     ckpt->set_resume(Name(s.checkpoint.resume));
 
     CheckWorldSize(context);

@@ -301,6 +301,46 @@ TEST_CASE("accel executor activations per block: GPT-2 and Llama, fp32, bf16, bf
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, true)) == 3'776'512);
 }
 
+// Fused attention (SDPA, the plan's kernel on cuda) keeps its output at the compute dtype and an
+// fp32 log-sum-exp per query instead of the scores and the mask: c*S + s^2 -> c*x + 4*b*a*s.
+TEST_CASE("accel executor activations with fused attention replace the scores") {
+  for (bool gpt2 : {true, false}) {
+    for (auto [bf16_compute, bf16_params] : {std::pair{false, false}, {true, false}, {true, true}}) {
+      ExecutorActivationShape math = ProbeShape(gpt2, bf16_compute, bf16_params);
+      ExecutorActivationShape fused = math;
+      fused.fused_attention = true;
+      const int64_t c = bf16_compute ? 2 : 4;
+      const int64_t x = 65'536, scores = 131'072, mask = 4'096;
+      const int64_t lse = 4 * math.micro_batch * math.heads * math.seq_len;
+      INFO((gpt2 ? "gpt2" : "llama") << " bf16 compute " << bf16_compute << " params " << bf16_params);
+      CHECK(ExecutorActivationBytesPerLayer(fused) ==
+            ExecutorActivationBytesPerLayer(math) - (c * scores + mask) + c * x + lse);
+      // Selective recompute drops the same core either way.
+      CHECK(ExecutorKeptBytesPerLayer(fused, RecomputeMode::kSelective) ==
+            ExecutorKeptBytesPerLayer(math, RecomputeMode::kSelective));
+    }
+  }
+  ExecutorActivationShape llama = ProbeShape(false, true, false);
+  llama.fused_attention = true;
+  CHECK_THAT(ExecutorActivationFormula(llama),
+             Catch::StartsWith("42x + 8f + 8n + 2x sdpa output + 4 B x b*a*s log-sum-exp + 2 B x "
+                               "bf16 weight copies (accel executor, llama, bf16 compute, sdpa "
+                               "attention)"));
+}
+
+TEST_CASE("Korthikanti's activations without the score term under fused attention") {
+  ActivationShape s;
+  s.seq_len = 2048;
+  s.micro_batch = 1;
+  s.hidden = 12288;
+  s.heads = 96;
+  s.ffn = 4 * 12288;
+  s.tp = 8;
+  const int64_t selective = ActivationBytesPerLayer(s, RecomputeMode::kSelective);
+  s.fused_attention = true;
+  CHECK(ActivationBytesPerLayer(s, RecomputeMode::kNone) == selective);
+}
+
 TEST_CASE("accel executor output side: final norm, log-probs, loss backward, weight copy") {
   // GPT-2 fp32: 8x + 8n + 4nV + 8n + 2 x 4nV = 524,288 + 4,096 + 524,288 + 4,096 + 1,048,576.
   CHECK(ExecutorHeadBytes(ProbeShape(true, false, false)) == 2'105'344);

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "common/diagnostics.h"
+#include "executor/launcher/fatal_signal.h"
 #include "executor/launcher/job_token.h"
 #include "executor/launcher/launch_layout.h"
 #include "executor/launcher/plan_support.h"
@@ -233,6 +235,31 @@ TEST_CASE("a worker killed by a signal is named with the signal", "[launcher]") 
                                        "worker in "));
   CHECK_THAT(report, Catch::EndsWith("last 1 line of " + dir.File("rank1.log") +
                                      ":\n  | about to die\n"));
+}
+
+TEST_CASE("a worker dying of a fatal signal writes its call stack and dies of that signal",
+          "[launcher]") {
+  int err_pipe[2];
+  REQUIRE(::pipe(err_pipe) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    InstallFatalSignalBacktrace();
+    ::raise(SIGSEGV);
+    ::_exit(0);  // not reached
+  }
+  ::close(err_pipe[1]);
+  std::string err;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(err_pipe[0], buffer, sizeof buffer)) > 0;) err.append(buffer, static_cast<size_t>(n));
+  ::close(err_pipe[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  CHECK_THAT(err, Catch::StartsWith("\nfatal signal: Segmentation fault; call stack:\n"));
+  CHECK(std::count(err.begin(), err.end(), '\n') >= 3);  // the frames, one per line
 }
 
 TEST_CASE("SIGTERM to the launcher stops every worker", "[launcher]") {
@@ -514,7 +541,7 @@ std::string Replace(std::string text, const std::string& from, const std::string
 // Loads yaml (as "job.yaml" in dir) with overrides, plans it, runs the executor checks and
 // returns their errors rendered as `accel run` prints them.
 std::string Refusals(const std::string& yaml, const std::vector<std::string>& overrides,
-                     const TempDir& dir, bool cuda = false) {
+                     const TempDir& dir, bool cuda = false, bool sdpa = true) {
   DiagnosticSink sink;
   SourceManager sources;
   spec::LoadOptions load;
@@ -526,7 +553,7 @@ std::string Refusals(const std::string& yaml, const std::vector<std::string>& ov
   INFO(RenderText(sink.diagnostics(), sources));
   REQUIRE(planned.ok);
   DiagnosticSink checks;
-  CheckExecutorSupport(planned.plan, *job, ExecutorCapabilities{cuda}, checks);
+  CheckExecutorSupport(planned.plan, *job, ExecutorCapabilities{cuda, sdpa}, checks);
   CheckTrainingData(planned.plan, *job, checks);
   return RenderText(checks.diagnostics(), sources);
 }
@@ -562,6 +589,13 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
               " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 8GiB}\n"
               "                                                  ^\n");
   CHECK(Refusals(gpu, {}, dir, /*cuda=*/true) == "");
+  // The planner names SDPA for cuda; a LibTorch before 2.0 has no such kernel.
+  CHECK(Refusals(gpu, {}, dir, /*cuda=*/true, /*sdpa=*/false) ==
+        job + ":18:50: error[E0601]: the plan's attention kernel (sdpa, chosen for cluster.device "
+              "cuda) needs LibTorch's scaled_dot_product_attention (2.0 and later), which this "
+              "build of the executor lacks\n"
+              " cluster: {nodes: 1, devices_per_node: 4, device: cuda, device_memory: 8GiB}\n"
+              "                                                  ^\n");
 
   // Gradients are reduced in fp32 or bf16 and autocast runs in fp32 or bf16, and in fp16 (with
   // loss scaling) on CUDA: anything else is refused, never silently run in another precision.

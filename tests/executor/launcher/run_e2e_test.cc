@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -256,6 +257,22 @@ std::string UninterruptedZero2Loss(int steps, int every_steps) {
   const std::string loss = FinalLossLine(ReadAll(full.out_path), steps);
   REQUIRE(loss != "");
   return loss;
+}
+
+TEST_CASE("checkpoint.at_end false writes only the every_steps checkpoints", "[e2e]") {
+  TempDir dir;
+  WriteJob(dir, 5, 2);
+  Launched run = Launch(RunArgs(dir, {"--set", "checkpoint.at_end=false"}), dir);
+  int code = WaitExit(run.pid, std::chrono::seconds(240));
+  INFO(ReadAll(run.out_path) << ReadAll(run.err_path));
+  REQUIRE(code == 0);
+  CHECK_THAT(ReadAll(dir.File("run/plan.txt")), Catch::Contains("resume auto, none at the end"));
+  std::vector<std::string> steps;
+  for (const auto& entry : fs::directory_iterator(dir.File("ckpt"))) {
+    steps.push_back(entry.path().filename().string());
+  }
+  std::sort(steps.begin(), steps.end());
+  CHECK(steps == std::vector<std::string>{"step_00000002", "step_00000004"});  // not step 5
 }
 
 TEST_CASE("a ZeRO-2 run on 2 ranks resumes on 1 rank at stage 0 and ends with the same loss",
