@@ -34,10 +34,12 @@ bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && 
 __int128 CoreBytes(const ExecutorActivationShape& s, const Coefficients& c) {
   using I = __int128;
   if (!s.fused_attention) {
-    return I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
+    return I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
+           I{s.seq_len} * s.seq_len;
   }
   const I output_bytes = s.bf16_params || s.bf16_compute ? 2 : 4;
-  return output_bytes * s.seq_len * s.micro_batch * s.hidden + I{4} * s.micro_batch * s.heads * s.seq_len;
+  return output_bytes * s.seq_len * s.micro_batch * s.hidden +
+         I{4} * s.micro_batch * s.heads * s.seq_len;
 }
 
 std::string CoreFormula(const ExecutorActivationShape& s, const Coefficients& c) {
@@ -83,7 +85,8 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
     case RecomputeMode::kNone:
       return ExecutorActivationBytesPerLayer(s);
     case RecomputeMode::kSelective: {
-      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - CoreBytes(s, c) + kRecomputeRngStateBytes +
+      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - CoreBytes(s, c) +
+                      kRecomputeRngStateBytes +
                       I{SelectiveInputCoefficient(s)} * x);
     }
     case RecomputeMode::kFull:
@@ -114,10 +117,10 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
       s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
   const std::string copies = CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "";
   const std::string none =
-      s.fused_attention
-          ? absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_token, "n + ", CoreFormula(s, c), copies)
-          : absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ", c.per_token, "n + s^2",
-                         copies);
+      s.fused_attention ? absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_token, "n + ",
+                                       CoreFormula(s, c), copies)
+                        : absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ",
+                                       c.per_token, "n + s^2", copies);
   std::string kept;
   switch (mode) {
     case RecomputeMode::kNone:

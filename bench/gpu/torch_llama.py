@@ -14,8 +14,6 @@ events around each step, after warmup), peak allocated and reserved bytes, and t
 """
 import argparse
 import json
-import math
-import time
 
 import torch
 import torch.nn as nn
