@@ -9,6 +9,7 @@
 #include "cli/executor_forward.h"
 #include "cli/export_command.h"
 #include "cli/import_command.h"
+#include "cli/launch_script_command.h"
 #include "cli/schema_command.h"
 #include "cli/tokenize_command.h"
 #include "cli/validate_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterEstimateMemoryCommand,
       accel::cli::RegisterExportCommand,
       accel::cli::RegisterImportCommand,
+      accel::cli::RegisterLaunchScriptCommand,
       accel::cli::RegisterTokenizeCommand,
   };
   accel::cli::AppContext context;

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "absl/status/status.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
 #include "common/no_follow.h"
@@ -123,6 +124,10 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   else if (f == "dot") data = ir::PlanToDot(result.plan);
   else {
     absl::StatusOr<std::string> rendered = ir::RenderDot(ir::PlanToDot(result.plan), f);
+    if (absl::IsUnimplemented(rendered.status())) {  // a build without Graphviz
+      err << "error: " << rendered.status().message() << "\n";
+      return kExitUsage;
+    }
     if (!rendered.ok()) {
       err << "internal error: " << rendered.status().message() << "\n";
       return kExitInternal;

@@ -411,10 +411,12 @@ bool IsLoopback(const std::string& addr) {
 
 class TcpRendezvous final : public Rendezvous {
  public:
-  TcpRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> store)
-      : options_(std::move(options)), store_(std::move(store)) {}
+  // store: tcp itself, or a prefix of it (a store torchrun's agent serves to several attempts).
+  TcpRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> tcp,
+                c10::intrusive_ptr<c10d::Store> store)
+      : options_(std::move(options)), tcp_(std::move(tcp)), store_(std::move(store)) {}
 
-  int Port() const override { return store_->getPort(); }
+  int Port() const override { return tcp_->getPort(); }
   const RendezvousOptions& Options() const override { return options_; }
 
   absl::StatusOr<std::shared_ptr<Communicator>> CreateWorld(CommBackend backend) override {
@@ -522,7 +524,8 @@ class TcpRendezvous final : public Rendezvous {
   }
 
   RendezvousOptions options_;
-  c10::intrusive_ptr<c10d::TCPStore> store_;
+  c10::intrusive_ptr<c10d::TCPStore> tcp_;
+  c10::intrusive_ptr<c10d::Store> store_;
   std::mutex mu_;
   std::shared_ptr<::gloo::transport::Device> gloo_device_;
   int world_calls_ = 0;
@@ -549,15 +552,21 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
   try {
     c10d::TCPStoreOptions store_opts;
     store_opts.port = static_cast<std::uint16_t>(options.master_port);
-    store_opts.isServer = options.rank == 0;
+    // Under torchrun's static rendezvous its agent already serves the store on MASTER_PORT.
+    store_opts.isServer = options.rank == 0 && !options.agent_store;
     store_opts.numWorkers = options.world_size;
     // Waiting for workers in the constructor would block rank 0 before it can report a port it
     // bound itself; the first group creation synchronizes all ranks anyway.
     store_opts.waitWorkers = false;
     store_opts.timeout = StartupTimeout(options);
-    auto store = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    // An agent's store outlives the workers it restarts: each attempt keeps its keys apart.
+    c10::intrusive_ptr<c10d::Store> store = tcp;
+    if (options.agent_store) {
+      store = c10::make_intrusive<c10d::PrefixStore>(absl::StrCat("attempt_", options.attempt), tcp);
+    }
     if (absl::Status same_job = CheckJobToken(*store, options); !same_job.ok()) return same_job;
-    return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, std::move(store)));
+    return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, std::move(tcp), std::move(store)));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("cannot reach the rendezvous store at ",
                                                options.master_addr, ":", options.master_port,

@@ -127,6 +127,11 @@ struct RendezvousOptions {
   // rank reads it back before joining any group and refuses a store holding another token.
   // "" on every rank: no check.
   std::string job_token;
+  // torchrun's agent serves the store (TORCHELASTIC_USE_AGENT_STORE, its static rendezvous): no
+  // rank serves it, every rank connects, and the keys of restart `attempt`
+  // (TORCHELASTIC_RESTART_COUNT) live under their own prefix.
+  bool agent_store = false;
+  int attempt = 0;
 };
 
 // The store shared by all ranks and the factory of process groups built on it.

@@ -86,6 +86,11 @@ absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup) {
   if (auto s = ReadInt(lookup, "ACCEL_LAUNCH_UNIX_NS", false, 0, INT64_MAX, &launch_ns); !s.ok()) {
     return s;
   }
+  int64_t restarts = 0;
+  if (auto s = ReadInt(lookup, "TORCHELASTIC_RESTART_COUNT", false, 0, kMaxRanks, &restarts);
+      !s.ok()) {
+    return s;
+  }
   std::optional<std::string> addr = lookup("MASTER_ADDR");
   if (!addr.has_value() || addr->empty()) {
     return absl::InvalidArgumentError("MASTER_ADDR is not set");
@@ -103,6 +108,9 @@ absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup) {
   env.num_threads = static_cast<int>(threads);
   env.launch_unix_ns = launch_ns;
   env.job_token = lookup("ACCEL_JOB_TOKEN").value_or("");
+  const std::string agent = lookup("TORCHELASTIC_USE_AGENT_STORE").value_or("");
+  env.agent_store = agent == "True" || agent == "true" || agent == "1";
+  env.restart_count = static_cast<int>(restarts);
   return env;
 }
 

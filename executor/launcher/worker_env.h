@@ -45,6 +45,11 @@ struct WorkerEnv {
   // the rendezvous, so a stray worker of another job (or an earlier attempt) that reaches this
   // job's store is refused instead of joining. "" disables the check. Env ACCEL_JOB_TOKEN.
   std::string job_token;
+  // Started by torchrun with its static rendezvous: its agent serves the store on MASTER_PORT.
+  // Env TORCHELASTIC_USE_AGENT_STORE ("True"/"true"/"1").
+  bool agent_store = false;
+  // torchrun's restart count of this worker group. Env TORCHELASTIC_RESTART_COUNT.
+  int restart_count = 0;
 };
 
 // Looks up one environment variable; nullopt when it is not set.

@@ -163,6 +163,22 @@ TEST_CASE("WorkerEnv round-trips through variables and rejects bad ones", "[laun
   CHECK(back->num_threads == 3);
   CHECK(back->launch_unix_ns == 1700000000000000000);
   CHECK(back->job_token == "0123456789abcdef");
+  CHECK_FALSE(back->agent_store);  // accel's own launcher: rank 0 serves the store
+  CHECK(back->restart_count == 0);
+
+  // torchrun's static rendezvous: its agent serves the store; restarts are counted.
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  vars["TORCHELASTIC_RESTART_COUNT"] = "2";
+  back = WorkerEnvFromLookup(lookup);
+  REQUIRE(back.ok());
+  CHECK(back->agent_store);
+  CHECK(back->restart_count == 2);
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  CHECK_FALSE(WorkerEnvFromLookup(lookup)->agent_store);
+  vars["TORCHELASTIC_RESTART_COUNT"] = "-1";
+  CHECK(WorkerEnvFromLookup(lookup).status().message() ==
+        "TORCHELASTIC_RESTART_COUNT=-1 is outside [0, 16777216]");
+  vars.erase("TORCHELASTIC_RESTART_COUNT");
 
   vars["RANK"] = "8";
   CHECK(WorkerEnvFromLookup(lookup).status().message() == "RANK=8 is outside [0, 7]");
