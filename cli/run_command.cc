@@ -112,6 +112,7 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
       exec::CheckExecutorSupport(planned.plan, *job,
                                  exec::ExecutorCapabilitiesOfThisBuild(), sink);
       exec::CheckTrainingData(planned.plan, *job, sink);
+      exec::CheckPretrainedWeights(planned.plan, *job, sink);
     }
   }
   err << RenderText(sink.diagnostics(), sources);

@@ -79,6 +79,8 @@ inline constexpr const char* kDoesNotFit = "E0501";
 
 // Executor.
 inline constexpr const char* kExecutorUnsupported = "E0601";
+// model.init_from cannot start this plan: unreadable, or names/shapes/dtypes that do not fit.
+inline constexpr const char* kPretrainedMismatch = "E0602";
 
 // `accel import`: Accelerate YAML, DeepSpeed JSON and torchtitan TOML configs (importers/).
 // YAML syntax errors in an imported file keep their loader code (E0004).

@@ -36,6 +36,7 @@
 #include "executor/memory/memory_report.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
+#include "executor/models/pretrained_init.h"
 #include "executor/train/trainer.h"
 #include "executor/plan_agreement.h"
 #include "executor/process_groups.h"
@@ -624,7 +625,12 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model, BuildCausalLm(model_config, seed, tp));
+  ModelInitializer pretrained;
+  if (!plan.model().init_from().empty()) {
+    pretrained = [&plan](CausalLm& whole) { return LoadPretrained(whole, plan.model().init_from()); };
+  }
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
+                         BuildCausalLm(model_config, seed, tp, pretrained));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   ACCEL_ASSIGN_OR_RETURN(std::vector<uint32_t> tokens,
                          LoadTokens(plan.data(), plan.model().vocab_size()));

@@ -33,7 +33,8 @@ fi
 case "$target" in
   spec_plan_fuzzer) dict=spec.dict ;;
   overrides_fuzzer) dict=overrides.dict ;;
-  model_config_fuzzer | safetensors_fuzzer | shard_file_fuzzer | checkpoint_manifest_fuzzer | \
+  model_config_fuzzer | safetensors_fuzzer | pretrained_fuzzer | shard_file_fuzzer | \
+    checkpoint_manifest_fuzzer | \
     deepspeed_import_fuzzer | tokenizer_json_fuzzer) dict=json.dict ;;
   *) dict="" ;;
 esac

@@ -124,6 +124,8 @@ std::vector<FieldInfo> BuildFields() {
 
   f.push_back(Section("model", true));
   f.push_back(String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }));
+  f.push_back(String("model.init_from",
+                     +[](JobSpec& s, const FieldValue& v) { s.model.init_from = v.text; }));
   f.push_back(Enum("model.arch", {"gpt2", "llama"},
                    +[](JobSpec& s, const FieldValue& v) { s.model.arch = EnumOf<Arch>(v); }));
   f.push_back(Int("model.hidden_size", 1, kMaxHiddenSize,

@@ -44,6 +44,7 @@ enum class ResumeMode { kAuto, kNever };
 // Hugging Face config.json (path relative to the spec file); fields in the spec override it.
 struct ModelSpec {
   std::string config;                 // path as written in the spec, "" when absent
+  std::string init_from;              // Hugging Face weights, as written in the spec; "" for none
   std::string model_type;             // config.json model_type ("gpt2", "llama", "qwen2", ...)
   Arch arch = Arch::kGpt2;
   int64_t hidden_size = 0;            // h

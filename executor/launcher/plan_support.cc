@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/diag_codes.h"
+#include "executor/checkpoint/pretrained.h"
 #include "ir/plan_access.h"
 
 namespace accel::exec {
@@ -114,6 +115,27 @@ void CheckTrainingData(const ir::Plan& plan, const spec::JobSpec& spec, Diagnost
   if (fs::file_size(path, ec) == 0 || ec) {
     ReportAt(spec, "data.train.path", codes::kFileUnreadable,
              absl::StrCat("training data is empty: ", path), sink);
+  }
+}
+
+void CheckPretrainedWeights(const ir::Plan& plan, const spec::JobSpec& spec, DiagnosticSink& sink) {
+  const std::string& path = plan.model().init_from();
+  if (path.empty()) return;
+  absl::StatusOr<PretrainedIndex> index = OpenPretrained(path);
+  if (!index.ok()) {
+    ReportAt(spec, "model.init_from", codes::kPretrainedMismatch,
+             absl::StrCat("cannot start from ", path, ": ", index.status().message()), sink);
+    return;
+  }
+  constexpr size_t kShown = 10;
+  const std::vector<std::string> problems = CheckPretrainedAgainstPlan(plan, *index);
+  for (size_t i = 0; i < problems.size() && i < kShown; ++i) {
+    ReportAt(spec, "model.init_from", codes::kPretrainedMismatch,
+             absl::StrCat(path, ": ", problems[i]), sink);
+  }
+  if (problems.size() > kShown) {
+    ReportAt(spec, "model.init_from", codes::kPretrainedMismatch,
+             absl::StrCat(path, ": ", problems.size() - kShown, " more tensors do not fit"), sink);
   }
 }
 

@@ -46,6 +46,13 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
 void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
                           const ExecutorCapabilities& capabilities, DiagnosticSink& sink);
 
+// Adds errors (code E0602, kPretrainedMismatch) located at model.init_from when the plan names
+// Hugging Face weights that cannot start it: the checkpoint cannot be read
+// (executor/checkpoint/pretrained.h OpenPretrained), or, one error each for at most 10 and a
+// count of the rest, tensors missing or of another shape or dtype (CheckPretrainedAgainstPlan).
+// Nothing when the plan has no init_from. Reads only the files' headers.
+void CheckPretrainedWeights(const ir::Plan& plan, const spec::JobSpec& spec, DiagnosticSink& sink);
+
 // Adds an error (code E0001, kFileUnreadable) located at data.train.path when plan.data.path does
 // not exist ("training data does not exist: PATH"), is an empty file ("training data is empty:
 // PATH"), or is a directory without any non-empty regular file ("training data directory has no

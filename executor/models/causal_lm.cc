@@ -121,12 +121,16 @@ void SumReplicatedGradients(CausalLm& model) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
-                                                        const TensorParallel& tp) {
+                                                        const TensorParallel& tp,
+                                                        const ModelInitializer& initialize) {
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
   if (absl::Status s = CheckTensorParallelDegree(config, tp.size()); !s.ok()) return s;
   try {
     std::shared_ptr<CausalLm> full = MakeModel(config, TensorParallel{});
     InitializeParameters(*full, config, seed);
+    if (initialize) {
+      if (absl::Status s = initialize(*full); !s.ok()) return s;
+    }
     if (!tp.enabled()) return full;
     std::shared_ptr<CausalLm> model = MakeModel(config, tp);
     torch::NoGradGuard no_grad;

@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,6 +126,9 @@ bool SdpaAvailable();
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool fused, bool recompute);
 
+// Overwrites some or all parameters of a freshly drawn whole model (BuildCausalLm).
+using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
+
 // Builds the model for config.arch on the CPU and initializes it from seed, identically on every
 // rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1,
 // LayerNorm biases 0; GPT-2's attn.c_proj and mlp.c_proj weights ~ Normal(0, 0.02/sqrt(2L))
@@ -134,10 +138,13 @@ torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, cons
 // keeps its slices (TpSlice), so every layout starts from the same weights (transiently the full
 // model is in memory). With sequence parallelism the replicated parameters' gradients are summed
 // over the tp group (their inputs are sequence shards; Korthikanti et al. 2022 §4.2.2).
+// `initialize`, when set, runs on the whole model after the seeded draw and before slicing (e.g.
+// LoadPretrained); its error is returned.
 // Errors: InvalidArgument from ValidateModelConfig, or when tp.size() does not divide num_heads,
 // num_kv_heads, ffn_size or vocab_size.
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
-                                                        const TensorParallel& tp = {});
+                                                        const TensorParallel& tp = {},
+                                                        const ModelInitializer& initialize = {});
 
 }  // namespace accel::exec
 

@@ -53,6 +53,7 @@ class ValidateSpecPass : public Pass {
     model->set_qkv_bias(m.qkv_bias);
     model->set_norm_eps(m.norm_eps);
     model->set_rope_theta(m.rope_theta);
+    if (!m.init_from.empty()) model->set_init_from(ResolveDataPath(s.file, m.init_from));
 
     ir::Data* data = plan.mutable_data();
     data->set_path(ResolveDataPath(s.file, s.data.train.path));

@@ -571,6 +571,7 @@ std::string Refusals(const std::string& yaml, const std::vector<std::string>& ov
   DiagnosticSink checks;
   CheckExecutorSupport(planned.plan, *job, ExecutorCapabilities{cuda, sdpa}, checks);
   CheckTrainingData(planned.plan, *job, checks);
+  CheckPretrainedWeights(planned.plan, *job, checks);
   return RenderText(checks.diagnostics(), sources);
 }
 
@@ -624,6 +625,20 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
         "LibTorch's CPU kernels have no fp16 matrix multiply (supported on cpu: fp32, bf16)\n");
   CHECK(Refusals(gpu, {"precision.compute=fp16", "precision.loss_scaling=dynamic"}, dir,
                  /*cuda=*/true) == "");
+}
+
+TEST_CASE("model.init_from that cannot start the plan is refused before launch",
+          "[launcher][refusal]") {
+  TempDir dir;
+  { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
+  CHECK(Refusals(kCpuJob, {"model.init_from=weights"}, dir) ==
+        "--set model.init_from=weights: error[E0602]: cannot start from " + dir.File("weights") +
+            ": " + dir.File("weights") + " does not exist\n");
+  fs::create_directory(dir.File("weights"));
+  CHECK(Refusals(kCpuJob, {"model.init_from=weights"}, dir) ==
+        "--set model.init_from=weights: error[E0602]: cannot start from " + dir.File("weights") +
+            ": " + dir.File("weights") +
+            " holds neither model.safetensors nor model.safetensors.index.json\n");
 }
 
 TEST_CASE("missing or empty training data is refused before launch", "[launcher][refusal]") {

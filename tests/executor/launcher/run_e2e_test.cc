@@ -338,6 +338,41 @@ TEST_CASE("accel run with tensor parallel 2 and sequence parallelism trains like
   CHECK(shapes.at("transformer.ln_f.weight") == std::vector<int64_t>{32});
 }
 
+// Loss of the first step in run_dir's metrics.jsonl (measured before that step's update).
+double FirstLoss(const std::string& run_dir) {
+  std::istringstream lines(ReadAll(run_dir + "/metrics.jsonl"));
+  std::string line;
+  std::getline(lines, line);
+  return nlohmann::json::parse(line)["loss"].get<double>();
+}
+
+TEST_CASE("model.init_from starts a job from exported Hugging Face weights", "[e2e]") {
+  TempDir trained;
+  WriteJob(trained, 20, 0);
+  const std::vector<std::string> fast = {"--set", "training.optimizer.lr=5.0e-3"};
+  Launched run = Launch(RunArgs(trained, fast), trained);
+  REQUIRE(WaitExit(run.pid, std::chrono::seconds(240)) == 0);
+  Launched exported = Launch({"export", trained.File("ckpt"), "-o", trained.File("hf")}, trained);
+  REQUIRE(WaitExit(exported.pid, std::chrono::seconds(60)) == 0);
+
+  // One step from the exported weights, and one from the seeded initialization.
+  TempDir from_hf, fresh;
+  WriteJob(from_hf, 1, 0);
+  WriteJob(fresh, 1, 0);
+  Launched a = Launch(RunArgs(from_hf, {"--set", "model.init_from=" + trained.File("hf")}), from_hf);
+  const int code = WaitExit(a.pid, std::chrono::seconds(240));
+  INFO(ReadAll(a.out_path) << ReadAll(a.err_path));
+  REQUIRE(code == 0);
+  Launched b = Launch(RunArgs(fresh), fresh);
+  REQUIRE(WaitExit(b.pid, std::chrono::seconds(240)) == 0);
+  std::istringstream lines(ReadAll(trained.File("run/metrics.jsonl")));
+  double trained_loss = 0;
+  for (std::string line; std::getline(lines, line);) trained_loss = nlohmann::json::parse(line)["loss"].get<double>();
+  // The loaded model starts near where training ended, not near ln(256) = 5.55.
+  CHECK(FirstLoss(from_hf.File("run")) == Approx(trained_loss).margin(0.3));
+  CHECK(FirstLoss(fresh.File("run")) > trained_loss + 1.0);
+}
+
 TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the previous one and "
           "ends as the uninterrupted run", "[e2e][restart]") {
   // ZeRO-2 on 2 ranks writes sharded checkpoints at steps 2, 4 and 6. Rank 1 dies after writing
