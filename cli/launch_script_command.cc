@@ -49,16 +49,7 @@ int RunLaunchScriptCommand(const LaunchScriptOptions& options, std::ostream& out
     }
     data = *std::move(manifest);
   }
-  if (options.output.empty() || options.output == "-") {
-    out << data;
-    return kExitOk;
-  }
-  std::string error;
-  if (!WriteFileAtomically(options.output, data, &error)) {
-    err << "error: " << error << "\n";
-    return kExitRuntime;
-  }
-  return kExitOk;
+  return WriteCommandOutput(options.output, data, out, err);
 }
 
 void RegisterLaunchScriptCommand(CLI::App& app, AppContext& context) {

@@ -135,13 +135,18 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     data = *std::move(rendered);
   }
 
-  if (to_stdout) {
+  return WriteCommandOutput(options.output, data, out, err);
+}
+
+int WriteCommandOutput(const std::string& path, const std::string& data, std::ostream& out,
+                       std::ostream& err) {
+  if (path.empty() || path == "-") {
     out << data;
     out.flush();
     return kExitOk;
   }
   std::string error;
-  if (!WriteFileAtomically(options.output, data, &error)) {
+  if (!WriteFileAtomically(path, data, &error)) {
     err << "error: " << error << "\n";
     return kExitRuntime;
   }

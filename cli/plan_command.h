@@ -39,6 +39,11 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context);
 // renamed over the target, so a reader never sees a half-written plan.
 bool WriteFileAtomically(const std::string& path, const std::string& data, std::string* error);
 
+// A command's output: `data` to `out` when `path` is "" or "-", else to the file (atomically).
+// Returns kExitOk, or kExitRuntime after "error: ..." on err when the file cannot be written.
+int WriteCommandOutput(const std::string& path, const std::string& data, std::ostream& out,
+                       std::ostream& err);
+
 }  // namespace accel::cli
 
 #endif  // ACCEL_CLI_PLAN_COMMAND_H_

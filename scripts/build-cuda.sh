@@ -3,7 +3,7 @@
 # installed on this machine, for a machine that reaches no package registry.
 #
 #   On a Debian 12 machine with network:  scripts/build-cuda.sh --fetch-debs
-#       downloads the Debian packages the build needs into .cuda-debs/ (about 28 MB);
+#       downloads the Debian packages the build needs into .cuda-debs/ (30 packages, 29 MB);
 #   on the GPU machine (carry .cuda-debs/ there):  scripts/build-cuda.sh [TARGET...]
 #       unpacks them into build-cuda/deps (never into /), configures against
 #       `python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'` and builds TARGETs
