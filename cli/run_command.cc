@@ -6,10 +6,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/plan_command.h"
 #include "common/diagnostics.h"
@@ -191,13 +194,19 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   const std::string exe =
       options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
   const exec::WorkerEnv& first = layout->workers.front();
+  // One node: the workers meet through a file in the run directory, so no store listens on the
+  // network (LibTorch 1.13's TCPStore server binds every interface).
+  const bool file_store = request.nodes == 1;
+  const std::string rendezvous =
+      file_store ? "a file in the run directory"
+                 : absl::StrCat(first.master_addr, ":", first.master_port);
   out << absl::StrFormat(
              "\nlaunching %d %s (%s, node %d of %d) with %d intra-op %s each; rendezvous "
-             "%s:%d\nrun directory %s: plan.binpb, plan.txt, metrics.jsonl, rank<R>.log; "
+             "%s\nrun directory %s: plan.binpb, plan.txt, metrics.jsonl, rank<R>.log; "
              "checkpoints in %s\n",
              local_workers, local_workers == 1 ? "worker" : "workers", layout->mode,
              layout->node_rank, request.nodes, threads, threads == 1 ? "thread" : "threads",
-             first.master_addr, first.master_port, run_dir, checkpoint_dir)
+             rendezvous, run_dir, checkpoint_dir)
       << std::flush;
 
   for (int attempt = 0;; ++attempt) {
@@ -208,7 +217,18 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
       err << "error: " << token.status().message() << "\n";
       return attempt == 0 ? kExitUsage : kExitRuntime;
     }
-    for (exec::WorkerEnv& w : layout->workers) w.job_token = *token;
+    // Each attempt meets in a fresh store file (a dead attempt's keys stay in its own); a file
+    // or link left at that name by an earlier run is removed, never written through.
+    const std::string store_file =
+        file_store ? (fs::path(run_dir) / absl::StrCat(".rendezvous.attempt", attempt)).string() : "";
+    if (file_store && ::unlink(store_file.c_str()) != 0 && errno != ENOENT) {
+      err << "error: cannot remove " << store_file << ": " << std::strerror(errno) << "\n";
+      return kExitRuntime;
+    }
+    for (exec::WorkerEnv& w : layout->workers) {
+      w.job_token = *token;
+      w.store_file = store_file;
+    }
     const absl::StatusOr<exec::SupervisionResult> supervised =
         SuperviseAttempt(WorkerSpecs(*layout, exe, plan_path, run_dir, attempt), options, out);
     if (!supervised.ok()) {

@@ -1,6 +1,7 @@
 #include "executor/communicator.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -399,9 +400,11 @@ absl::Status CheckJobToken(c10d::Store& store, const RendezvousOptions& options)
   }
   const std::vector<uint8_t> theirs = store.get(kJobTokenKey);  // waits up to the timeout
   if (std::string(theirs.begin(), theirs.end()) == options.job_token) return absl::OkStatus();
+  const std::string where = options.store_file.empty()
+                                ? absl::StrCat(options.master_addr, ":", options.master_port)
+                                : options.store_file;
   return absl::PermissionDeniedError(absl::StrCat(
-      "rank ", options.rank, ": the rendezvous store at ", options.master_addr, ":",
-      options.master_port, " belongs to another job (its job token differs from this worker's "
+      "rank ", options.rank, ": the rendezvous store at ", where, " belongs to another job (its job token differs from this worker's "
       "ACCEL_JOB_TOKEN); refusing to join it"));
 }
 
@@ -411,12 +414,14 @@ bool IsLoopback(const std::string& addr) {
 
 class TcpRendezvous final : public Rendezvous {
  public:
-  // store: tcp itself, or a prefix of it (a store torchrun's agent serves to several attempts).
+  // store: tcp itself, or a prefix of it (a store torchrun's agent serves to several attempts),
+  // or a FileStore (tcp null).
   TcpRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> tcp,
                 c10::intrusive_ptr<c10d::Store> store)
       : options_(std::move(options)), tcp_(std::move(tcp)), store_(std::move(store)) {}
 
-  int Port() const override { return tcp_->getPort(); }
+  // 0 for a file store.
+  int Port() const override { return tcp_ ? tcp_->getPort() : 0; }
   const RendezvousOptions& Options() const override { return options_; }
 
   absl::StatusOr<std::shared_ptr<Communicator>> CreateWorld(CommBackend backend) override {
@@ -550,6 +555,13 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
                                                    " (0 is allowed only on rank 0)"));
   }
   try {
+    if (!options.store_file.empty()) {
+      auto file = c10::make_intrusive<c10d::FileStore>(options.store_file, options.world_size);
+      file->setTimeout(StartupTimeout(options));
+      if (absl::Status same_job = CheckJobToken(*file, options); !same_job.ok()) return same_job;
+      c10::intrusive_ptr<c10d::Store> store = std::move(file);
+      return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, {}, std::move(store)));
+    }
     c10d::TCPStoreOptions store_opts;
     store_opts.port = static_cast<std::uint16_t>(options.master_port);
     // Under torchrun's static rendezvous its agent already serves the store on MASTER_PORT.

@@ -132,6 +132,10 @@ struct RendezvousOptions {
   // (TORCHELASTIC_RESTART_COUNT) live under their own prefix.
   bool agent_store = false;
   int attempt = 0;
+  // Single-node jobs: the store is this file (c10d FileStore) instead of a TCP server, so nothing
+  // listens on the network (LibTorch 1.13's TCPStore server binds every interface). Every rank
+  // opens the same path; the launcher gives each attempt a fresh one. "": TCPStore.
+  std::string store_file;
 };
 
 // The store shared by all ranks and the factory of process groups built on it.

@@ -608,6 +608,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   rendezvous_options.job_token = env.job_token;
   rendezvous_options.agent_store = env.agent_store;
   rendezvous_options.attempt = env.restart_count;
+  rendezvous_options.store_file = env.store_file;
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Rendezvous> rendezvous,
                          Rendezvous::Connect(rendezvous_options));
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> world, rendezvous->CreateWorld(backend));

@@ -32,6 +32,7 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const Worker
       {"OMP_NUM_THREADS", absl::StrCat(env.num_threads)},
       {"ACCEL_LAUNCH_UNIX_NS", absl::StrCat(env.launch_unix_ns)},
       {"ACCEL_JOB_TOKEN", env.job_token},
+      {"ACCEL_STORE_FILE", env.store_file},
   };
 }
 
@@ -111,6 +112,7 @@ absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup) {
   const std::string agent = lookup("TORCHELASTIC_USE_AGENT_STORE").value_or("");
   env.agent_store = agent == "True" || agent == "true" || agent == "1";
   env.restart_count = static_cast<int>(restarts);
+  env.store_file = lookup("ACCEL_STORE_FILE").value_or("");
   return env;
 }
 

@@ -50,6 +50,9 @@ struct WorkerEnv {
   bool agent_store = false;
   // torchrun's restart count of this worker group. Env TORCHELASTIC_RESTART_COUNT.
   int restart_count = 0;
+  // Single-node `accel run`: the rendezvous store is this file, not a TCP server on MASTER_PORT.
+  // Env ACCEL_STORE_FILE; "" for TCP.
+  std::string store_file;
 };
 
 // Looks up one environment variable; nullopt when it is not set.

@@ -1,6 +1,10 @@
 #include "executor/communicator.h"
 
 #include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -234,6 +238,63 @@ TEST_CASE("a worker with another job's token is refused at the rendezvous") {
   // This job's own worker joins.
   stray.job_token = "job-a";
   CHECK(Rendezvous::Connect(stray).ok());
+}
+
+TEST_CASE("ranks meet through a file store: groups, collectives and the job token") {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("accel_file_store_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(path);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      RendezvousOptions options;
+      options.world_size = 2;
+      options.rank = rank;
+      options.timeout = std::chrono::seconds(30);
+      options.job_token = "job-a";
+      options.store_file = path;
+      auto rdzv = Rendezvous::Connect(options);
+      if (!rdzv.ok()) {
+        errors[rank] = std::string(rdzv.status().message());
+        return;
+      }
+      CHECK((*rdzv)->Port() == 0);  // nothing listens
+      auto world = (*rdzv)->CreateWorld(CommBackend::kGloo);
+      if (!world.ok()) {
+        errors[rank] = std::string(world.status().message());
+        return;
+      }
+      torch::Tensor t = torch::full({3}, static_cast<float>(rank + 1));
+      if (absl::Status s = (*world)->AllReduce(t, ReduceOp::kSum); !s.ok()) {
+        errors[rank] = std::string(s.message());
+        return;
+      }
+      if (!torch::equal(t, torch::full({3}, 3.0f))) errors[rank] = "wrong sum";
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CheckAllOk(errors);
+  // The last rank to close the store removed its file.
+  CHECK_FALSE(std::filesystem::exists(path));
+
+  // A worker with another job's token is refused, naming the file.
+  RendezvousOptions host;
+  host.world_size = 2;
+  host.timeout = std::chrono::seconds(10);
+  host.job_token = "job-a";
+  host.store_file = path;
+  auto rank0 = Rendezvous::Connect(host);
+  REQUIRE(rank0.ok());
+  RendezvousOptions stray = host;
+  stray.rank = 1;
+  stray.job_token = "job-b";
+  CHECK(Rendezvous::Connect(stray).status().message() ==
+        "rank 1: the rendezvous store at " + path +
+            " belongs to another job (its job token differs from this worker's ACCEL_JOB_TOKEN); "
+            "refusing to join it");
+  rank0->reset();
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("nccl is reported unavailable on a CPU-only build") {

@@ -143,6 +143,7 @@ TEST_CASE("WorkerEnv round-trips through variables and rejects bad ones", "[laun
   env.num_threads = 3;
   env.launch_unix_ns = 1700000000000000000;
   env.job_token = "0123456789abcdef";
+  env.store_file = "runs/x/.rendezvous.attempt0";
   std::map<std::string, std::string> vars;
   for (const auto& [name, value] : WorkerEnvVariables(env)) vars[name] = value;
   auto lookup = [&vars](const std::string& name) -> std::optional<std::string> {
@@ -163,6 +164,7 @@ TEST_CASE("WorkerEnv round-trips through variables and rejects bad ones", "[laun
   CHECK(back->num_threads == 3);
   CHECK(back->launch_unix_ns == 1700000000000000000);
   CHECK(back->job_token == "0123456789abcdef");
+  CHECK(back->store_file == "runs/x/.rendezvous.attempt0");
   CHECK_FALSE(back->agent_store);  // accel's own launcher: rank 0 serves the store
   CHECK(back->restart_count == 0);
 
