@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Independent forward passes of GPT-2 (Radford et al. 2019; Hugging Face GPT2LMHeadModel) and the
+Llama family (Touvron et al. 2023; LlamaForCausalLM: RMSNorm, rotary positions, grouped-query
+attention, SwiGLU, optional q/k/v biases as Qwen2, tied or untied head) in plain PyTorch, written
+from the papers and Hugging Face's modeling code rather than from accel's, for the executor's
+pretrained-weights test. Reads a model.safetensors with the standard library and numpy (Debian's
+python3-torch 1.13 has no safetensors package), runs the tokens through it in fp32 and writes the
+logits.
+
+  hf_reference.py gpt2 MODEL.safetensors TOKENS.bin LOGITS.bin HEADS
+  hf_reference.py llama MODEL.safetensors TOKENS.bin LOGITS.bin HEADS KV_HEADS EPS THETA
+
+TOKENS.bin: int64 [batch, seq] with an int64 header (batch, seq); LOGITS.bin: float32
+[batch, seq, vocab], row-major. GPT-2 names may carry the "transformer." prefix or not.
+"""
+import json
+import math
+import struct
+import sys
+
+import numpy as np
+import torch
+
+DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        array = np.frombuffer(data[begin:end], dtype=DTYPES[entry["dtype"]]).reshape(entry["shape"])
+        out[name.removeprefix("transformer.")] = torch.from_numpy(array.astype(np.float32))
+    return out
+
+
+def layer_norm(x, w, b):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+def forward(w, tokens, heads):
+    b, t = tokens.shape
+    x = w["wte.weight"][tokens] + w["wpe.weight"][:t]
+    layer = 0
+    while f"h.{layer}.ln_1.weight" in w:
+        p = f"h.{layer}."
+        a = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
+        qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # Conv1D: [in, out]
+        q, k, v = qkv.split(x.shape[-1], dim=-1)
+        split = lambda y: y.view(b, t, heads, -1).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + y @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        m = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
+        m = gelu_tanh(m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+        x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        layer += 1
+    x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
+    return x @ w["wte.weight"].t()  # tied head
+
+
+def rms_norm(x, w, eps):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def llama_forward(w, tokens, heads, kv_heads, eps, theta):
+    b, t = tokens.shape
+    x = w["model.embed_tokens.weight"][tokens]
+    d = x.shape[-1] // heads
+    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    freqs = torch.outer(torch.arange(t, dtype=torch.float32), inv_freq.float())
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    linear = lambda y, p: y @ w[p + ".weight"].t() + (w[p + ".bias"] if p + ".bias" in w else 0)
+    layer = 0
+    while f"model.layers.{layer}.input_layernorm.weight" in w:
+        p = f"model.layers.{layer}."
+        n = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = linear(n, p + "self_attn.q_proj").view(b, t, heads, d).transpose(1, 2)
+        k = linear(n, p + "self_attn.k_proj").view(b, t, kv_heads, d).transpose(1, 2)
+        v = linear(n, p + "self_attn.v_proj").view(b, t, kv_heads, d).transpose(1, 2)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(heads // kv_heads, dim=1)
+        v = v.repeat_interleave(heads // kv_heads, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+        scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + linear(y, p + "self_attn.o_proj")
+        m = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = linear(m, p + "mlp.gate_proj")
+        x = x + linear(gate * torch.sigmoid(gate) * linear(m, p + "mlp.up_proj"), p + "mlp.down_proj")
+        layer += 1
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    head = w["lm_head.weight"] if "lm_head.weight" in w else w["model.embed_tokens.weight"]
+    return x @ head.t()
+
+
+def main():
+    arch, model, tokens_path, logits_path = sys.argv[1:5]
+    heads = int(sys.argv[5])
+    raw = np.fromfile(tokens_path, dtype=np.int64)
+    tokens = torch.from_numpy(raw[2:].reshape(int(raw[0]), int(raw[1])).copy())
+    weights = read_safetensors(model)
+    with torch.no_grad():
+        if arch == "gpt2":
+            logits = forward(weights, tokens, heads)
+        else:
+            kv_heads, eps, theta = int(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
+            logits = llama_forward(weights, tokens, heads, kv_heads, eps, theta)
+    logits.numpy().astype(np.float32).tofile(logits_path)
+
+
+if __name__ == "__main__":
+    main()
