@@ -412,11 +412,11 @@ bool IsLoopback(const std::string& addr) {
   return addr == "localhost" || absl::StartsWith(addr, "127.") || addr == "::1";
 }
 
-class TcpRendezvous final : public Rendezvous {
+class StoreRendezvous final : public Rendezvous {
  public:
   // store: tcp itself, or a prefix of it (a store torchrun's agent serves to several attempts),
   // or a FileStore (tcp null).
-  TcpRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> tcp,
+  StoreRendezvous(RendezvousOptions options, c10::intrusive_ptr<c10d::TCPStore> tcp,
                 c10::intrusive_ptr<c10d::Store> store)
       : options_(std::move(options)), tcp_(std::move(tcp)), store_(std::move(store)) {}
 
@@ -560,7 +560,7 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
       file->setTimeout(StartupTimeout(options));
       if (absl::Status same_job = CheckJobToken(*file, options); !same_job.ok()) return same_job;
       c10::intrusive_ptr<c10d::Store> store = std::move(file);
-      return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, {}, std::move(store)));
+      return std::unique_ptr<Rendezvous>(new StoreRendezvous(options, {}, std::move(store)));
     }
     c10d::TCPStoreOptions store_opts;
     store_opts.port = static_cast<std::uint16_t>(options.master_port);
@@ -578,7 +578,7 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
       store = c10::make_intrusive<c10d::PrefixStore>(absl::StrCat("attempt_", options.attempt), tcp);
     }
     if (absl::Status same_job = CheckJobToken(*store, options); !same_job.ok()) return same_job;
-    return std::unique_ptr<Rendezvous>(new TcpRendezvous(options, std::move(tcp), std::move(store)));
+    return std::unique_ptr<Rendezvous>(new StoreRendezvous(options, std::move(tcp), std::move(store)));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("cannot reach the rendezvous store at ",
                                                options.master_addr, ":", options.master_port,
