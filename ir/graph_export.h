@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/pipeline_simulation.h"
 #include "ir/plan.pb.h"
 
 namespace accel::ir {
@@ -30,37 +31,6 @@ inline constexpr int64_t kScheduleMaxSlots = 160;
 // kScheduleMaxStages / 2 around an ellipsis row.
 inline constexpr int kScheduleMaxStages = 32;
 
-// One compute op of a stage placed in the simulated timeline.
-struct TimelineOp {
-  int64_t slot = 0;                       // time slot, 0-based; every compute op takes one slot
-  OpKind kind = OP_KIND_UNSPECIFIED;      // FORWARD or BACKWARD
-  int32_t microbatch = 0;
-};
-
-// A pipeline schedule simulated in unit time slots (SimulatePipeline).
-struct PipelineTimeline {
-  // [stage position in Pipeline.stages][k]: the stage's compute ops in execution order, with
-  // strictly increasing slots. Send and receive ops take no slot.
-  std::vector<std::vector<TimelineOp>> stages;
-  int64_t makespan_slots = 0;   // one past the last occupied slot of any stage
-  int64_t busy_slots = 0;       // compute ops placed, summed over stages
-  int64_t idle_slots = 0;       // stages × makespan − busy: the pipeline bubble
-  double bubble_fraction = 0;   // idle_slots / (stages × makespan); 0 for an empty timeline
-  // Empty when every compute op was placed. Otherwise the first stage (in stage order) whose
-  // next op can never run, and the op it waits for, e.g.
-  // "stage 1 stops at F3: waits for F3 on stage 0, which never runs"; ops after it are missing.
-  std::string stall;
-};
-
-// Simulates `pipeline` in unit time: each stage runs its FORWARD/BACKWARD ops one per slot in
-// list order; FORWARD m on stage s waits for FORWARD m on stage s − 1 to finish, BACKWARD m on
-// stage s waits for BACKWARD m on stage s + 1 (the activation and gradient sends and receives
-// between them are taken as instantaneous). Stage s is the s-th entry of Pipeline.stages.
-// With forward = backward = 1 slot, both GPipe and 1F1B take 2·(m + p − 1) slots and idle
-// (p − 1)/(m + p − 1) of them (Narayanan et al., "Efficient Large-Scale Language Model Training
-// on GPU Clusters Using Megatron-LM", 2021, §2.2). A malformed schedule yields a partial
-// timeline with `stall` set; it never fails.
-PipelineTimeline SimulatePipeline(const Pipeline& pipeline);
 
 // The device mesh as a DOT digraph named "mesh". With at most kMeshMaxFullRanks ranks: one
 // cluster per node ("node 0", …), one box per rank labeled "r<rank>" over its mesh coordinates

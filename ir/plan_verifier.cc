@@ -1,10 +1,12 @@
 #include "ir/plan_verifier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
 
+#include "ir/pipeline_simulation.h"
 #include "ir/plan_access.h"
 
 namespace accel::ir {
@@ -123,7 +125,11 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
     }
     std::vector<int> seen(world, 0);
     for (const RankGroup& g : set.groups()) {
-      if (g.ranks_size() != expected_size) {
+      const bool size_ok = set.partial()
+                               ? g.ranks_size() >= 2 && g.ranks_size() <= expected_size &&
+                                     g.ranks_size() == set.groups(0).ranks_size()
+                               : g.ranks_size() == expected_size;
+      if (!size_ok) {
         out.push_back("group set " + set.name() + " has a group of " + S(g.ranks_size()) +
                       " ranks, expected " + S(expected_size));
         return;
@@ -150,7 +156,7 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
       }
     }
     for (int r = 0; r < world; ++r) {
-      if (seen[r] != 1) {
+      if (seen[r] > 1 || (seen[r] == 0 && !set.partial())) {
         out.push_back("rank " + S(r) + " is in " + S(seen[r]) + " groups of set " + set.name());
         return;
       }
@@ -192,6 +198,33 @@ void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// A tied copy (Parameter.tied_to) sits on the last stage, which lacks the embedding, and copies
+// a parameter of the first stage's "embeddings" unit exactly; an "embedding" group joins them.
+void VerifyTiedCopy(const Plan& plan, const ShardUnit& unit, const Parameter& copy,
+                    std::vector<std::string>& out) {
+  const int stages = plan.pipeline().stages_size();
+  if (stages < 2 || unit.stage() != stages - 1) {
+    out.push_back("tied copy " + copy.name() + " is not on the last of several stages");
+    return;
+  }
+  const Parameter* original = nullptr;
+  for (const ShardUnit& u : plan.sharding().units()) {
+    for (const Parameter& p : u.parameters()) {
+      if (p.name() == copy.tied_to() && u.stage() == 0) original = &p;
+    }
+  }
+  if (original == nullptr || original->local_count() != copy.local_count() ||
+      original->tp_dim() != copy.tp_dim() ||
+      !std::equal(original->shape().begin(), original->shape().end(), copy.shape().begin(),
+                  copy.shape().end())) {
+    out.push_back("tied copy " + copy.name() + " does not match a first-stage parameter " +
+                  copy.tied_to());
+  }
+  bool grouped = false;
+  for (const ProcessGroupSet& set : plan.process_groups()) grouped = grouped || set.name() == "embedding";
+  if (!grouped) out.push_back("tied copy " + copy.name() + " without an embedding group");
+}
+
 void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
   const Sharding& sharding = plan.sharding();
   if (sharding.units_size() == 0) return;
@@ -218,7 +251,8 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
       if (!params.emplace(p.name(), std::make_pair(unit.stage(), p.local_count())).second) {
         out.push_back("parameter " + p.name() + " is in more than one shard unit");
       }
-      if (!CheckedAdd(shard, p.shard_count()) || !CheckedAdd(total, p.count()) ||
+      if (!p.tied_to().empty()) VerifyTiedCopy(plan, unit, p, out);
+      if (!CheckedAdd(shard, p.shard_count()) || !CheckedAdd(total, p.tied_to().empty() ? p.count() : 0) ||
           !CheckedAdd(local, p.local_count())) {
         out.push_back("parameter counts overflow 64 bits");
         return;
@@ -264,8 +298,9 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
-// Simulates every stage's op list with asynchronous sends and blocking receives over FIFO
-// channels, one per (from, to, kind). Reports order mismatches and deadlocks.
+// Checks every stage's op list covers each microbatch once, then runs the shared pipeline
+// simulation (ir/pipeline_simulation.h): transport problems, stalls, and the plan's bubble
+// against the simulated one.
 void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   const Pipeline& pipeline = plan.pipeline();
   const int p = pipeline.stages_size();
@@ -310,54 +345,17 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
     }
   }
 
-  // channel key: from * p * 2 + to * 2 + (0 activation, 1 gradient)
-  std::map<int64_t, std::deque<int32_t>> channels;
-  auto key = [p](int from, int to, int kind) { return (int64_t{from} * p + to) * 2 + kind; };
-  std::vector<int> pc(p, 0);
-  int done = 0;
-  for (int s = 0; s < p; ++s) done += pipeline.stages(s).ops_size() == 0;
-  while (done < p) {
-    bool progressed = false;
-    for (int s = 0; s < p; ++s) {
-      const auto& ops = pipeline.stages(s).ops();
-      while (pc[s] < ops.size()) {
-        const PipelineOp& op = ops[pc[s]];
-        const int peer = op.peer_stage();
-        bool is_send = op.kind() == SEND_ACTIVATION || op.kind() == SEND_GRAD;
-        bool is_recv = op.kind() == RECV_ACTIVATION || op.kind() == RECV_GRAD;
-        if ((is_send || is_recv) && (peer < 0 || peer >= p || peer == s)) {
-          out.push_back("stage " + S(s) + " op " + S(pc[s]) + " has peer " + S(peer));
-          return;
-        }
-        if (is_send) {
-          channels[key(s, peer, op.kind() == SEND_GRAD)].push_back(op.microbatch());
-        } else if (is_recv) {
-          auto& q = channels[key(peer, s, op.kind() == RECV_GRAD)];
-          if (q.empty()) break;  // blocked
-          if (q.front() != op.microbatch()) {
-            out.push_back("stage " + S(s) + " receives microbatch " + S(op.microbatch()) +
-                          " from stage " + S(peer) + " but the next one sent is " +
-                          S(q.front()));
-            return;
-          }
-          q.pop_front();
-        }
-        ++pc[s];
-        progressed = true;
-        if (pc[s] == ops.size()) ++done;
-      }
-    }
-    if (!progressed) {
-      std::string where;
-      for (int s = 0; s < p; ++s) {
-        if (pc[s] < pipeline.stages(s).ops_size()) where += " stage " + S(s) + "@op" + S(pc[s]);
-      }
-      out.push_back("pipeline schedule deadlocks:" + where);
-      return;
-    }
+  // The simulation the schedule picture draws: transport (deadlocks, order), stalls, bubble.
+  const PipelineTimeline timeline = SimulatePipeline(pipeline);
+  for (const std::string& problem : timeline.transport) out.push_back(problem);
+  if (!timeline.transport.empty()) return;
+  if (!timeline.stall.empty()) {
+    out.push_back("pipeline schedule stalls: " + timeline.stall);
+    return;
   }
-  for (const auto& [k, q] : channels) {
-    if (!q.empty()) out.push_back("a send is never received (channel " + S(k) + ")");
+  if (std::abs(timeline.bubble_fraction - pipeline.bubble_fraction()) > 1e-9) {
+    out.push_back("pipeline bubble_fraction " + std::to_string(pipeline.bubble_fraction()) +
+                  " is not the simulated " + std::to_string(timeline.bubble_fraction));
   }
 }
 

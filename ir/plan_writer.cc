@@ -201,8 +201,11 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
 
   const Pipeline& pipe = plan.pipeline();
   if (pipe.stages_size() > 1) {
+    std::string shape;
+    for (int64_t d : pipe.activation_shape()) shape += (shape.empty() ? "" : ", ") + S(d);
     line("pipeline", pipe.schedule() + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
-                         Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()));
+                         Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()) + "; stages exchange [" +
+                         shape + "] " + pipe.activation_dtype() + " activations and gradients");
   } else {
     line("pipeline", "none (one stage); " + S(pipe.microbatches()) +
                          " micro-step(s) per optimizer step");
@@ -213,6 +216,13 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
                        " params";
     if (s.has_embedding()) text += ", embedding";
     if (s.has_lm_head()) text += ", head + loss";
+    if (s.has_lm_head() && !s.has_embedding()) {
+      for (const ShardUnit& unit : plan.sharding().units()) {
+        for (const Parameter& p : unit.parameters()) {
+          if (!p.tied_to().empty()) text += " (" + p.name() + ": a copy of tied " + p.tied_to() + ")";
+        }
+      }
+    }
     text += ", " + S(s.max_inflight_microbatches()) + " microbatch(es) in flight";
     line("", text);
   }

@@ -62,6 +62,14 @@ class BuildMeshPass : public Pass {
     for (const GroupSetSpec& set : sets) {
       BuildGroups(set, sizes, strides, world, plan.add_process_groups(), *mesh);
     }
+    if (sizes[0] > 1 && plan.model().tie_word_embeddings()) {
+      const ir::ProcessGroupSet* pp_set = nullptr;
+      for (const ir::ProcessGroupSet& set : plan.process_groups()) {
+        if (set.name() == "pp") pp_set = &set;
+      }
+      ir::ProcessGroupSet embedding = BuildEmbeddingGroups(*pp_set, sizes[0]);
+      *plan.add_process_groups() = std::move(embedding);
+    }
 
     const int64_t tp = sizes[4];
     if (tp > 1 && (tp > per_node || per_node % tp != 0)) {
@@ -76,6 +84,21 @@ class BuildMeshPass : public Pass {
   }
 
  private:
+  // The first and the last rank of every pipeline ("pp" group, ranks ascending by stage): the
+  // tied word embedding and its copy on the last stage (Megatron-LM's embedding group).
+  static ir::ProcessGroupSet BuildEmbeddingGroups(const ir::ProcessGroupSet& pp_set, int64_t pp) {
+    ir::ProcessGroupSet out;
+    out.set_name("embedding");
+    out.add_axes("pp");
+    out.set_partial(true);
+    for (const ir::RankGroup& pipeline : pp_set.groups()) {
+      ir::RankGroup* group = out.add_groups();
+      group->add_ranks(pipeline.ranks(0));
+      group->add_ranks(pipeline.ranks(static_cast<int>(pp) - 1));
+    }
+    return out;
+  }
+
   // Enumerates the groups of one set: a group is the ranks that differ only in `set.axes`.
   // Groups are ordered by their smallest rank and ranks ascend within a group, because strides
   // decrease from outer to inner axes.

@@ -1,5 +1,6 @@
-// build-shard-groups: the shard units (embeddings, one unit per transformer block, the head)
-// with their Hugging Face parameters, and the gradient buckets of each stage, filled in the
+// build-shard-groups: the shard units (embeddings, one unit per transformer block, the head,
+// which holds a copy of a tied word embedding when it is on another pipeline stage) with their
+// Hugging Face parameters, and the gradient buckets of each stage, filled in the
 // order gradients become ready in backward (last parameter first) and closed once they reach
 // the bucket size, as PyTorch DDP's reducer does.
 #include "ir/plan_access.h"
@@ -57,7 +58,19 @@ class BuildShardGroupsPass : public Pass {
         add_unit("layers." + std::to_string(l), stage.index(), params.layers[l]);
       }
     }
-    add_unit("head", last, params.head);
+    std::vector<ParamInfo> head = params.head;
+    // A tied head on a last stage without the embedding holds its own copy of the word
+    // embedding (Megatron-LM): same shape and split, summed gradients (Parameter.tied_to).
+    const bool tied_copy = plan.model().tie_word_embeddings() && last > 0;
+    if (tied_copy) {
+      head.push_back(params.embedding.front());
+      head.back().name = "lm_head.weight";
+    }
+    add_unit("head", last, head);
+    if (tied_copy) {
+      ir::ShardUnit* unit = sharding->mutable_units(sharding->units_size() - 1);
+      unit->mutable_parameters(unit->parameters_size() - 1)->set_tied_to(params.embedding.front().name);
+    }
 
     const int64_t cap = sharding->bucket_elements();
     // validate-spec wrote a known dtype name; fp32 if a hand-built plan left it empty.

@@ -5,6 +5,7 @@
 // one forward and one backward, then drains the remaining backwards, so at most p − s
 // microbatches are in flight. Receives precede the compute that needs them; sends follow the
 // compute that produced them and are asynchronous (isend), receives block.
+#include "ir/plan_access.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
@@ -19,6 +20,7 @@ class SchedulePipelinePass : public Pass {
     const int32_t p = pipeline->stages_size();
     const int32_t m = static_cast<int32_t>(pipeline->microbatches());
     const bool gpipe = pipeline->schedule() == "gpipe";
+    SetActivation(context.plan(), *pipeline);
     for (int32_t s = 0; s < p; ++s) {
       ir::PipelineStage* stage = pipeline->mutable_stages(s);
       stage->clear_ops();
@@ -57,6 +59,20 @@ class SchedulePipelinePass : public Pass {
   }
 
  private:
+  // What travels between stages: the residual stream of one microbatch, sequence-sharded under
+  // sequence parallelism, in the parameter dtype.
+  static void SetActivation(const ir::Plan& plan, ir::Pipeline& pipeline) {
+    pipeline.clear_activation_shape();
+    pipeline.clear_activation_dtype();
+    if (pipeline.stages_size() < 2) return;
+    const int64_t tp = ir::AxisSize(plan, ir::Axis::kTp);
+    const int64_t seq = plan.batch().seq_len();
+    pipeline.add_activation_shape(plan.batch().micro_batch_size());
+    pipeline.add_activation_shape(plan.mesh().sequence_parallel() && tp > 1 ? seq / tp : seq);
+    pipeline.add_activation_shape(plan.model().hidden_size());
+    pipeline.set_activation_dtype(plan.precision().param_dtype());
+  }
+
   static void Add(ir::PipelineStage* stage, ir::OpKind kind, int32_t microbatch, int32_t peer) {
     ir::PipelineOp* op = stage->add_ops();
     op->set_kind(kind);

@@ -193,3 +193,53 @@ TEST_CASE("the verifier sizes nothing by an unchecked microbatch count") {
 
 }  // namespace
 }  // namespace accel::ir
+
+namespace accel::ir {
+namespace {
+
+TEST_CASE("the verifier checks the plan's bubble against the shared pipeline simulation") {
+  Plan plan = ValidPlan();
+  REQUIRE(VerifyPlan(plan).empty());
+  plan.mutable_pipeline()->set_bubble_fraction(0.5);
+  CHECK(Mentions(VerifyPlan(plan), "pipeline bubble_fraction 0.500000 is not the simulated 0.200000"));
+}
+
+TEST_CASE("a tied embedding on a pipeline gets a copy on the last stage and an embedding group") {
+  auto planned = planner::testing::PlanYaml(planner::testing::kBaseSpec,
+                                            {"parallel.pipeline=2", "data.grad_accum_steps=4",
+                                             "model.tie_word_embeddings=true"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  Plan plan = planned.result.plan;
+  CHECK(VerifyPlan(plan).empty());
+  const ShardUnit& head = plan.sharding().units(plan.sharding().units_size() - 1);
+  const Parameter& copy = head.parameters(head.parameters_size() - 1);
+  CHECK(copy.name() == "lm_head.weight");
+  CHECK(copy.tied_to() == "model.embed_tokens.weight");
+  const ProcessGroupSet& embedding = plan.process_groups(plan.process_groups_size() - 1);
+  CHECK(embedding.name() == "embedding");
+  CHECK(embedding.partial());
+  const int world = plan.ranks_size();
+  REQUIRE(embedding.groups_size() == world / 2);
+  // With pp = 2 the embedding group is the whole pipeline: first and last stage.
+  for (const RankGroup& g : embedding.groups()) {
+    REQUIRE(g.ranks_size() == 2);
+    CHECK(plan.ranks(g.ranks(0)).stage() == 0);
+    CHECK(plan.ranks(g.ranks(1)).stage() == 1);
+  }
+  Plan stray = plan;
+  stray.mutable_sharding()->mutable_units(stray.sharding().units_size() - 1)
+      ->mutable_parameters(head.parameters_size() - 1)->set_tied_to("model.norm.weight");
+  CHECK(Mentions(VerifyPlan(stray), "tied copy lm_head.weight does not match a first-stage parameter model.norm.weight"));
+  Plan ungrouped = plan;
+  ungrouped.mutable_process_groups()->RemoveLast();
+  CHECK(Mentions(VerifyPlan(ungrouped), "tied copy lm_head.weight without an embedding group"));
+  // The activation between stages: micro batch x sequence (sharded over tp with sequence
+  // parallelism) x hidden, in the parameter dtype.
+  REQUIRE(plan.pipeline().activation_shape_size() == 3);
+  CHECK(plan.pipeline().activation_shape(2) == plan.model().hidden_size());
+  CHECK(plan.pipeline().activation_dtype() == plan.precision().param_dtype());
+}
+
+}  // namespace
+}  // namespace accel::ir
