@@ -53,6 +53,8 @@ bench: build
 	build/bench/accel_validate_bench
 	build/bench/accel_plan_bench --verify
 	bash bench/ddp_bench/run.sh
+	bash bench/memory_bench/run.sh
+	bash bench/pipeline_bench/run.sh
 
 clean:
 	rm -rf build build-core build-asan build-fuzz

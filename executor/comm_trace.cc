@@ -67,6 +67,11 @@ class TracingCommunicator final : public Communicator {
     Record("send", tensor);
     return inner_->Send(tensor, dst, tag);
   }
+  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
+                                                         int tag) override {
+    Record("send", tensor);
+    return inner_->SendAsync(std::move(tensor), dst, tag);
+  }
   absl::Status Recv(at::Tensor& tensor, int src, int tag) override {
     Record("recv", tensor);
     return inner_->Recv(tensor, src, tag);

@@ -94,6 +94,14 @@ class C10dPendingWork final : public PendingWork {
     }
   }
 
+  bool Done() override {
+    try {
+      return work_->isCompleted();
+    } catch (const std::exception&) {
+      return true;  // failed: Wait reports it
+    }
+  }
+
   absl::Status Wait() override {
     if (waited_) return absl::FailedPreconditionError("PendingWork::Wait called twice");
     waited_ = true;
@@ -281,6 +289,19 @@ class C10dCommunicator final : public Communicator {
     return Guard("send", [&] {
       std::vector<at::Tensor> tensors{tensor.contiguous()};
       pg_->send(tensors, dst, tag)->wait(timeout_);
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
+                                                         int tag) override {
+    if (dst < 0 || dst >= Size() || dst == Rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("SendAsync: bad destination rank ", dst));
+    }
+    if (!tensor.is_contiguous()) return absl::InvalidArgumentError("SendAsync needs a contiguous tensor");
+    return Launch("async send", [&]() -> Launched {
+      std::vector<at::Tensor> tensors{tensor};
+      // The work keeps the tensor alive until it is done.
+      return {pg_->send(tensors, dst, tag), [tensor] {}};
     });
   }
 

@@ -42,6 +42,9 @@ class PendingWork {
   // timeout elapsed (naming it), Unavailable when a peer closed its connection (it exited or
   // died: usually a consequence of its own failure), Internal otherwise.
   virtual absl::Status Wait() = 0;
+
+  // True once the operation has finished (or failed), so Wait() would not block.
+  virtual bool Done() = 0;
 };
 
 // Collectives over one process group. Every member rank must call the same collectives in the same
@@ -97,6 +100,12 @@ class Communicator {
 
   // Point-to-point send of tensor to group rank dst, matched by Recv(.., src, tag) with equal tag.
   virtual absl::Status Send(const at::Tensor& tensor, int dst, int tag) = 0;
+
+  // Send without waiting (pipeline schedules: a blocking send to a peer that is itself sending
+  // would deadlock). tensor must be contiguous and stay untouched until Wait() returns; Gloo's
+  // send completes once the receiver has taken the data.
+  virtual absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
+                                                                 int tag) = 0;
 
   // Receives into tensor (shape and dtype must match the sender's) from group rank src.
   virtual absl::Status Recv(at::Tensor& tensor, int src, int tag) = 0;

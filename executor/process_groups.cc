@@ -22,23 +22,25 @@ absl::StatusOr<ProcessGroups> ProcessGroups::Create(const ir::Plan& plan, int ra
         if (r == rank) mine = static_cast<int>(lists.size()) - 1;
       }
     }
-    if (mine < 0) {
+    if (mine < 0 && !set.partial()) {
       return absl::InvalidArgumentError(
           absl::StrCat("rank ", rank, " is in no group of the plan's process-group set ", set.name()));
     }
-    if (lists[mine].size() == 1) continue;
+    // Every group of a set has the same size, so every rank decides alike whether to create it.
+    if (lists.empty() || lists.front().size() == 1) continue;
     if (static_cast<int>(lists.size()) == 1 && static_cast<int>(lists[0].size()) == world->Size()) {
       out.groups_[set.name()] = world;
       continue;
     }
     if (auto it = created.find(lists); it != created.end()) {
-      out.groups_[set.name()] = out.groups_[it->second];
+      if (mine >= 0) out.groups_[set.name()] = out.groups_[it->second];
       continue;
     }
     absl::StatusOr<std::vector<std::shared_ptr<Communicator>>> groups =
         rendezvous.CreateGroups(lists, backend);
     if (!groups.ok()) return groups.status();
-    out.groups_[set.name()] = (*groups)[mine];
+    // A rank in no group of a partial set keeps no communicator for it (Get returns null).
+    if (mine >= 0) out.groups_[set.name()] = (*groups)[mine];
     created[lists] = set.name();
   }
   return out;

@@ -19,7 +19,10 @@ class ProcessGroups {
   // Collective over the world: every rank creates the sets in plan order. A set whose groups
   // have one rank gets no communicator; a set whose groups equal an earlier set's (dp and
   // dp_shard without replication, say) shares that set's communicator; "world" is `world`.
-  // Errors: InvalidArgument when this rank is in no group of a set; those of CreateGroups.
+  // A rank in no group of a partial set (ir::ProcessGroupSet.partial, e.g. "embedding") takes
+  // part in creating it and gets no communicator for it.
+  // Errors: InvalidArgument when this rank is in no group of a set that is not partial; those
+  // of CreateGroups.
   static absl::StatusOr<ProcessGroups> Create(const ir::Plan& plan, int rank, Rendezvous& rendezvous,
                                               std::shared_ptr<Communicator> world,
                                               CommBackend backend);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "common/no_follow.h"
 
@@ -41,13 +42,26 @@ std::string StepRecordJson(const StepRecord& r) {
       ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), "}");
 }
 
+namespace {
+
+// ,"pipeline":{...} or nothing without pipeline parallelism.
+std::string PipelineJson(const RunSummary& s) {
+  if (!s.planned_bubble.has_value()) return "";
+  std::vector<std::string> waits;
+  for (double w : s.measured_wait_per_stage) waits.push_back(JsonNumber(w));
+  return absl::StrCat(",\"pipeline\":{\"planned_bubble\":", JsonNumber(*s.planned_bubble),
+                      ",\"measured_wait_per_stage\":[", absl::StrJoin(waits, ","), "]}");
+}
+
+}  // namespace
+
 std::string RunSummaryJson(const RunSummary& s) {
   return absl::StrCat("{\"steps_done\":", s.steps_done, ",\"steps_this_run\":", s.steps_this_run,
                       ",\"final_loss\":", JsonNumber(s.final_loss),
                       ",\"tokens_per_second\":", JsonNumber(s.tokens_per_second),
                       ",\"world_size\":", s.world_size,
                       ",\"stopped\":", s.stopped ? "true" : "false",
-                      ",\"memory\":", s.memory_json.value_or("null"), "}\n");
+                      ",\"memory\":", s.memory_json.value_or("null"), PipelineJson(s), "}\n");
 }
 
 absl::Status MetricsFile::Open(const std::string& path, int64_t resumed_step) {

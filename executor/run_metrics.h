@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -54,6 +55,11 @@ struct RunSummary {
   // The memory section (executor/memory/memory_report.h MemoryReportJson); null when not
   // measured.
   std::optional<std::string> memory_json;
+  // Pipeline parallelism only: the plan's bubble fraction and, per stage, the share of its
+  // schedule time each stage spent blocked in receives (summed over its ranks' timed steps),
+  // written as {"planned_bubble": x, "measured_wait_per_stage": [...]}.
+  std::optional<double> planned_bubble;
+  std::vector<double> measured_wait_per_stage;
 };
 
 // The summary as one JSON object plus a newline.

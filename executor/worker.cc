@@ -247,9 +247,26 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   dp.tp = groups.Get("tp");
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
-  sync.tied_embeddings = plan.model().tie_word_embeddings();
+  // With pp > 1 the head reads its own copy of a tied embedding, not the embeddings unit.
+  const bool pipeline = plan.pipeline().stages_size() > 1;
+  sync.tied_embeddings = plan.model().tie_word_embeddings() && !pipeline;
   sync.offload_optimizer = !plan.sharding().offload().empty() && plan.sharding().offload() != "none";
-  return Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync);
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                         Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync));
+  if (pipeline) {
+    ACCEL_ASSIGN_OR_RETURN(PipelineContext context,
+                           PipelineContextFromPlan(plan, rank, groups.Get("pp"), groups.Get("embedding")));
+    ACCEL_RETURN_IF_ERROR(trainer->SetPipeline(std::move(context)));
+  }
+  return trainer;
+}
+
+// The blocks, embeddings and head of this rank's pipeline stage (the whole model without one).
+StageSpan StageSpanOf(const ir::Plan& plan, int rank) {
+  const ir::Pipeline& pipeline = plan.pipeline();
+  if (pipeline.stages_size() <= 1) return {};
+  const ir::PipelineStage& stage = pipeline.stages(plan.ranks(rank).stage());
+  return StageSpan{stage.layer_begin(), stage.layer_end(), stage.has_embedding(), stage.has_lm_head()};
 }
 
 // config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
@@ -358,6 +375,9 @@ struct LoopOutcome {
   int64_t peak_tensor_bytes = 0;  // largest per-step peak of this rank
   int64_t peak_reserved_bytes = 0;  // CUDA: largest per-step peak reserve of this rank
   int64_t last_checkpoint = -1;   // step of the newest checkpoint on disk from this run or resume
+  // Pipeline: seconds this rank waited in receives and ran its schedule, timed steps only.
+  double recv_wait_seconds = 0;
+  double schedule_seconds = 0;
 };
 
 absl::Status SaveCheckpointOf(RunState& s) {
@@ -459,6 +479,8 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
     if (record.step != o.first_step_of_run) {
       o.timed_seconds += step_seconds;
       ++o.timed_steps;
+      o.recv_wait_seconds += s.trainer.last_pipeline_step().recv_wait_seconds;
+      o.schedule_seconds += s.trainer.last_pipeline_step().schedule_seconds;
     }
     o.last_loss = result.loss;
     o.peak_tensor_bytes = std::max(o.peak_tensor_bytes, record.peak_tensor_bytes.value_or(0));
@@ -506,10 +528,29 @@ absl::StatusOr<std::vector<RankMemory>> GatherRankMemory(RunState& s, const Loop
   return out;
 }
 
+// Pipeline only: per stage, the share of its schedule time its ranks spent blocked in
+// receives, gathered on every rank (one all-reduce).
+absl::StatusOr<std::vector<double>> GatherPipelineWait(RunState& s, const LoopOutcome& o) {
+  const int stages = s.plan.pipeline().stages_size();
+  torch::Tensor sums = torch::zeros({stages, 2}, torch::TensorOptions().dtype(torch::kDouble));
+  const int stage = s.plan.ranks(s.env.rank).stage();
+  sums[stage][0] = o.recv_wait_seconds;
+  sums[stage][1] = o.schedule_seconds;
+  torch::Tensor on_device = sums.to(s.device);
+  ACCEL_RETURN_IF_ERROR(s.world.AllReduce(on_device, ReduceOp::kSum));
+  sums = on_device.cpu();
+  std::vector<double> out;
+  for (int i = 0; i < stages; ++i) {
+    const double total = sums[i][1].item<double>();
+    out.push_back(total > 0 ? sums[i][0].item<double>() / total : 0);
+  }
+  return out;
+}
+
 // rank 0 writes run_dir/summary.json: steps, loss, throughput and memory measured per rank next
 // to the plan's estimate.
 absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_tps,
-                          const std::vector<RankMemory>& memory) {
+                          const std::vector<RankMemory>& memory, const std::vector<double>& pipeline_wait) {
   if (s.env.run_dir.empty()) return absl::OkStatus();
   RunSummary summary;
   summary.steps_done = s.trainer.step();
@@ -519,6 +560,10 @@ absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_t
   summary.world_size = s.env.world_size;
   summary.stopped = o.stopped;
   if (s.measure_tensors || s.measure_cuda) summary.memory_json = MemoryReportJson(s.plan, memory);
+  if (!pipeline_wait.empty()) {
+    summary.planned_bubble = s.plan.pipeline().bubble_fraction();
+    summary.measured_wait_per_stage = pipeline_wait;
+  }
   return WriteFileAtomically(s.env.run_dir, "summary.json", RunSummaryJson(summary));
 }
 
@@ -532,7 +577,11 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
   }
   ACCEL_RETURN_IF_ERROR(s.world.Barrier());
   const int64_t sample_tokens = s.plan.training().sample_tokens();
-  if (!o.stopped && sample_tokens > 0) {
+  const bool pipeline = s.plan.pipeline().stages_size() > 1;
+  if (pipeline && sample_tokens > 0 && leader) {
+    Log("sample: skipped (pipeline parallel: no rank holds the whole model)");
+  }
+  if (!o.stopped && sample_tokens > 0 && !pipeline) {
     // Stage 3 holds shards only: every rank gathers, then rank 0 samples without hooks (with
     // tensor parallelism, every rank of each tp group, since the forward communicates).
     ACCEL_RETURN_IF_ERROR(s.trainer.sync().GatherAll());
@@ -547,6 +596,10 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
   if (s.measure_tensors || s.measure_cuda) {
     ACCEL_ASSIGN_OR_RETURN(memory, GatherRankMemory(s, o));
   }
+  std::vector<double> pipeline_wait;
+  if (pipeline) {
+    ACCEL_ASSIGN_OR_RETURN(pipeline_wait, GatherPipelineWait(s, o));
+  }
   if (!leader) return absl::OkStatus();
   const int64_t tokens_per_step = s.plan.batch().tokens_per_step();
   const double mean_tps =
@@ -554,12 +607,19 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
   Log(absl::StrFormat("%s after step %d of %d in %.1f s", o.stopped ? "stopped" : "done",
                       s.trainer.step(), total_steps, Seconds(Clock::now() - started)));
   if (s.measure_tensors || s.measure_cuda) Log(MemorySummaryLine(s.plan, memory));
+  if (pipeline) {
+    std::vector<std::string> waits;
+    for (double w : pipeline_wait) waits.push_back(absl::StrFormat("%.1f%%", 100 * w));
+    Log(absl::StrFormat("pipeline: %s schedule, planned bubble %.1f%%; time blocked in receives per stage %s",
+                        s.plan.pipeline().schedule(), 100 * s.plan.pipeline().bubble_fraction(),
+                        absl::StrJoin(waits, " ")));
+  }
   Log(absl::StrFormat(
       "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
       "%.1f MiB on rank 0, checkpoints in %s",
       s.trainer.step() - o.first_step_of_run + 1, o.last_loss, mean_tps, s.env.world_size,
       static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), s.plan.checkpoint().dir()));
-  return WriteSummary(s, o, mean_tps, memory);
+  return WriteSummary(s, o, mean_tps, memory, pipeline_wait);
 }
 
 absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv& env,
@@ -631,7 +691,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
     pretrained = [&plan](CausalLm& whole) { return LoadPretrained(whole, plan.model().init_from()); };
   }
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
-                         BuildCausalLm(model_config, seed, tp, pretrained));
+                         BuildCausalLm(model_config, seed, tp, pretrained, StageSpanOf(plan, env.rank)));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   ACCEL_ASSIGN_OR_RETURN(std::vector<uint32_t> tokens,
                          LoadTokens(plan.data(), plan.model().vocab_size()));

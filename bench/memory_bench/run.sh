@@ -5,11 +5,12 @@
 #
 # For every CPU example under examples/specs/ and more layouts made from them with --set (sharding
 # stages 0-3, hybrid sharding, fp32/bf16 parameters, compute and reduction, gradient
-# accumulation, offload, selective and full recompute, a Llama model), runs `accel run` for STEPS steps and reads the run's
+# accumulation, offload, selective and full recompute, a Llama model, pipeline schedules, tensor
+# parallelism, the 3D example), runs `accel run` for STEPS steps and reads the run's
 # summary.json: the estimate per category for the rank's pipeline stage (device terms without
 # runtime_overhead, which the counting allocator cannot see) and the peak live tensor bytes the
 # counting CPU allocator measured on each rank (executor/memory/counting_allocator.h). Prints one
-# row per layout with measured/estimate for the rank with the largest peak. Target: within ±5%.
+# row per layout and pipeline stage with measured/estimate for the rank with the largest peak. Target: within ±5%.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
 
@@ -45,6 +46,11 @@ LAYOUTS=(
   "llama seq 128|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4"
   "llama seq 128, recompute selective|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4 training.recompute=selective"
   "llama stage 3 bf16|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 sharding.stage=3 precision.params=bf16"
+  "pp 2 1f1b x dp 2, 4 microbatches|$Z2|parallel.pipeline=2 parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
+  "pp 2 gpipe x dp 2, 4 microbatches|$Z2|parallel.pipeline=2 parallel.pipeline_schedule=gpipe parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
+  "pp 4 1f1b, 8 microbatches, stage 0|$Z2|parallel.pipeline=4 parallel.data_shard=1 sharding.stage=0 data.grad_accum_steps=8 data.global_batch_size=auto"
+  "tp 2 x dp 2 stage 1|$Z2|parallel.tensor=2 parallel.data_shard=2 sharding.stage=1"
+  "3D example (8 ranks)|examples/specs/gpt2-mini_cpu8_3d.yaml|"
 )
 
 ROWS=$WORK/rows.jsonl
@@ -73,15 +79,19 @@ worst = 0
 for line in open(sys.argv[1]):
     row = json.loads(line)
     ranks = row["memory"]["ranks"]
-    top = max(ranks, key=lambda r: r["peak_tensor_bytes"])
-    est = next(e for e in row["memory"]["estimate"] if e["stage"] == top["stage"])
-    terms = [f'{mib(est["terms"].get(c, 0)):.2f}' if c in est["terms"] else "-" for c in cats]
-    # Offloaded (host) terms: on a CPU device the counting allocator sees them too.
-    host = sum(v for k, v in est["terms"].items() if k.startswith("host_"))
-    terms.append(f"{mib(host):.2f}" if host else "-")
-    ratio = top["measured_over_estimate"]
-    worst = max(worst, abs(ratio - 1))
-    print(f'| {row["name"]} | ' + " | ".join(terms) +
-          f' | {mib(top["estimate_tensor_bytes"]):.2f} | {mib(top["peak_tensor_bytes"]):.2f} | {ratio:.3f} |')
+    stages = sorted({r["stage"] for r in ranks})
+    # One row per pipeline stage (stages hold different layers, embeddings and head).
+    for stage in stages:
+        top = max((r for r in ranks if r["stage"] == stage), key=lambda r: r["peak_tensor_bytes"])
+        est = next(e for e in row["memory"]["estimate"] if e["stage"] == stage)
+        terms = [f'{mib(est["terms"].get(c, 0)):.2f}' if c in est["terms"] else "-" for c in cats]
+        # Offloaded (host) terms: on a CPU device the counting allocator sees them too.
+        host = sum(v for k, v in est["terms"].items() if k.startswith("host_"))
+        terms.append(f"{mib(host):.2f}" if host else "-")
+        ratio = top["measured_over_estimate"]
+        worst = max(worst, abs(ratio - 1))
+        name = row["name"] + (f", stage {stage}" if len(stages) > 1 else "")
+        print(f'| {name} | ' + " | ".join(terms) +
+              f' | {mib(top["estimate_tensor_bytes"]):.2f} | {mib(top["peak_tensor_bytes"]):.2f} | {ratio:.3f} |')
 print(f"\nMiB per rank (rank with the largest peak). Largest deviation: {worst*100:.1f}% (target 5%)")
 PY

@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -48,6 +50,28 @@ absl::StatusOr<SafetensorsFile> ConsolidateModel(const std::string& checkpoint_d
   return model;
 }
 
+// A pipeline whose last stage keeps a copy of a tied word embedding saves it as lm_head.weight
+// (ir::Parameter.tied_to); Hugging Face ties the head itself, so a tied model's export leaves
+// the copy out. The copy is bitwise the embedding (both take the same summed gradient), which
+// is checked rather than assumed.
+absl::Status DropTiedCopy(const std::string& config_json, SafetensorsFile& model) {
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.value("tie_word_embeddings", false)) return absl::OkStatus();
+  auto find = [&model](const std::string& name) {
+    return std::find_if(model.tensors.begin(), model.tensors.end(),
+                        [&name](const SafetensorsTensor& t) { return t.name == name; });
+  };
+  auto copy = find("lm_head.weight");
+  if (copy == model.tensors.end()) return absl::OkStatus();
+  auto original = find("transformer.wte.weight");
+  if (original == model.tensors.end()) original = find("model.embed_tokens.weight");
+  if (original == model.tensors.end() || original->data != copy->data) {
+    return absl::DataLossError("the checkpoint's lm_head.weight of a tied model differs from its word embedding");
+  }
+  model.tensors.erase(copy);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ExportCheckpoint(const std::string& checkpoint_dir, const std::string& out_dir, ExportSummary* summary) {
@@ -58,6 +82,7 @@ absl::Status ExportCheckpoint(const std::string& checkpoint_dir, const std::stri
   if (!config.ok()) return config.status();
   std::optional<SafetensorsFile> model;
   ACCEL_ASSIGN_OR_RETURN(model, ConsolidateModel(checkpoint_dir));
+  ACCEL_RETURN_IF_ERROR(DropTiedCopy(*config, *model));
   const int64_t num_tensors = static_cast<int64_t>(model->tensors.size());
   ACCEL_ASSIGN_OR_RETURN(const std::string bytes, SerializeSafetensors(*model));
   model.reset();  // the serialized copy is all that is needed from here on

@@ -47,8 +47,7 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   const struct {
     ir::Axis axis;
     const char* field;
-  } kAxes[] = {{ir::Axis::kPp, "parallel.pipeline"},
-               {ir::Axis::kCp, "parallel.context"}};
+  } kAxes[] = {{ir::Axis::kCp, "parallel.context"}};
   for (const auto& a : kAxes) {
     const int64_t size = ir::AxisSize(plan, a.axis);
     if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);

@@ -31,9 +31,8 @@ struct SupportIssue {
 };
 
 // Every plan feature this executor cannot run, in spec order; empty when it can run the plan.
-// Reads only the plan (the workers call it on the plan they loaded). Checked: parallel.tensor
-// (tp), parallel.pipeline (pp) and parallel.context (cp) > 1 (from the mesh, so resolved `auto`
-// values are caught), cluster.device cuda without capabilities.cuda, the SDPA attention kernel
+// Reads only the plan (the workers call it on the plan they loaded). Checked:
+// parallel.context (cp) > 1 (from the mesh, so a resolved `auto` is caught), cluster.device cuda without capabilities.cuda, the SDPA attention kernel
 // (which the planner chooses for cuda) without capabilities.sdpa, precision.params fp16,
 // precision.compute fp16 on a cpu device (no fp16 matmul in LibTorch's CPU kernels), precision.reduce
 // other than fp32/bf16.

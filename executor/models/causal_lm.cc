@@ -45,6 +45,24 @@ torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, cons
   return RecomputeMany(core, {q, k, v}).front();
 }
 
+torch::Tensor CausalLm::Forward(const torch::Tensor& tokens) {
+  TORCH_CHECK(span_.Whole(config_.num_layers), "Forward needs the whole model; this one holds blocks ",
+              span_.layer_begin, "..", span_.layer_end - 1, " of a pipeline (use ForwardStage)");
+  return ForwardStage(tokens);
+}
+
+int64_t CausalLm::StageSequenceLength(const torch::Tensor& input) const {
+  if (span_.has_embedding) {
+    TORCH_CHECK(input.dim() == 2, "tokens must be [batch, seq], got ", input.sizes());
+    TORCH_CHECK(input.size(1) <= config_.max_seq_len, "sequence length ", input.size(1),
+                " exceeds max_seq_len ", config_.max_seq_len);
+    return input.size(1);
+  }
+  TORCH_CHECK(input.dim() == 3 && input.size(2) == config_.hidden_size,
+              "hidden states must be [batch, seq, ", config_.hidden_size, "], got ", input.sizes());
+  return input.size(1) * (tp_.sequence_sharded() ? tp_.size() : 1);
+}
+
 absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modules) {
   const size_t layers = static_cast<size_t>(config_.num_layers);
   std::map<std::string, std::pair<size_t, bool>> known;  // path -> (layer, is attention core)
@@ -70,9 +88,19 @@ absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modul
 
 namespace {
 
-std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParallel& tp) {
-  if (config.arch == ModelArch::kGpt2) return std::make_shared<Gpt2Model>(config, tp);
-  return std::make_shared<LlamaModel>(config, tp);
+std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParallel& tp,
+                                    const StageSpan& span = {}) {
+  if (config.arch == ModelArch::kGpt2) return std::make_shared<Gpt2Model>(config, tp, span);
+  return std::make_shared<LlamaModel>(config, tp, span);
+}
+
+absl::Status CheckSpan(const ModelConfig& c, const StageSpan& span) {
+  const int64_t end = span.End(c.num_layers);
+  if (span.layer_begin < 0 || end > c.num_layers || span.layer_begin > end) {
+    return absl::InvalidArgumentError(absl::StrCat("pipeline stage blocks [", span.layer_begin, ", ", end,
+                                                   ") are not within the model's ", c.num_layers));
+  }
+  return absl::OkStatus();
 }
 
 void InitializeParameters(CausalLm& model, const ModelConfig& config, uint64_t seed) {
@@ -122,21 +150,27 @@ void SumReplicatedGradients(CausalLm& model) {
 
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
                                                         const TensorParallel& tp,
-                                                        const ModelInitializer& initialize) {
+                                                        const ModelInitializer& initialize,
+                                                        const StageSpan& span) {
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
   if (absl::Status s = CheckTensorParallelDegree(config, tp.size()); !s.ok()) return s;
+  if (absl::Status s = CheckSpan(config, span); !s.ok()) return s;
   try {
     std::shared_ptr<CausalLm> full = MakeModel(config, TensorParallel{});
     InitializeParameters(*full, config, seed);
     if (initialize) {
       if (absl::Status s = initialize(*full); !s.ok()) return s;
     }
-    if (!tp.enabled()) return full;
-    std::shared_ptr<CausalLm> model = MakeModel(config, tp);
+    if (!tp.enabled() && span.Whole(config.num_layers)) return full;
+    std::shared_ptr<CausalLm> model = MakeModel(config, tp, span);
     torch::NoGradGuard no_grad;
     const auto whole = full->named_parameters();
     for (auto& item : model->named_parameters()) {
-      item.value().copy_(TpSlice(whole[item.key()], model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
+      // A tied head's copy (a stage without the embedding) starts as the word embedding.
+      const torch::Tensor* source = whole.find(item.key());
+      if (source == nullptr) source = whole.find(model->WordEmbeddingName());
+      TORCH_CHECK(source != nullptr, "parameter ", item.key(), " is not in the whole model");
+      item.value().copy_(TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
     }
     if (tp.sequence_sharded()) SumReplicatedGradients(*model);
     return model;

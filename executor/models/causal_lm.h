@@ -19,6 +19,23 @@
 
 namespace accel::exec {
 
+// The part of the model one pipeline stage holds (ir::PipelineStage): transformer blocks
+// [layer_begin, layer_end), the embeddings when has_embedding, and the final norm, the output
+// head and the loss when has_head. The default is the whole model.
+struct StageSpan {
+  int64_t layer_begin = 0;
+  int64_t layer_end = -1;  // one past the last block; −1: through the last block
+  bool has_embedding = true;
+  bool has_head = true;
+
+  // The blocks' end for a model of `num_layers` blocks.
+  int64_t End(int64_t num_layers) const { return layer_end < 0 ? num_layers : layer_end; }
+  // Whether this is the whole model of `num_layers` blocks.
+  bool Whole(int64_t num_layers) const {
+    return layer_begin == 0 && End(num_layers) == num_layers && has_embedding && has_head;
+  }
+};
+
 // A causal language model whose named_parameters() are exactly the Hugging Face names of the
 // architecture (so model.safetensors moves between accel and transformers unchanged).
 //
@@ -27,15 +44,34 @@ namespace accel::exec {
 // same forward and backward, since they communicate.
 class CausalLm : public torch::nn::Module {
  public:
-  CausalLm(ModelConfig config, TensorParallel tp) : config_(config), tp_(std::move(tp)) {}
+  // A pipeline stage's model (span) holds only that stage's parameters, under the same names; a
+  // tied head on a stage without the embedding holds its own copy as "lm_head.weight"
+  // (ir::Parameter.tied_to).
+  CausalLm(ModelConfig config, TensorParallel tp, StageSpan span = {})
+      : config_(config), tp_(std::move(tp)), span_(span) {
+    span_.layer_end = span.End(config.num_layers);
+  }
   ~CausalLm() override = default;
 
-  // tokens: [batch, seq] int64 token ids in [0, vocab_size), seq <= max_seq_len (with sequence
-  // parallelism seq divides by tp). Returns logits [batch, seq, vocab_size / tp]: this rank's
-  // columns of the (padded) vocabulary (all of them without tensor parallelism; see
-  // VocabParallelCrossEntropy and GatherVocabParallel); position t depends only on tokens 0..t.
-  // Throws c10::Error on bad shapes (callers at module boundaries catch it).
-  virtual torch::Tensor Forward(const torch::Tensor& tokens) = 0;
+  // The whole model (its span must be whole). tokens: [batch, seq] int64 token ids in
+  // [0, vocab_size), seq <= max_seq_len (with sequence parallelism seq divides by tp). Returns
+  // logits [batch, seq, vocab_size / tp]: this rank's columns of the (padded) vocabulary (all of
+  // them without tensor parallelism; see VocabParallelCrossEntropy and GatherVocabParallel);
+  // position t depends only on tokens 0..t. Throws c10::Error on bad shapes (callers at module
+  // boundaries catch it).
+  torch::Tensor Forward(const torch::Tensor& tokens);
+
+  // This stage's forward: input is tokens [batch, seq] on a stage with the embedding, else the
+  // previous stage's hidden states [batch, seq (seq / tp with sequence parallelism), hidden];
+  // returns logits as Forward on a stage with the head, else the hidden states after its last
+  // block (the shape of ir::Pipeline.activation_shape). Throws c10::Error on bad shapes.
+  virtual torch::Tensor ForwardStage(const torch::Tensor& input) = 0;
+
+  // The Hugging Face name of the word embedding a tied head reads (and a tied copy copies).
+  virtual std::string WordEmbeddingName() const = 0;
+
+  // The pipeline stage this model holds.
+  const StageSpan& span() const { return span_; }
 
   // How parameter `name` (a Hugging Face name of this architecture) is split over tensor-parallel
   // ranks: Megatron-LM's column-parallel (q/k/v, c_attn, c_fc, gate/up: output dim), row-parallel
@@ -84,9 +120,14 @@ class CausalLm : public torch::nn::Module {
     return layer < recompute_core_.size() && recompute_core_[layer];
   }
 
+  // Checks and measures a stage's input: tokens [batch, seq] (returns seq) or hidden states
+  // (returns the whole sequence length, seq × tp when sequence-sharded).
+  int64_t StageSequenceLength(const torch::Tensor& input) const;
+
   friend class SequenceParallelPause;
   ModelConfig config_;
   TensorParallel tp_;
+  StageSpan span_;
   UnitHooks* hooks_ = nullptr;
   std::vector<bool> recompute_block_;
   std::vector<bool> recompute_core_;
@@ -140,11 +181,14 @@ using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 // over the tp group (their inputs are sequence shards; Korthikanti et al. 2022 §4.2.2).
 // `initialize`, when set, runs on the whole model after the seeded draw and before slicing (e.g.
 // LoadPretrained); its error is returned.
+// A pipeline stage (span) keeps only its parameters of the whole model, so every layout starts
+// from the same weights too; a tied head's copy starts equal to the word embedding.
 // Errors: InvalidArgument from ValidateModelConfig, or when tp.size() does not divide num_heads,
-// num_kv_heads, ffn_size or vocab_size.
+// num_kv_heads, ffn_size or vocab_size, or the span is not within the model.
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
                                                         const TensorParallel& tp = {},
-                                                        const ModelInitializer& initialize = {});
+                                                        const ModelInitializer& initialize = {},
+                                                        const StageSpan& span = {});
 
 }  // namespace accel::exec
 

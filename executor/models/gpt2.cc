@@ -69,49 +69,62 @@ TpSplit Gpt2Model::TensorParallelSplit(const std::string& name) const {
   if (absl::EndsWith(name, "mlp.c_fc.weight")) return {1, 1};
   if (absl::EndsWith(name, "mlp.c_fc.bias")) return {0, 1};
   if (absl::EndsWith(name, "c_proj.weight")) return {0, 1};
-  if (name == "transformer.wte.weight") return {0, 1};
+  if (name == "transformer.wte.weight" || name == "lm_head.weight") return {0, 1};
   return {};
 }
 
-Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp) : CausalLm(config, std::move(tp)) {
+Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan span)
+    : CausalLm(config, std::move(tp), span) {
   const int64_t h = config.hidden_size;
+  const int64_t vl = config.vocab_size / tp_.size();
   auto transformer = register_module("transformer", std::make_shared<torch::nn::Module>());
-  wte_ = transformer->register_module("wte", torch::nn::Embedding(config.vocab_size / tp_.size(), h));
-  wpe_ = transformer->register_module("wpe", torch::nn::Embedding(config.max_seq_len, h));
-  auto list = transformer->register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    blocks_.push_back(std::make_shared<Gpt2Block>(config, tp_));
-    list->push_back(blocks_.back());
+  if (span_.has_embedding) {
+    wte_ = transformer->register_module("wte", torch::nn::Embedding(vl, h));
+    wpe_ = transformer->register_module("wpe", torch::nn::Embedding(config.max_seq_len, h));
   }
-  ln_f_ = transformer->register_module(
-      "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(config.norm_eps)));
+  // Blocks under their global index ("transformer.h.5" on any stage), as ModuleList names them.
+  auto list = transformer->register_module("h", std::make_shared<torch::nn::Module>());
+  for (int64_t i = span_.layer_begin; i < span_.layer_end; ++i) {
+    blocks_.push_back(list->register_module(std::to_string(i), std::make_shared<Gpt2Block>(config, tp_)));
+  }
+  if (span_.has_head) {
+    ln_f_ = transformer->register_module(
+        "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(config.norm_eps)));
+    if (!span_.has_embedding) {
+      auto lm_head = register_module("lm_head", std::make_shared<torch::nn::Module>());
+      head_copy_ = lm_head->register_parameter("weight", torch::empty({vl, h}));
+    }
+  }
 }
 
-torch::Tensor Gpt2Model::Forward(const torch::Tensor& tokens) {
-  TORCH_CHECK(tokens.dim() == 2, "tokens must be [batch, seq], got ", tokens.sizes());
-  const int64_t t = tokens.size(1);
-  TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
-              config_.max_seq_len);
-  torch::Tensor positions = torch::arange(t, tokens.options().dtype(torch::kLong));
-  EnterUnit(0);
-  if (tp_.sequence_sharded()) {
-    // Each rank adds the positions of its own sequence chunk (ExitTensorParallel scatters seq).
-    positions = positions.narrow(0, tp_.rank() * (t / tp_.size()), t / tp_.size());
+torch::Tensor Gpt2Model::ForwardStage(const torch::Tensor& input) {
+  const int64_t t = StageSequenceLength(input);
+  torch::Tensor x = input;
+  if (span_.has_embedding) {
+    torch::Tensor positions = torch::arange(t, input.options().dtype(torch::kLong));
+    EnterUnit(0);
+    if (tp_.sequence_sharded()) {
+      // Each rank adds the positions of its own sequence chunk (ExitTensorParallel scatters seq).
+      positions = positions.narrow(0, tp_.rank() * (t / tp_.size()), t / tp_.size());
+    }
+    torch::Tensor tok = ExitTensorParallel(VocabParallelEmbedding(input, wte_->weight, tp_), tp_);
+    x = ExitUnit(0, tok + wpe_->forward(positions).unsqueeze(0));
   }
-  torch::Tensor tok = ExitTensorParallel(VocabParallelEmbedding(tokens, wte_->weight, tp_), tp_);
-  torch::Tensor x = ExitUnit(0, tok + wpe_->forward(positions).unsqueeze(0));
-  for (size_t i = 0; i < blocks_.size(); ++i) {
+  for (size_t j = 0; j < blocks_.size(); ++j) {
+    const size_t i = static_cast<size_t>(span_.layer_begin) + j;
     EnterUnit(static_cast<int>(i) + 1);
     const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
-    auto block = [b = blocks_[i], core](const torch::Tensor& in) { return b->Forward(in, core); };
+    auto block = [b = blocks_[j], core](const torch::Tensor& in) { return b->Forward(in, core); };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
+  if (!span_.has_head) return x;
   EnterUnit(HeadUnit());
   x = EnterTensorParallel(ln_f_->forward(x), tp_);
-  // The head is tied to wte, which the embeddings unit holds; under tensor parallelism it gives
-  // this rank's vocabulary columns.
-  return ExitUnit(HeadUnit(), torch::matmul(x, wte_->weight.t()));
+  // The head is tied to wte, which the embeddings unit holds (or its copy on a last pipeline
+  // stage); under tensor parallelism it gives this rank's vocabulary columns.
+  const torch::Tensor& head = span_.has_embedding ? wte_->weight : head_copy_;
+  return ExitUnit(HeadUnit(), torch::matmul(x, head.t()));
 }
 
 }  // namespace accel::exec

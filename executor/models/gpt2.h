@@ -55,14 +55,16 @@ class Gpt2Block : public torch::nn::Module {
 };
 
 // GPT-2 language model: transformer.{wte,wpe,h.N,ln_f}; the head is wte.weight (tied, so there is no
-// separate lm_head.weight parameter).
+// separate lm_head.weight parameter, except as the copy a last pipeline stage keeps).
 class Gpt2Model : public CausalLm {
  public:
   // config must pass ValidateModelConfig with arch kGpt2; tp.size() divides num_heads, ffn_size
   // and vocab_size (the padded vocabulary).
-  Gpt2Model(const ModelConfig& config, TensorParallel tp);
-  torch::Tensor Forward(const torch::Tensor& tokens) override;
+  // span: the pipeline stage to hold (CausalLm); blocks keep their global names.
+  Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
+  torch::Tensor ForwardStage(const torch::Tensor& input) override;
   TpSplit TensorParallelSplit(const std::string& name) const override;
+  std::string WordEmbeddingName() const override { return "transformer.wte.weight"; }
 
  protected:
   std::string BlockPath(int64_t layer) const override;
@@ -71,8 +73,9 @@ class Gpt2Model : public CausalLm {
  private:
   torch::nn::Embedding wte_{nullptr};
   torch::nn::Embedding wpe_{nullptr};
-  std::vector<std::shared_ptr<Gpt2Block>> blocks_;
+  std::vector<std::shared_ptr<Gpt2Block>> blocks_;  // blocks span.layer_begin … layer_end − 1
   torch::nn::LayerNorm ln_f_{nullptr};
+  torch::Tensor head_copy_;  // lm_head.weight: a last stage's copy of wte (pipeline only)
 };
 
 }  // namespace accel::exec

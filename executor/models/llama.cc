@@ -101,19 +101,25 @@ TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
   return {};
 }
 
-LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp) : CausalLm(config, std::move(tp)) {
+LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span)
+    : CausalLm(config, std::move(tp), span) {
   const int64_t vl = config.vocab_size / tp_.size();
   auto model = register_module("model", std::make_shared<torch::nn::Module>());
-  embed_tokens_ =
-      model->register_module("embed_tokens", torch::nn::Embedding(vl, config.hidden_size));
-  auto list = model->register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    layers_.push_back(std::make_shared<LlamaBlock>(config, tp_));
-    list->push_back(layers_.back());
+  if (span_.has_embedding) {
+    embed_tokens_ =
+        model->register_module("embed_tokens", torch::nn::Embedding(vl, config.hidden_size));
   }
-  norm_ = model->register_module("norm", std::make_shared<RmsNorm>(config.hidden_size, config.norm_eps));
-  if (!config.tie_embeddings) {
-    lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
+  // Layers under their global index ("model.layers.5" on any stage), as ModuleList names them.
+  auto list = model->register_module("layers", std::make_shared<torch::nn::Module>());
+  for (int64_t i = span_.layer_begin; i < span_.layer_end; ++i) {
+    layers_.push_back(list->register_module(std::to_string(i), std::make_shared<LlamaBlock>(config, tp_)));
+  }
+  if (span_.has_head) {
+    norm_ = model->register_module("norm", std::make_shared<RmsNorm>(config.hidden_size, config.norm_eps));
+    // Untied, or tied on a stage without the embedding (its copy, ir::Parameter.tied_to).
+    if (!config.tie_embeddings || !span_.has_embedding) {
+      lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
+    }
   }
   const int64_t d = config.hidden_size / config.num_heads;
   inv_freq_ = torch::pow(config.rope_theta,
@@ -121,29 +127,30 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp) : CausalLm(
                   .to(torch::kFloat);
 }
 
-torch::Tensor LlamaModel::Forward(const torch::Tensor& tokens) {
-  TORCH_CHECK(tokens.dim() == 2, "tokens must be [batch, seq], got ", tokens.sizes());
-  const int64_t t = tokens.size(1);
-  TORCH_CHECK(t <= config_.max_seq_len, "sequence length ", t, " exceeds max_seq_len ",
-              config_.max_seq_len);
-  EnterUnit(0);
-  torch::Tensor x =
-      ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(tokens, embed_tokens_->weight, tp_), tp_));
+torch::Tensor LlamaModel::ForwardStage(const torch::Tensor& input) {
+  const int64_t t = StageSequenceLength(input);
+  torch::Tensor x = input;
+  if (span_.has_embedding) {
+    EnterUnit(0);
+    x = ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(input, embed_tokens_->weight, tp_), tp_));
+  }
   // Rotary tables in fp32 as Hugging Face computes them, then cast to the activation dtype.
-  torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(tokens.device()));
-  torch::Tensor freqs = torch::outer(positions, inv_freq_.to(tokens.device()));
+  torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(input.device()));
+  torch::Tensor freqs = torch::outer(positions, inv_freq_.to(input.device()));
   torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   torch::Tensor cos = emb.cos().to(x.scalar_type());
   torch::Tensor sin = emb.sin().to(x.scalar_type());
-  for (size_t i = 0; i < layers_.size(); ++i) {
+  for (size_t j = 0; j < layers_.size(); ++j) {
+    const size_t i = static_cast<size_t>(span_.layer_begin) + j;
     EnterUnit(static_cast<int>(i) + 1);
     const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
-    auto block = [l = layers_[i], cos, sin, core](const torch::Tensor& in) {
+    auto block = [l = layers_[j], cos, sin, core](const torch::Tensor& in) {
       return l->Forward(in, cos, sin, core);
     };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
+  if (!span_.has_head) return x;
   EnterUnit(HeadUnit());
   x = EnterTensorParallel(norm_->Forward(x), tp_);
   // A tied head reads embed_tokens, which the embeddings unit holds; under tensor parallelism

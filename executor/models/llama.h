@@ -61,9 +61,12 @@ class LlamaModel : public CausalLm {
  public:
   // config must pass ValidateModelConfig with arch kLlama; tp.size() divides num_heads,
   // num_kv_heads, ffn_size and vocab_size (the padded vocabulary).
-  LlamaModel(const ModelConfig& config, TensorParallel tp);
-  torch::Tensor Forward(const torch::Tensor& tokens) override;
+  // span: the pipeline stage to hold (CausalLm); layers keep their global names, and a tied
+  // head on a stage without the embedding gets lm_head as the embedding's copy.
+  LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
+  torch::Tensor ForwardStage(const torch::Tensor& input) override;
   TpSplit TensorParallelSplit(const std::string& name) const override;
+  std::string WordEmbeddingName() const override { return "model.embed_tokens.weight"; }
 
  protected:
   std::string BlockPath(int64_t layer) const override;
@@ -71,7 +74,7 @@ class LlamaModel : public CausalLm {
 
  private:
   torch::nn::Embedding embed_tokens_{nullptr};
-  std::vector<std::shared_ptr<LlamaBlock>> layers_;
+  std::vector<std::shared_ptr<LlamaBlock>> layers_;  // layers span.layer_begin … layer_end − 1
   std::shared_ptr<RmsNorm> norm_;
   torch::nn::Linear lm_head_{nullptr};
   // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer.

@@ -190,12 +190,12 @@ absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   // Summed where the optimizer tensors live (the host when offloaded), then moved once to the
   // parameters' device, where the collectives run. Under tensor parallelism the tp-split
   // parameters' sum is added over the tp group; replicated ones are the same on every tp rank
-  // and count once.
+  // and count once. A tied copy counts on its original's stage only.
   const bool tp = groups_.tp != nullptr && groups_.tp->Size() > 1;
   at::Tensor sq = at::zeros({2}, opt_.front().options().dtype(at::kDouble));
   for (size_t i = 0; i < opt_.size(); ++i) {
     const at::Tensor& g = opt_[i].grad();
-    if (g.defined()) sq[tp && !layout_.params[i].tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
+    if (g.defined() && layout_.params[i].tied_to.empty()) sq[tp && !layout_.params[i].tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
   }
   sq = sq.to(params_.front().device());
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {

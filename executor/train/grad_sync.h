@@ -83,8 +83,10 @@ class GradSync {
   // Errors: those of the communicators (timeouts, peer failures), Internal for LibTorch errors.
   virtual absl::Status EndMicroStep() = 0;
 
-  // Σ g² over every element of the averaged gradient, in fp64, identical on every rank (the
-  // owners' partial sums are all-reduced over dp_shard; tp-split parameters' over tp).
+  // Σ g² over every element of the averaged gradient of this pipeline stage, in fp64, identical
+  // on every rank of the stage (the owners' partial sums are all-reduced over dp_shard;
+  // tp-split parameters' over tp). A tied copy (ParamSlot::tied_to) is left out: its original
+  // on the first stage counts it. The caller adds the stages' sums over pp.
   virtual absl::StatusOr<double> GradNormSquared() = 0;
 
   // After the optimizer updated OptimizerParams(): makes the module's parameters match (master

@@ -80,6 +80,7 @@ absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, 
       slot.tp_dim = p.tp_dim();
       slot.tp_parts = std::max(1, p.tp_parts());
       slot.tp_split = p.tp_dim() >= 0;
+      slot.tied_to = p.tied_to();
       out.params.push_back(it->second);
     }
     layout.units.push_back(std::move(out));

@@ -147,6 +147,11 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         slot.owned_begin = 0;
         slot.owned_end = slot.numel;
       }
+      // A tied copy (a last pipeline stage's lm_head.weight) saved by a layout without it reads
+      // its original: the two are bitwise equal, optimizer states included.
+      if (!slot.tied_to.empty() && !has(slot.name) && !has("optimizer.master." + slot.name)) {
+        slot.name = slot.tied_to;
+      }
       const std::string master = "optimizer.master." + slot.name;
       const std::string source = has(master) ? master : slot.name;
       if (!has(source)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", slot.name));

@@ -38,19 +38,21 @@ std::vector<at::Device> GeneratorDevices(const std::vector<torch::Tensor>& param
 
 }  // namespace
 
+torch::Tensor CausalLmLossOfLogits(const CausalLm& model, const torch::Tensor& logits,
+                                   const torch::Tensor& targets) {
+  torch::Tensor flat = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
+  if (model.tensor_parallel().enabled()) {
+    // This rank holds only its vocabulary columns: never gather the logits.
+    return VocabParallelCrossEntropy(flat, targets.reshape({-1}), model.tensor_parallel()).mean();
+  }
+  return torch::nn::functional::cross_entropy(flat, targets.reshape({-1}));
+}
+
 LossFn CausalLmLoss() {
   return [](torch::nn::Module& module, const torch::Tensor& batch) {
     auto& model = dynamic_cast<CausalLm&>(module);
     const int64_t seq = batch.size(1) - 1;
-    torch::Tensor inputs = batch.narrow(1, 0, seq);
-    torch::Tensor targets = batch.narrow(1, 1, seq);
-    torch::Tensor logits = model.Forward(inputs);
-    torch::Tensor flat = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
-    if (model.tensor_parallel().enabled()) {
-      // This rank holds only its vocabulary columns: never gather the logits.
-      return VocabParallelCrossEntropy(flat, targets.reshape({-1}), model.tensor_parallel()).mean();
-    }
-    return torch::nn::functional::cross_entropy(flat, targets.reshape({-1}));
+    return CausalLmLossOfLogits(model, model.Forward(batch.narrow(1, 0, seq)), batch.narrow(1, 1, seq));
   };
 }
 
@@ -150,8 +152,28 @@ absl::StatusOr<StepResult> Trainer::Step(const std::vector<torch::Tensor>& micro
   }
 }
 
-absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {
-  module_->train();
+absl::Status Trainer::SetPipeline(PipelineContext context) {
+  auto lm = std::dynamic_pointer_cast<CausalLm>(module_);
+  if (lm == nullptr) return absl::InvalidArgumentError("a pipeline stage's module must be a CausalLm");
+  tied_index_ = -1;
+  if (!context.tied_parameter.empty()) {
+    int i = 0;
+    for (const auto& item : module_->named_parameters()) {
+      if (item.key() == context.tied_parameter) tied_index_ = i;
+      ++i;
+    }
+    if (tied_index_ < 0 || context.embedding == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("pipeline stage ", context.stage.index(),
+                                                     ": the tied parameter ", context.tied_parameter,
+                                                     " is not in the module or has no embedding group"));
+    }
+  }
+  pipeline_ = std::move(context);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> Trainer::RunMicroSteps(const std::vector<torch::Tensor>& micro_batches) {
+  if (pipeline_.has_value()) return RunPipelineMicroSteps(micro_batches);
   const torch::Device device = micro_batches.front().device();
   const auto accumulation = static_cast<int64_t>(micro_batches.size());
   double loss_sum = 0;
@@ -166,10 +188,56 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
     loss_sum += loss.item<double>();
     if (absl::Status s = sync_->EndMicroStep(); !s.ok()) return s;
   }
+  return loss_sum;
+}
+
+absl::StatusOr<double> Trainer::RunPipelineMicroSteps(const std::vector<torch::Tensor>& micro_batches) {
+  auto& model = dynamic_cast<CausalLm&>(*module_);
+  const torch::Device device = micro_batches.front().device();
+  StageCompute compute;
+  compute.forward = [&](const torch::Tensor& input) {
+    AutocastScope autocast(device.type(), options_.precision);
+    return model.ForwardStage(input);
+  };
+  compute.loss = [&](const torch::Tensor& logits, const torch::Tensor& targets) {
+    AutocastScope autocast(device.type(), options_.precision);
+    return CausalLmLossOfLogits(model, logits, targets);
+  };
+  std::vector<torch::Tensor> on_device;
+  for (const torch::Tensor& b : micro_batches) on_device.push_back(b.to(device));
+  last_pipeline_step_ = PipelineStepRecord{};
+  const double factor = scaler_.scale() / static_cast<double>(micro_batches.size());
+  absl::StatusOr<double> loss_sum =
+      RunPipelineStage(*pipeline_, on_device, factor, *sync_, compute, &last_pipeline_step_);
+  if (!loss_sum.ok()) return loss_sum.status();
+  if (absl::Status s = SumTiedGradients(); !s.ok()) return s;
+  // Only the last stage has the loss: every stage reports it.
+  torch::Tensor l = torch::full({1}, *loss_sum, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  if (absl::Status s = pipeline_->pp->AllReduce(l, ReduceOp::kSum); !s.ok()) return s;
+  return l.item<double>();
+}
+
+absl::Status Trainer::SumTiedGradients() {
+  if (tied_index_ < 0) return absl::OkStatus();
+  torch::Tensor target = sync_->OptimizerParams()[tied_index_];
+  if (!target.grad().defined()) target.mutable_grad() = torch::zeros_like(target);
+  torch::Tensor grad = target.grad();
+  torch::Tensor on_device = grad.to(params_.front().device());
+  if (absl::Status s = pipeline_->embedding->AllReduce(on_device, ReduceOp::kSum); !s.ok()) return s;
+  if (!on_device.is_same(grad)) grad.copy_(on_device);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {
+  module_->train();
+  const torch::Device device = micro_batches.front().device();
+  const auto accumulation = static_cast<int64_t>(micro_batches.size());
+  absl::StatusOr<double> loss_sum = RunMicroSteps(micro_batches);
+  if (!loss_sum.ok()) return loss_sum.status();
   StepResult result;
   result.step = step_;
   result.sync = sync_->stats();
-  result.loss = loss_sum / static_cast<double>(accumulation);
+  result.loss = *loss_sum / static_cast<double>(accumulation);
   if (dp_ != nullptr && dp_->Size() > 1) {
     torch::Tensor l = torch::full({1}, result.loss, torch::TensorOptions().dtype(torch::kDouble).device(device));
     if (absl::Status s = dp_->AllReduce(l, ReduceOp::kAvg); !s.ok()) return s;
@@ -201,6 +269,12 @@ absl::StatusOr<double> Trainer::UnscaleAndClipGradients() {
   torch::NoGradGuard no_grad;
   absl::StatusOr<double> squared = sync_->GradNormSquared();
   if (!squared.ok()) return squared.status();
+  if (pipeline_.has_value()) {
+    // Each stage summed its own parameters (a tied copy not counted): add the stages.
+    torch::Tensor sq = torch::full({1}, *squared, torch::TensorOptions().dtype(torch::kDouble).device(params_.front().device()));
+    if (absl::Status s = pipeline_->pp->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;
+    squared = sq.item<double>();
+  }
   const double scale = scaler_.scale();
   const double norm = std::sqrt(*squared) / scale;
   if (!std::isfinite(norm)) return norm;
@@ -291,7 +365,8 @@ absl::StatusOr<GlobalDataPosition> Trainer::LoadState(const std::string& dir) {
   if (!sharded && ShardedCheckpoint()) {
     return absl::InvalidArgumentError(absl::StrCat(
         dir, " is an unsharded checkpoint (", kModelFile, ", ", kOptimizerFile,
-        "): it resumes only at sharding.stage 0 with fp32 parameters and no tensor parallelism; "
+        "): it resumes only at sharding.stage 0 with fp32 parameters and no tensor or pipeline "
+        "parallelism; "
         "`accel export` turns its weights into model.safetensors"));
   }
   absl::StatusOr<std::string> optimizer_bytes;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "executor/train/shard_layout.h"
 #include "executor/train/loss_scaler.h"
 #include "executor/train/lr_schedule.h"
+#include "executor/train/pipeline_schedule.h"
 
 namespace accel::exec {
 
@@ -38,6 +40,11 @@ using LossFn = std::function<torch::Tensor(torch::nn::Module& module, const torc
 // mean over b*seq positions, computed in fp32; vocabulary-parallel (VocabParallelCrossEntropy)
 // under tensor parallelism, the same value on every tp rank.
 LossFn CausalLmLoss();
+
+// The same loss from a CausalLm's logits [b, seq, vocab / tp] and targets [b, seq] (a pipeline's
+// last stage, which receives hidden states rather than tokens).
+torch::Tensor CausalLmLossOfLogits(const CausalLm& model, const torch::Tensor& logits,
+                                   const torch::Tensor& targets);
 
 // Optimizer family. kAdamW: decoupled weight decay (Loshchilov & Hutter 2019), torch::optim::AdamW;
 // weight decay applies to parameters with >= 2 dims (matrices and embeddings), not to biases and
@@ -106,6 +113,16 @@ class Trainer {
                                                          std::shared_ptr<Communicator> dp);
   ~Trainer();
 
+  // Makes this trainer one stage of a pipeline (context.num_stages > 1; the module must be a
+  // CausalLm holding that stage): Step then runs the plan's op list for the stage
+  // (RunPipelineStage), sums the tied embedding's gradients over context.embedding, reports the
+  // last stage's loss on every stage and takes the gradient norm over all stages.
+  // Errors: InvalidArgument when the module is no CausalLm or lacks context.tied_parameter.
+  absl::Status SetPipeline(PipelineContext context);
+
+  // What the last Step did on this pipeline stage (empty without a pipeline).
+  const PipelineStepRecord& last_pipeline_step() const { return last_pipeline_step_; }
+
   // One update from micro_batches.size() accumulation micro-steps. Each micro-step's loss is scaled
   // by 1/accumulation so the gradient equals that of the mean loss over all micro-batches;
   // gradients are averaged over data-parallel ranks only on the last micro-step.
@@ -134,7 +151,7 @@ class Trainer {
   // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, tensor parallelism, and
   // 16-bit parameters (whose fp32 master weights the single-file format lacks).
   bool ShardedCheckpoint() const {
-    return sync_->layout().stage >= 1 || TpSize() > 1 ||
+    return sync_->layout().stage >= 1 || TpSize() > 1 || pipeline_.has_value() ||
            std::any_of(param_dtypes_.begin(), param_dtypes_.end(), [](auto t) { return t != torch::kFloat; });
   }
 
@@ -161,6 +178,12 @@ class Trainer {
           std::shared_ptr<Communicator> dp);
   absl::Status CreateOptimizer();
   absl::StatusOr<StepResult> StepImpl(const std::vector<torch::Tensor>& micro_batches);
+  // The micro-steps of one update, forward and backward: Σ of the micro-batch losses, or of the
+  // last stage's in a pipeline (where RunPipelineStage runs them), summed over pp.
+  absl::StatusOr<double> RunMicroSteps(const std::vector<torch::Tensor>& micro_batches);
+  absl::StatusOr<double> RunPipelineMicroSteps(const std::vector<torch::Tensor>& micro_batches);
+  // Pipeline: the tied embedding's and its copy's gradients summed over the embedding group.
+  absl::Status SumTiedGradients();
   absl::StatusOr<double> UnscaleAndClipGradients();
   // Reads this layout's ranges of every parameter, master copy and optimizer state from a
   // sharded checkpoint (any layout wrote it), then publishes the parameters.
@@ -181,6 +204,9 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LossScaler scaler_{LossScalerOptions{}};
   int64_t step_ = 0;
+  std::optional<PipelineContext> pipeline_;  // set by SetPipeline (pp > 1)
+  int tied_index_ = -1;                      // pipeline: index of context.tied_parameter
+  PipelineStepRecord last_pipeline_step_;
 };
 
 // Stacks windows from WindowDataset::NextBatch ([count * (seq_len + 1)] ids) into micro-batches of

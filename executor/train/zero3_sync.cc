@@ -5,6 +5,8 @@
 #include <map>
 #include <mutex>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "executor/train/zero_sync.h"
 
@@ -46,7 +48,11 @@ class ParamShardSync final : public GradShardSync, public UnitHooks {
 
   std::vector<UnitState> units_;
   std::vector<std::vector<int64_t>> shapes_;  // every parameter's whole shape
-  std::vector<int> unit_of_hook_;  // hook numbering (0 embeddings, 1+i blocks, last head) → unit
+  // Hook numbering (0 embeddings, 1+i block i, L+1 head) → this stage's unit, −1 where another
+  // pipeline stage holds the unit.
+  std::vector<int> unit_of_hook_;
+  int embeddings_unit_ = -1;  // −1: not on this stage
+  int head_unit_ = -1;
   std::recursive_mutex unit_mu_;
 };
 
@@ -62,16 +68,27 @@ absl::Status ParamShardSync::Init() {
     units_[u].grads_outstanding = static_cast<int64_t>(layout_.units[u].params.size());
   }
   for (const at::Tensor& p : params_) shapes_.emplace_back(p.sizes().begin(), p.sizes().end());
-  std::map<std::string, int> by_name;
-  for (size_t u = 0; u < layout_.units.size(); ++u) by_name[layout_.units[u].name] = static_cast<int>(u);
-  if (!by_name.count("embeddings") || !by_name.count("head")) {
-    return absl::InvalidArgumentError("sharding stage 3 needs the units embeddings and head");
+  // A stage holds consecutive blocks, and the head only with the model's last block.
+  int last_layer = -1;
+  std::map<int, int> layers;
+  for (size_t u = 0; u < layout_.units.size(); ++u) {
+    const std::string& name = layout_.units[u].name;
+    int layer = -1;
+    if (name == "embeddings") {
+      embeddings_unit_ = static_cast<int>(u);
+    } else if (name == "head") {
+      head_unit_ = static_cast<int>(u);
+    } else if (absl::StartsWith(name, "layers.") && absl::SimpleAtoi(name.substr(7), &layer) && layer >= 0) {
+      layers[layer] = static_cast<int>(u);
+      last_layer = std::max(last_layer, layer);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("sharding stage 3: unknown shard unit ", name));
+    }
   }
-  unit_of_hook_.push_back(by_name["embeddings"]);
-  for (int i = 0; by_name.count(absl::StrCat("layers.", i)); ++i) {
-    unit_of_hook_.push_back(by_name[absl::StrCat("layers.", i)]);
-  }
-  unit_of_hook_.push_back(by_name["head"]);
+  unit_of_hook_.assign(static_cast<size_t>(last_layer) + 3, -1);
+  unit_of_hook_[0] = embeddings_unit_;
+  for (const auto& [layer, u] : layers) unit_of_hook_[static_cast<size_t>(layer) + 1] = u;
+  unit_of_hook_.back() = head_unit_;
   // Every rank built the whole model; from here on only the owned ranges exist.
   for (size_t u = 0; u < units_.size(); ++u) {
     units_[u].gathered = true;
@@ -81,15 +98,16 @@ absl::Status ParamShardSync::Init() {
 }
 
 int ParamShardSync::UnitIndex(int hook_unit) const {
-  TORCH_CHECK(hook_unit >= 0 && hook_unit < static_cast<int>(unit_of_hook_.size()),
-              "model unit ", hook_unit, " is not in the plan's shard units");
+  TORCH_CHECK(hook_unit >= 0 && hook_unit < static_cast<int>(unit_of_hook_.size()) &&
+                  unit_of_hook_[hook_unit] >= 0,
+              "model unit ", hook_unit, " is not in the plan's shard units of this stage");
   return unit_of_hook_[hook_unit];
 }
 
 // The head is needed again at once by backward (torchtitan does not reshard it either); a tied
 // embedding is read again by the head.
 bool ParamShardSync::KeptAfterForward(int u) const {
-  return u == unit_of_hook_.back() || (options_.tied_embeddings && u == unit_of_hook_.front());
+  return u == head_unit_ || (options_.tied_embeddings && u == embeddings_unit_);
 }
 
 void ParamShardSync::Check(const absl::Status& status) const {
@@ -157,6 +175,7 @@ absl::Status ParamShardSync::Prefetch(int from, int step) {
   bool launched = false;
   for (int h = from; h >= 0 && h < static_cast<int>(unit_of_hook_.size()); h += step) {
     const int u = unit_of_hook_[h];
+    if (u < 0) continue;
     UnitState& state = units_[u];
     if (state.gathered || state.pending_output.defined()) continue;
     const int64_t numel = layout_.units[u].numel;

@@ -594,9 +594,10 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   // Tensor parallelism runs, with and without sequence parallelism.
   CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.tensor=2", "parallel.sequence_parallel=true"}, dir) == "");
+  // Pipeline parallelism runs, alone and in 3D; context parallelism does not yet.
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2"}, dir) == "");
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.tensor=2"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) ==
-        "--set parallel.pipeline=2: error[E0601]: parallel.pipeline 2 is not supported by the "
-        "executor yet (supported: 1)\n"
         "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
         "executor yet (supported: 1)\n");
 

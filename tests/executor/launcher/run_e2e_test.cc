@@ -467,10 +467,10 @@ TEST_CASE("SIGTERM to accel run stops the workers at a step boundary with a chec
 TEST_CASE("accel run refuses unsupported plans and missing data before launching", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 4, 0);
-  Launched run = Launch(RunArgs(dir, {"--set", "parallel.pipeline=2"}), dir);
+  Launched run = Launch(RunArgs(dir, {"--set", "parallel.context=2"}), dir);
   CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
   CHECK(ReadAll(run.err_path) ==
-        "--set parallel.pipeline=2: error[E0601]: parallel.pipeline 2 is not supported by the "
+        "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
         "executor yet (supported: 1)\n");
   CHECK_FALSE(fs::exists(dir.File("run")));
 

@@ -354,8 +354,8 @@ TEST_CASE("resume falls back past a corrupt checkpoint and rejects a mismatched 
   REQUIRE(sharded->ShardedCheckpoint());
   CHECK(sharded->LoadState(latest->path).status().message() ==
         latest->path + " is an unsharded checkpoint (model.safetensors, optimizer.pt): it resumes "
-                       "only at sharding.stage 0 with fp32 parameters and no tensor parallelism; "
-                       "`accel export` turns its weights into model.safetensors");
+                       "only at sharding.stage 0 with fp32 parameters and no tensor or pipeline "
+                       "parallelism; `accel export` turns its weights into model.safetensors");
 }
 
 // ---------------------------------------------------------------------------------------------
