@@ -2,6 +2,7 @@
 # The plan's memory estimate against the tensor bytes each rank really allocated.
 #
 #   bench/memory_bench/run.sh [STEPS]        (default 3 optimizer steps per layout)
+#   ONLY='pp|3D' bench/memory_bench/run.sh   (only the layouts whose name matches the regex)
 #
 # For every CPU example under examples/specs/ and more layouts made from them with --set (sharding
 # stages 0-3, hybrid sharding, fp32/bf16 parameters, compute and reduction, gradient
@@ -56,6 +57,7 @@ LAYOUTS=(
 ROWS=$WORK/rows.jsonl
 for entry in "${LAYOUTS[@]}"; do
   IFS='|' read -r name spec overrides <<<"$entry"
+  if [[ -n "${ONLY:-}" ]] && ! [[ "$name" =~ $ONLY ]]; then continue; fi
   dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')
   sets=(--set training.steps="$STEPS" --set training.sample_tokens=0
         --set checkpoint.every_steps=0 --set checkpoint.dir="$dir/ckpt")
