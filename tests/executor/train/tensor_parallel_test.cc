@@ -13,6 +13,7 @@
 
 #include "../multi_rank.h"
 #include "../plan_from_yaml.h"
+#include "parity.h"
 #include "sharded_save.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/sharded_tensors.h"
@@ -27,6 +28,7 @@ namespace accel::exec {
 namespace {
 
 using testing::Expect;
+using testing::MaxRelativeDifference;
 using testing::Ok;
 using testing::RunRanks;
 
@@ -82,10 +84,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Checkpoint
   const int world = static_cast<int>(plan.topology().world_size());
   const int64_t micro = plan.batch().micro_batch_size();
   const int64_t accum = plan.batch().grad_accum_steps();
-  const int64_t dp = plan.batch().data_parallel_size();
-  const int64_t seq = plan.batch().seq_len();
-  torch::manual_seed(7);
-  torch::Tensor data = torch::randint(0, plan.model().vocab_size(), {steps, accum, dp * micro, seq + 1}, torch::kLong);
+  const torch::Tensor data = testing::GlobalBatches(plan, steps);
   std::vector<RankOutcome> out(world);
   std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
     auto trace = std::make_shared<CollectiveTrace>();
@@ -157,17 +156,6 @@ std::map<std::string, torch::Tensor> Merged(const ir::Plan& plan, const std::vec
     }
   }
   return out;
-}
-
-// Largest |a − b| / (|b| + 1e-3) over every weight.
-double MaxRelativeDifference(const std::map<std::string, torch::Tensor>& a,
-                             const std::map<std::string, torch::Tensor>& b) {
-  double worst = 0;
-  for (const auto& [name, w] : b) {
-    REQUIRE(a.at(name).sizes() == w.sizes());
-    worst = std::max(worst, ((a.at(name) - w).abs() / (w.abs() + 1e-3)).max().item<double>());
-  }
-  return worst;
 }
 
 void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) {
