@@ -65,7 +65,9 @@ class Terms {
     t.set_group_size(link.size);
     t.set_link(link.inter_node ? "inter_node" : "intra_node");
     t.set_calls(calls);
-    t.set_bytes(static_cast<int64_t>(bytes_per_call * static_cast<double>(calls)));
+    // Clamped so a plan at accel's limits cannot overflow the int64 conversion.
+    t.set_bytes(static_cast<int64_t>(
+        std::min(bytes_per_call * static_cast<double>(calls), 9.0e18)));
     t.set_seconds(RingSeconds(costed, link.size, calls, bytes_per_call, link.bytes_per_second,
                               link.latency_seconds));
     t.set_exposed_seconds(t.seconds());
