@@ -22,7 +22,7 @@ std::string ExecutorBinaryPath() {
 bool ForwardToExecutor(int argc, const char* const* argv, AppContext& context, int* exit_code) {
   if (argc < 2) return false;
   const std::string command = argv[1];
-  if (command != "run" && command != "worker") return false;
+  if (command != "run" && command != "worker" && command != "calibrate") return false;
   const std::string path = ExecutorBinaryPath();
   if (::access(path.c_str(), X_OK) != 0) {
     *context.err << "error: accel " << command << " needs the LibTorch executor, which this "
@@ -51,6 +51,11 @@ void RegisterRunForwarder(CLI::App& app, AppContext& context) {
   sub->allow_extras();
   // Reached only if ForwardToExecutor did not take the call, which main.cc prevents.
   sub->callback([&context] { context.exit_code = kExitInternal; });
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "Measure this machine and write a device profile for cluster.device_profile "
+                   "(accel calibrate --help for its options)");
+  calibrate->allow_extras();
+  calibrate->callback([&context] { context.exit_code = kExitInternal; });
 }
 
 }  // namespace accel::cli

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "cli/calibrate_command.h"
 #include "cli/estimate_memory_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterValidateCommand, accel::cli::RegisterSchemaCommand,
       accel::cli::RegisterPlanCommand,     accel::cli::RegisterRunCommand,
       accel::cli::RegisterWorkerCommand,   accel::cli::RegisterEstimateMemoryCommand,
+      accel::cli::RegisterCalibrateCommand,
   };
   accel::cli::AppContext context;
   context.out = &std::cout;

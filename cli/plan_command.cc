@@ -169,7 +169,7 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
   sub->add_option("--dump-after", options->dump_after,
                   "Stop after this planner pass and print the partial plan (validate-spec, "
                   "resolve-auto, build-mesh, assign-stages, build-shard-groups, "
-                  "schedule-pipeline, estimate-memory)");
+                  "schedule-pipeline, estimate-memory, estimate-step-time)");
   sub->add_flag("--werror", options->werror,
                 "Treat warnings as errors: they print as error[W...], no plan is written, "
                 "exit 1");

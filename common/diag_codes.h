@@ -4,7 +4,7 @@
 // Stable diagnostic codes. A code never changes meaning once released; new checks get new
 // codes. E = error, W = warning. Ranges: E00xx input files, E01xx spec fields, E02xx model
 // config.json, E03xx JSON Schema, E04xx planner layout/batch rules, E05xx memory,
-// E06xx executor support, E07xx `accel import` (configs of other tools).
+// E06xx executor support, E07xx `accel import` (configs of other tools), E08xx step time.
 namespace accel::codes {
 
 // Input files (loader).
@@ -37,6 +37,9 @@ inline constexpr const char* kPathEscapes = "E0112";
 inline constexpr const char* kModelConfigUnreadable = "E0201";
 inline constexpr const char* kModelConfigInvalid = "E0202";
 inline constexpr const char* kModelTypeUnsupported = "E0203";
+// Device-profile JSON (cluster.device_profile).
+inline constexpr const char* kDeviceProfileUnreadable = "E0204";
+inline constexpr const char* kDeviceProfileInvalid = "E0205";
 
 // JSON Schema.
 inline constexpr const char* kSchema = "E0301";
@@ -94,6 +97,9 @@ inline constexpr const char* kImportUnknownFormat = "E0704";  // not Accelerate/
 inline constexpr const char* kImportUnmappedKey = "W0701";
 // A key repeated with the same value (a real Accelerate test config has `debug: false` twice).
 inline constexpr const char* kImportDuplicateKey = "W0702";
+
+// Step time: cluster.device_profile names no built-in profile (and no .json file).
+inline constexpr const char* kUnknownDeviceProfile = "E0801";
 
 }  // namespace accel::codes
 

@@ -92,6 +92,65 @@ int64_t CategoryBytes(const MemoryEstimate& m, const std::string& category) {
   return total;
 }
 
+// Seconds with three significant digits and a unit that keeps them readable: "1.23 s",
+// "45.6 ms", "789 us".
+std::string Seconds(double seconds) {
+  if (seconds == 0) return "0 s";
+  if (seconds >= 1) return Fmt("%.3g s", seconds);
+  if (seconds >= 1e-3) return Fmt("%.3g ms", seconds * 1e3);
+  return Fmt("%.3g us", seconds * 1e6);
+}
+
+std::string Si(double value, const char* unit) {
+  static const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (value >= 1000 && i < 6) {
+    value /= 1000;
+    ++i;
+  }
+  return Fmt("%.3g ", value) + kPrefixes[i] + unit;
+}
+
+// The step-time block of the summary: total with tokens/s and MFU, the profile, the slowest
+// stage's compute, each communication term and the bubble.
+std::string StepTimeSummary(const StepTimeEstimate& e) {
+  const DeviceProfile& p = e.profile();
+  std::string out = "step time  " + Seconds(e.step_seconds()) + " per step (estimated), " +
+                    FormatCount(static_cast<int64_t>(e.tokens_per_second() + 0.5)) +
+                    " tokens/s, MFU " + Fmt("%.1f%%", 100.0 * e.mfu()) + " = compute " +
+                    Seconds(e.compute_seconds()) + " + exposed communication " +
+                    Seconds(e.exposed_communication_seconds()) + " + bubble " +
+                    Seconds(e.bubble_seconds()) + " (stage " + S(e.slowest_stage()) + ")\n";
+  out += "  profile " + p.name() + (p.file().empty() ? "" : " (" + p.file() + ")") +
+         ": matmul fp32 " + Si(p.matmul_fp32_flops_per_second(), "FLOP/s") + ", bf16 " +
+         Si(p.matmul_bf16_flops_per_second(), "FLOP/s") + " x efficiency " +
+         Fmt("%g", p.matmul_efficiency()) + "; memory " + Si(p.memory_bytes_per_second(), "B/s") +
+         " x " + Fmt("%g", p.memory_efficiency()) + "; links " +
+         Si(p.intra_node_bytes_per_second(), "B/s") + " / " +
+         Seconds(p.intra_node_latency_seconds()) + " in a node, " +
+         Si(p.inter_node_bytes_per_second(), "B/s") + " / " +
+         Seconds(p.inter_node_latency_seconds()) + " across, x " + Fmt("%g", p.link_efficiency()) +
+         (p.shared_cores_per_node() > 0 ? "; per core, " + S(p.shared_cores_per_node()) +
+                                              " cores per node"
+                                        : "") +
+         "\n";
+  out += "  source: " + p.source() + "\n";
+  for (const StageComputeTime& st : e.stages()) {
+    out += "  compute stage " + S(st.stage()) + ": " + Seconds(st.seconds()) + " = matmul " +
+           Seconds(st.matmul_seconds()) + " (forward " + Si(st.forward_flops(), "FLOP") +
+           ", backward " + Si(st.backward_flops(), "FLOP") + ", recompute " +
+           Si(st.recompute_flops(), "FLOP") + ") + memory " + Seconds(st.memory_seconds()) +
+           " (" + Si(st.memory_bytes(), "B") + ")\n";
+  }
+  for (const CommunicationTime& c : e.communication()) {
+    out += "  " + c.group() + " " + c.collective() + " x" + S(c.calls()) + ": " +
+           Seconds(c.seconds()) + ", exposed " + Seconds(c.exposed_seconds()) + " (" +
+           Si(static_cast<double>(c.bytes()), "B") + " over " + S(c.group_size()) + " ranks, " +
+           c.link() + "; " + c.what() + ")\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
@@ -256,6 +315,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     }
     out += "\n";
   }
+
+  if (plan.has_step_time()) out += StepTimeSummary(plan.step_time()) + "\n";
 
   if (plan.resolved_size() > 0) {
     out += "resolved\n";

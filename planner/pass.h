@@ -20,7 +20,7 @@ class Pass {
 };
 
 // The passes in pipeline order: validate-spec, resolve-auto, build-mesh, assign-stages,
-// build-shard-groups, schedule-pipeline, estimate-memory.
+// build-shard-groups, schedule-pipeline, estimate-memory, estimate-step-time.
 std::vector<std::unique_ptr<Pass>> DefaultPasses();
 
 std::unique_ptr<Pass> MakeValidateSpecPass();
@@ -30,6 +30,7 @@ std::unique_ptr<Pass> MakeAssignStagesPass();
 std::unique_ptr<Pass> MakeBuildShardGroupsPass();
 std::unique_ptr<Pass> MakeSchedulePipelinePass();
 std::unique_ptr<Pass> MakeEstimateMemoryPass();
+std::unique_ptr<Pass> MakeEstimateStepTimePass();
 
 }  // namespace accel::planner
 

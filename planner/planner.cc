@@ -14,6 +14,7 @@ std::vector<std::unique_ptr<Pass>> DefaultPasses() {
   passes.push_back(MakeBuildShardGroupsPass());
   passes.push_back(MakeSchedulePipelinePass());
   passes.push_back(MakeEstimateMemoryPass());
+  passes.push_back(MakeEstimateStepTimePass());
   return passes;
 }
 

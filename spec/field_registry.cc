@@ -335,6 +335,11 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Size("cluster.runtime_overhead", 0, +[](JobSpec& s, const FieldValue& v) {
     s.cluster.runtime_overhead_bytes = AutoInt(v);
   }));
+  FieldInfo device_profile = String("cluster.device_profile", +[](JobSpec& s, const FieldValue& v) {
+    s.cluster.device_profile = v.text;
+  });
+  device_profile.non_empty = true;
+  f.push_back(device_profile);
   f.push_back(Int("cluster.collective_timeout_seconds", 1, kMaxCollectiveTimeoutSeconds,
                   +[](JobSpec& s, const FieldValue& v) {
                     s.cluster.collective_timeout_seconds = v.integer;

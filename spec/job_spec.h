@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/source_location.h"
+#include "spec/device_profile_file.h"
 
 // The typed form of a job file. One struct per top-level YAML section; every field holds its
 // final value after defaults, model config.json and --set overrides were applied. Where the
@@ -156,6 +158,12 @@ struct ClusterSpec {
   // Bound on every collective (start-up waits max(this, 5 min)): a rank whose peer died or
   // hangs (e.g. a stopped process) fails after this long instead of waiting forever.
   int64_t collective_timeout_seconds = 300;
+  // The device profile the step-time estimate uses: a built-in name ("cpu", "a100", "h100",
+  // "h200"), or a JSON file (spec/device_profile_file.h) relative to the spec's directory;
+  // "" picks the built-in profile for `device` and `device_model`.
+  std::string device_profile;
+  // The file's numbers when device_profile names a file that was read without errors.
+  std::optional<DeviceProfileValues> device_profile_values;
 };
 
 // Where a field's value came from, for diagnostics and for the plan's provenance.

@@ -15,6 +15,7 @@
 #include "schemas/schema_validator.h"
 #include "spec/field_registry.h"
 #include "spec/file_reader.h"
+#include "spec/device_profile_file.h"
 #include "spec/model_config.h"
 #include "spec/overrides.h"
 #include "spec/spec_json.h"
@@ -130,6 +131,7 @@ class Loader {
   // --- after the file ----------------------------------------------------------------------
   void ApplyOverride(const std::string& argument);
   void ApplyModelConfig();
+  void ApplyDeviceProfile();
   void CheckModel();
   void ApplyDefaults();
   void RunSchema(const YamlNode& root);
@@ -186,6 +188,7 @@ std::optional<JobSpec> Loader::Load(std::string_view text, const std::string& fi
   file_ = spec_file_;
   locate_ = true;
   ApplyModelConfig();
+  ApplyDeviceProfile();
   CheckModel();
   ApplyDefaults();
   if (errors_dropped_ > 0) {
@@ -689,6 +692,35 @@ void Loader::ApplyModelConfig() {
     source.key = {};
     source.value = {};
   }
+}
+
+// A cluster.device_profile that names a file is read here, like model.config, so its problems
+// are reported with the spec's other errors (located at the value; JSON syntax errors also at
+// the byte in the profile). A built-in name is checked by the planner.
+void Loader::ApplyDeviceProfile() {
+  if (!IsSet("cluster.device_profile") || !IsDeviceProfilePath(spec_.cluster.device_profile)) {
+    return;
+  }
+  const FieldSource where = spec_.sources["cluster.device_profile"];
+  file_ = where.file;
+  locate_ = where.origin == Origin::kFile;
+  std::string path = spec_.cluster.device_profile;
+  if (where.origin == Origin::kFile) {
+    std::string base = Dirname(spec_file_);
+    if (!base.empty()) {
+      path = (std::filesystem::path(base) / path).lexically_normal().generic_string();
+    }
+  }
+  DeviceProfileResult result = ReadDeviceProfile(path);
+  if (!result.text.empty()) sources_.Add(path, result.text);
+  for (const DeviceProfileIssue& issue : result.issues) {
+    Diagnostic* d = Error(issue.code.c_str(), where.value, "cluster.device_profile",
+                          "device profile '" + path + "' " + issue.message);
+    if (d != nullptr && issue.location.known()) d->Note(path, issue.location, "the JSON error is here");
+  }
+  spec_.cluster.device_profile_values = std::move(result.values);
+  file_ = spec_file_;
+  locate_ = true;
 }
 
 void Loader::CheckModel() {

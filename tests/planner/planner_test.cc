@@ -273,7 +273,8 @@ TEST_CASE("dump-after stops after the named pass") {
   CHECK(planned.result.plan.pipeline().stages_size() == 0);
   CHECK(IsPassName("estimate-memory"));
   CHECK_FALSE(IsPassName("estimate_memory"));
-  CHECK(PassNames().size() == 7);
+  CHECK(PassNames().size() == 8);
+  CHECK(PassNames().back() == "estimate-step-time");
 }
 
 TEST_CASE("device memory auto resolves from the device model") {

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The planner's step-time estimate against the step time `accel run` measures on CPU.
+#
+#   bench/step_time/run.sh [PROFILE.json]
+#
+# Without a profile it first runs `accel calibrate` (matmul per dtype, memory bandwidth and Gloo
+# all-reduces on this machine) and uses the profile it writes. For every layout below (data
+# parallel 1/2/4, sharding stages 0-3, hybrid, gradient accumulation, tensor parallel 2 with and
+# without sequence parallelism, selective and full recompute, bf16 compute, llama) it plans the
+# job with `accel plan --format json --set cluster.device_profile=PROFILE` (plan.step_time) and
+# runs it with `accel run`, reading step_seconds from the run's metrics.jsonl after WARMUP
+# warm-up steps (median of the rest). Prints estimate, measured, error and the machine's load
+# average per row, and a contention-independent CPU-time equivalent (see cpu_seconds below).
+# Target ±15% on an otherwise idle machine.
+# Pipeline parallelism is not in the table: the executor on this branch does not run pp > 1.
+# Benchmarks are run by hand, never asserted on in tests.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+ACCEL=${ACCEL:-$ROOT/build/cli/accel}
+STEPS=${STEPS:-12}
+SHORT=${SHORT:-4}
+WARMUP=${WARMUP:-2}
+WORK=$(mktemp -d /tmp/accel-step-time-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+
+PROFILE=${1:-}
+if [[ -z "$PROFILE" ]]; then
+  PROFILE=$WORK/cpu_profile.json
+  "$ACCEL" calibrate -o "$PROFILE" >&2
+fi
+PROFILE=$(cd "$(dirname "$PROFILE")" && pwd)/$(basename "$PROFILE")
+
+# `accel run ARGS...` with its output in RUN_DIR.log; prints the user + sys CPU seconds of the
+# whole process tree (the launcher waits for every worker).
+cpu_seconds() {
+  local run_dir=${*: -1}
+  python3 - "$ACCEL" run "$@" <<'PY' 2>"$run_dir.err"
+import resource, subprocess, sys
+log = open(sys.argv[-1] + ".log", "w")
+rc = subprocess.run(sys.argv[1:], stdout=log, stderr=subprocess.STDOUT).returncode
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{u.ru_utime + u.ru_stime:.3f}")
+sys.exit(rc)
+PY
+}
+
+BASE=bench/step_time/base.yaml
+LLAMA="model.arch=llama model.num_kv_heads=4 model.ffn_hidden_size=688"
+# name | overrides (space-separated --set values)
+LAYOUTS=(
+  "dp 1|cluster.devices_per_node=1"
+  "dp 2|"
+  "dp 4|cluster.devices_per_node=4"
+  "dp 2, accumulation 2|data.global_batch_size=32"
+  "dp 4 stage 1|cluster.devices_per_node=4 parallel.data_replicate=1 parallel.data_shard=4 sharding.stage=1"
+  "dp 4 stage 2|cluster.devices_per_node=4 parallel.data_replicate=1 parallel.data_shard=4 sharding.stage=2"
+  "dp 4 stage 3|cluster.devices_per_node=4 parallel.data_replicate=1 parallel.data_shard=4 sharding.stage=3"
+  "hybrid 2x2 stage 3|cluster.devices_per_node=4 parallel.data_replicate=2 parallel.data_shard=2 sharding.stage=3 sharding.hybrid=true"
+  "dp 2 recompute selective|training.recompute=selective"
+  "dp 2 recompute full|training.recompute=full"
+  "dp 2 bf16 compute|precision.compute=bf16"
+  "llama dp 2|$LLAMA"
+  "llama tp 2|$LLAMA parallel.data_replicate=1 parallel.tensor=2"
+  "llama tp 2 sequence parallel|$LLAMA parallel.data_replicate=1 parallel.tensor=2 parallel.sequence_parallel=true"
+)
+
+printf '| layout | estimate s | compute s | exposed comm s | measured s | error | CPU-time s | error | load |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+
+for entry in "${LAYOUTS[@]}"; do
+  IFS='|' read -r name overrides <<<"$entry"
+  dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')
+  sets=(--set training.steps="$STEPS" --set checkpoint.dir="$dir/ckpt")
+  for o in $overrides; do sets+=(--set "$o"); done
+  if ! "$ACCEL" plan "$BASE" "${sets[@]}" --set cluster.device_profile="$PROFILE" --format json \
+      >"$dir.plan.json" 2>"$dir.plan.err"; then
+    echo "| $name | plan failed: $(head -1 "$dir.plan.err") |"; continue
+  fi
+  # The 1-minute load average before the run: other processes on the machine share its cores,
+  # which the estimate (a dedicated machine) does not model.
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  # CPU seconds (user + sys) of the whole process tree, for STEPS and for SHORT steps: their
+  # difference per step, spread over the machine's cores, is what a step costs when the job has
+  # the cores to itself (contention-independent; it counts busy-waiting as work and ignores
+  # time every core sits idle waiting on a collective).
+  short_dir=$dir-short
+  if ! cpu_short=$(cpu_seconds "$BASE" "${sets[@]}" --set training.steps="$SHORT" --run-dir "$short_dir") ||
+     ! cpu_long=$(cpu_seconds "$BASE" "${sets[@]}" --run-dir "$dir"); then
+    echo "| $name | run failed: $(grep -m1 -i error "$dir.log" "$short_dir.log" || tail -1 "$dir.log") |"; continue
+  fi
+  python3 - "$dir.plan.json" "$dir/metrics.jsonl" "$name" "$WARMUP" "$load" "$cpu_short" "$cpu_long" \
+      "$((STEPS - SHORT))" "$(nproc)" <<'PY'
+import json, statistics, sys
+plan = json.load(open(sys.argv[1]))["step_time"]
+steps = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+measured = statistics.median(s["step_seconds"] for s in steps[int(sys.argv[4]):])
+cpu = (float(sys.argv[7]) - float(sys.argv[6])) / int(sys.argv[8]) / int(sys.argv[9])
+est = plan["step_seconds"]
+print(f'| {sys.argv[3]} | {est:.3f} | {plan["compute_seconds"]:.3f} | '
+      f'{plan["exposed_communication_seconds"]:.3f} | {measured:.3f} | '
+      f'{100 * (est - measured) / measured:+.1f}% | {cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | '
+      f'{sys.argv[5]} |')
+PY
+done
+echo
+echo "profile: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "$PROFILE")"

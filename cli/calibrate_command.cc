@@ -1,0 +1,141 @@
+#include "cli/calibrate_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "common/exit_codes.h"
+#include "executor/calibrate/calibration.h"
+#include "planner/collective_cost.h"
+#include "spec/device_profile_file.h"
+
+namespace accel::cli {
+namespace {
+
+std::string G(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g", v);
+  return buffer;
+}
+
+std::string Hostname() {
+  char name[256] = {0};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "this machine";
+  return name;
+}
+
+// Gloo all-reduce samples over 2 … max ranks; runs before any LibTorch thread pool starts.
+absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group, std::ostream& out) {
+  std::vector<planner::CollectiveSample> all;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("accel-calibrate-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (int p = 2; p <= max_group; p *= 2) {
+    const std::string store = (dir / ("store" + std::to_string(p))).string();
+    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 9, store);
+    if (!samples.ok()) {
+      std::filesystem::remove_all(dir);
+      return samples.status();
+    }
+    for (const planner::CollectiveSample& s : *samples) {
+      out << "all-reduce over " << p << " processes, " << G(s.bytes) << " B: " << G(s.seconds * 1e6)
+          << " us\n";
+      all.push_back(s);
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return all;
+}
+
+}  // namespace
+
+int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& out,
+                        std::ostream& err) {
+  const int cores = exec::UsableCores();
+  const int max_group = options.max_group_size > 0 ? options.max_group_size : std::max(cores, 2);
+  auto samples = Collectives(std::max(max_group, 2), out);
+  if (!samples.ok()) {
+    err << "error: " << samples.status().message() << "\n";
+    return kExitRuntime;
+  }
+  auto fit = planner::FitAllReduceRing(*samples);
+  if (!fit.ok()) {
+    err << "error: cannot fit the all-reduce times: " << fit.status().message() << "\n";
+    return kExitRuntime;
+  }
+  spec::DeviceProfileValues v;
+  v.name = options.name;
+  std::string notes;
+  auto fp32 = exec::MeasureMatmulFlopsPerSecond("fp32", options.matmul_size, 5);
+  if (!fp32.ok()) {
+    err << "error: " << fp32.status().message() << "\n";
+    return kExitRuntime;
+  }
+  v.matmul_fp32_flops_per_second = *fp32;
+  for (const char* dtype : {"bf16", "fp16"}) {
+    auto flops = exec::MeasureMatmulFlopsPerSecond(dtype, options.matmul_size, 5);
+    double& target = std::string(dtype) == "bf16" ? v.matmul_bf16_flops_per_second
+                                                  : v.matmul_fp16_flops_per_second;
+    target = flops.ok() ? *flops : *fp32;
+    if (!flops.ok()) notes += std::string("; no ") + dtype + " CPU matmul here: fp32 figure used";
+  }
+  auto memory = exec::MeasureMemoryBytesPerSecond(int64_t{64} << 20, 5);
+  if (!memory.ok()) {
+    err << "error: " << memory.status().message() << "\n";
+    return kExitRuntime;
+  }
+  v.memory_bytes_per_second = *memory;
+  v.intra_node_bytes_per_second = fit->bytes_per_second;
+  v.intra_node_latency_seconds = std::max(fit->latency_seconds, 1e-7);
+  v.inter_node_bytes_per_second = v.intra_node_bytes_per_second;
+  v.inter_node_latency_seconds = v.intra_node_latency_seconds;
+  v.matmul_efficiency = v.memory_efficiency = v.link_efficiency = 1.0;
+  v.shared_cores_per_node = cores;
+  v.source = "accel calibrate on " + Hostname() + ": " + std::to_string(options.matmul_size) +
+             "x" + std::to_string(options.matmul_size) + " matmuls and a 64 MiB copy on one " +
+             "thread (per core, " + std::to_string(cores) + " cores), Gloo all-reduce over 2.." +
+             std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
+             "not measured (copied from intra-node)" + notes;
+  out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "
+      << G(v.matmul_bf16_flops_per_second) << ", fp16 " << G(v.matmul_fp16_flops_per_second)
+      << " (one thread, n = " << options.matmul_size << ")\n"
+      << "memory " << G(v.memory_bytes_per_second) << " B/s (one thread)\n"
+      << "links: latency " << G(v.intra_node_latency_seconds * 1e6) << " us, bandwidth "
+      << G(v.intra_node_bytes_per_second) << " B/s\n";
+  std::ofstream file(options.output, std::ios::binary);
+  file << spec::DeviceProfileToJson(v);
+  file.close();
+  if (!file) {
+    err << "error: cannot write " << options.output << "\n";
+    return kExitRuntime;
+  }
+  out << "wrote " << options.output << "\n";
+  return kExitOk;
+}
+
+void RegisterCalibrateCommand(CLI::App& app, AppContext& context) {
+  auto options = std::make_shared<CalibrateCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "calibrate", "Measure this machine (matmul per dtype, memory, Gloo collectives) and write a "
+                   "device profile for cluster.device_profile");
+  sub->add_option("-o,--output", options->output, "Device-profile JSON to write")
+      ->capture_default_str();
+  sub->add_option("--name", options->name, "Profile name")->capture_default_str();
+  sub->add_option("--matmul-size", options->matmul_size, "n of the n x n matmuls")
+      ->check(CLI::Range(int64_t{16}, int64_t{8192}))
+      ->capture_default_str();
+  sub->add_option("--max-group-size", options->max_group_size,
+                  "Largest all-reduce group (default: usable cores, at least 2)")
+      ->check(CLI::Range(2, 64));
+  sub->callback([options, &context] {
+    context.exit_code = RunCalibrateCommand(*options, *context.out, *context.err);
+  });
+}
+
+}  // namespace accel::cli

@@ -1,0 +1,162 @@
+#include "executor/calibrate/calibration.h"
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "executor/communicator.h"
+
+namespace accel::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Rank r of one all-reduce group: returns the process exit code; rank 0 writes "bytes seconds"
+// lines to `out_fd`.
+int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, int repeats,
+                   const std::string& store_file, int out_fd) {
+  at::set_num_threads(1);
+  RendezvousOptions options;
+  options.world_size = group_size;
+  options.rank = rank;
+  options.store_file = store_file;
+  options.timeout = std::chrono::seconds(60);
+  absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous = Rendezvous::Connect(options);
+  if (!rendezvous.ok()) return 3;
+  absl::StatusOr<std::shared_ptr<Communicator>> world = (*rendezvous)->CreateWorld(CommBackend::kGloo);
+  if (!world.ok()) return 4;
+  std::string lines;
+  for (int64_t bytes : sizes) {
+    at::Tensor t = at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat);
+    for (int i = 0; i < 2; ++i) {
+      if (!(*world)->AllReduce(t, ReduceOp::kSum).ok()) return 5;
+    }
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+      if (!(*world)->Barrier().ok()) return 6;
+      const Clock::time_point start = Clock::now();
+      if (!(*world)->AllReduce(t, ReduceOp::kSum).ok()) return 5;
+      times.push_back(Seconds(start));
+    }
+    std::sort(times.begin(), times.end());
+    char line[64];
+    std::snprintf(line, sizeof(line), "%lld %.9g\n", static_cast<long long>(t.numel() * 4),
+                  times[times.size() / 2]);
+    lines += line;
+  }
+  if (rank == 0 && ::write(out_fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) {
+    return 7;
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int64_t n,
+                                                   int repeats) {
+  at::ScalarType type;
+  if (dtype == "fp32") type = at::kFloat;
+  else if (dtype == "bf16") type = at::kBFloat16;
+  else if (dtype == "fp16") type = at::kHalf;
+  else return absl::InvalidArgumentError("unknown dtype '" + dtype + "'");
+  if (n < 1) return absl::InvalidArgumentError("matrix size must be positive");
+  at::set_num_threads(1);
+  try {
+    at::Tensor a = at::randn({n, n}).to(type);
+    at::Tensor b = at::randn({n, n}).to(type);
+    at::Tensor c = at::matmul(a, b);
+    double best = 1e30;
+    for (int i = 0; i < std::max(repeats, 1); ++i) {
+      const Clock::time_point start = Clock::now();
+      c = at::matmul(a, b);
+      best = std::min(best, Seconds(start));
+    }
+    const double nn = static_cast<double>(n);
+    return 2.0 * nn * nn * nn / best;
+  } catch (const c10::Error& e) {
+    return absl::UnimplementedError(std::string("no CPU matmul for ") + dtype + ": " +
+                                    e.what_without_backtrace());
+  }
+}
+
+absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats) {
+  at::set_num_threads(1);
+  at::Tensor x = at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat);
+  at::Tensor y = at::empty_like(x);
+  y.copy_(x);
+  double best = 1e30;
+  for (int i = 0; i < std::max(repeats, 1); ++i) {
+    const Clock::time_point start = Clock::now();
+    y.copy_(x);
+    best = std::min(best, Seconds(start));
+  }
+  return 2.0 * static_cast<double>(x.numel() * 4) / best;
+}
+
+absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
+    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
+    const std::string& store_file) {
+  int fds[2];
+  if (::pipe(fds) != 0) return absl::InternalError("pipe failed");
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < group_size; ++rank) {
+    const pid_t pid = ::fork();
+    if (pid < 0) return absl::InternalError("fork failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::_exit(RunGroupMember(rank, group_size, sizes_bytes, repeats, store_file, fds[1]));
+    }
+    children.push_back(pid);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(fds[0], buffer, sizeof(buffer))) > 0;) text.append(buffer, got);
+  ::close(fds[0]);
+  bool failed = false;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  if (failed) {
+    return absl::InternalError("an all-reduce process over " + std::to_string(group_size) +
+                               " ranks failed");
+  }
+  std::vector<planner::CollectiveSample> samples;
+  long long bytes = 0;
+  double seconds = 0;
+  for (const char* p = text.c_str(); std::sscanf(p, "%lld %lf", &bytes, &seconds) == 2;) {
+    samples.push_back({group_size, static_cast<double>(bytes), seconds});
+    p = std::strchr(p, '\n');
+    if (p == nullptr) break;
+    ++p;
+  }
+  if (samples.size() != sizes_bytes.size()) {
+    return absl::InternalError("all-reduce results over " + std::to_string(group_size) +
+                               " ranks are incomplete");
+  }
+  return samples;
+}
+
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace accel::exec

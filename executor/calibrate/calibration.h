@@ -1,0 +1,42 @@
+// Measurements `accel calibrate` takes on this machine for a device profile: matrix-multiply
+// throughput per dtype and memory bandwidth on one thread (CPU profiles are per core, see
+// accel.ir.DeviceProfile.shared_cores_per_node), and Gloo all-reduce times over groups of local
+// processes. LibTorch stays in calibration.cc: this header has plain types only.
+#ifndef ACCEL_EXECUTOR_CALIBRATE_CALIBRATION_H_
+#define ACCEL_EXECUTOR_CALIBRATE_CALIBRATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/collective_cost.h"
+
+namespace accel::exec {
+
+// FLOP/s of an n×n by n×n matrix multiply in `dtype` ("fp32" | "bf16" | "fp16") on one CPU
+// thread: 2·n³ over the fastest of `repeats` timed runs after one warm-up.
+// Errors: Unimplemented when this LibTorch has no CPU matmul for the dtype; InvalidArgument for
+// an unknown dtype or n < 1.
+absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int64_t n,
+                                                   int repeats);
+
+// Bytes per second of copying a `bytes`-byte fp32 tensor into another on one thread, counting
+// the read and the write (2·bytes over the fastest of `repeats` copies).
+absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
+
+// All-reduce (sum, fp32) times over `group_size` local processes meeting through a c10d
+// FileStore at `store_file` (which must not exist): for each size in `sizes_bytes`, the median
+// of `repeats` calls after two warm-ups, measured on rank 0. The processes are forked from this
+// one, so call it before this process starts any LibTorch thread pool (before the matmul
+// measurements). Errors: Internal when a process fails or its results cannot be read.
+absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
+    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
+    const std::string& store_file);
+
+// Cores this process may run on (sched_getaffinity), at least 1.
+int UsableCores();
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_CALIBRATE_CALIBRATION_H_

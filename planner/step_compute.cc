@@ -1,0 +1,92 @@
+#include "planner/step_compute.h"
+
+#include <algorithm>
+
+#include "common/status_macros.h"
+#include "planner/device_profiles.h"
+#include "planner/memory_estimator.h"
+#include "planner/memory_model.h"
+#include "planner/step_flops.h"
+
+namespace accel::planner {
+namespace {
+
+// Bytes the optimizer step moves per owned parameter (fp32 states).
+double OptimizerBytesPerParam(const MemoryInputs& in) {
+  if (in.optimizer == "sgd") return in.momentum > 0 ? 20 : 12;
+  return 28;
+}
+
+// Parameters this stage's ranks update: Σ shard_count (stages ≥ 1) or Σ local_count.
+double OwnedParams(const ir::Plan& plan, int32_t stage) {
+  double owned = 0;
+  for (const ir::ShardUnit& u : plan.sharding().units()) {
+    if (u.stage() != stage) continue;
+    owned += static_cast<double>(plan.sharding().stage() >= 1 ? u.shard_count() : u.local_count());
+  }
+  return owned;
+}
+
+}  // namespace
+
+double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
+  if (profile.shared_cores_per_node() <= 0 || devices_per_node <= 0) return 1.0;
+  return static_cast<double>(profile.shared_cores_per_node()) /
+         static_cast<double>(devices_per_node);
+}
+
+absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
+    const ir::Plan& plan, const ir::DeviceProfile& profile) {
+  ACCEL_ASSIGN_OR_RETURN(MemoryInputs in,
+                         MemoryInputsFromPlan(plan, plan.mesh().sequence_parallel()));
+  const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
+  const int64_t b = in.micro_batch_size;
+  const int64_t s = in.seq_len;
+  const LayerFlops layer = LayerForwardFlops(in.model, s, b, in.tp, in.cp);
+  const double head = HeadForwardFlops(in.model, s, b, in.tp, in.cp);
+  ActivationShape shape;
+  shape.seq_len = s / std::max<int64_t>(in.cp, 1);
+  shape.micro_batch = b;
+  shape.hidden = in.model.hidden_size();
+  shape.heads = in.model.num_heads();
+  shape.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * shape.hidden;
+  shape.tp = in.tp;
+  shape.sequence_parallel = in.sequence_parallel;
+  shape.fused_attention = in.fused_attention;
+  const double layer_traffic = static_cast<double>(ActivationBytesPerLayer(shape, RecomputeMode::kNone)) *
+                               static_cast<double>(in.compute_bytes) / 2.0;
+  const double logits = static_cast<double>(
+      LogitsBytes(s, b, in.model.padded_vocab_size(), in.tp, in.compute_bytes));
+  const double share = WorkerShare(profile, plan.topology().devices_per_node());
+  const double flops_per_second =
+      MatmulPeakFlopsPerSecond(profile, plan.precision().compute_dtype()) *
+      profile.matmul_efficiency() * share;
+  const double bytes_per_second =
+      profile.memory_bytes_per_second() * profile.memory_efficiency() * share;
+
+  std::vector<ir::StageComputeTime> out;
+  std::vector<StageLayout> stages = in.stages;
+  if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, "1f1b", 1);
+  for (const StageLayout& st : stages) {
+    const double layers = static_cast<double>(st.layer_end - st.layer_begin);
+    ir::StageComputeTime t;
+    t.set_stage(st.index);
+    const double forward = m * (layers * layer.Total() + (st.has_lm_head ? head : 0.0));
+    t.set_forward_flops(forward);
+    t.set_backward_flops(BackwardFlops(forward));
+    t.set_recompute_flops(m * layers * LayerRecomputeFlops(layer, in.recompute));
+    double bytes = m * layers * 3.0 * layer_traffic;
+    if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
+    if (st.has_lm_head) bytes += m * 3.0 * logits;
+    bytes += OwnedParams(plan, st.index) * OptimizerBytesPerParam(in);
+    t.set_memory_bytes(bytes);
+    const double flops = t.forward_flops() + t.backward_flops() + t.recompute_flops();
+    t.set_matmul_seconds(flops_per_second > 0 ? flops / flops_per_second : 0);
+    t.set_memory_seconds(bytes_per_second > 0 ? bytes / bytes_per_second : 0);
+    t.set_seconds(t.matmul_seconds() + t.memory_seconds());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace accel::planner

@@ -1,0 +1,35 @@
+#ifndef ACCEL_PLANNER_STEP_COMPUTE_H_
+#define ACCEL_PLANNER_STEP_COMPUTE_H_
+
+#include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
+
+// Compute time of each pipeline stage for one optimizer step on one of its ranks: matmul FLOPs
+// (planner/step_flops.h) over the profile's matmul peak for the compute dtype, plus
+// bandwidth-bound bytes over its memory bandwidth (a roofline sum: Williams et al. 2009, with
+// no overlap of the two assumed).
+namespace accel::planner {
+
+// The throughput one worker gets from `profile`, FLOP/s or B/s, for a node running
+// `devices_per_node` workers: the figure × efficiency, times shared_cores_per_node /
+// devices_per_node when the profile's figures are per core (ir::DeviceProfile).
+double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
+
+// One StageComputeTime per pipeline stage of `plan` (complete through estimate-memory), for
+// grad_accum_steps microbatches of micro_batch_size sequences:
+//   forward   = m · (layers · LayerForwardFlops + head? HeadForwardFlops)
+//   backward  = 2 · forward;  recompute = m · layers · LayerRecomputeFlops
+//   memory    = m · layers · 3 · ActivationBytesPerLayer(no recompute) · compute_bytes / 2
+//               (each saved tensor written in forward, read and its gradient written in
+//               backward; Korthikanti et al. 2022 Table 2 at 16-bit scaled to the compute
+//               dtype), + the block's forward traffic again with full recompute,
+//               + head? m · 3 · LogitsBytes, + the optimizer step: owned parameters ×
+//               (adamw 28 B: parameter, m and v read and written, gradient read, fp32;
+//               sgd 12 B, 20 B with momentum).
+// Errors: InvalidArgument for a dtype or recompute name the planner never writes.
+absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
+    const ir::Plan& plan, const ir::DeviceProfile& profile);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_STEP_COMPUTE_H_

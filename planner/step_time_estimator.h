@@ -1,0 +1,27 @@
+#ifndef ACCEL_PLANNER_STEP_TIME_ESTIMATOR_H_
+#define ACCEL_PLANNER_STEP_TIME_ESTIMATOR_H_
+
+#include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
+
+// The step-time estimate of a plan (ir::StepTimeEstimate): per-stage compute
+// (planner/step_compute.h), per-group communication with its overlap
+// (planner/step_communication.h) and the pipeline bubble of the plan's schedule.
+namespace accel::planner {
+
+// Estimates one optimizer step of `plan` (complete through estimate-memory) on `profile`:
+//   stage time = compute + exposed communication; the slowest stage sets the step;
+//   bubble = f / (1 − f) · stage time, f = Pipeline.bubble_fraction (the bubble's share of the
+//   step for GPipe and 1F1B, (p − 1)/(m + p − 1); Narayanan et al. 2021 §2.2), 0 without
+//   pipelining; step = stage time + bubble;
+//   tokens/s = Batch.tokens_per_step / step;
+//   MFU = 3 · forward FLOPs of the global batch at tp = 1 (no recompute) /
+//         (step · world_size · matmul peak of the compute dtype per worker) (Chowdhery et al.
+//         2022, appendix B; the peak before matmul_efficiency).
+// Errors: InvalidArgument for dtype or recompute names the planner never writes.
+absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
+                                                      const ir::DeviceProfile& profile);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_STEP_TIME_ESTIMATOR_H_

@@ -1,0 +1,80 @@
+#ifndef ACCEL_SPEC_DEVICE_PROFILE_FILE_H_
+#define ACCEL_SPEC_DEVICE_PROFILE_FILE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/source_location.h"
+
+// Reads a device-profile JSON file (written by `accel calibrate`, or by hand) named by the spec
+// field `cluster.device_profile`. The file is one flat JSON object whose keys are the fields of
+// accel.ir.DeviceProfile (ir/plan.proto), with the same units:
+//   {"name": "cpu-calibrated", "source": "accel calibrate on host x",
+//    "matmul_fp32_flops_per_second": 1.1e11, "matmul_bf16_flops_per_second": 2.0e10,
+//    "matmul_fp16_flops_per_second": 1.0e10, "memory_bytes_per_second": 1.5e10,
+//    "intra_node_bytes_per_second": 2.0e9, "intra_node_latency_seconds": 5e-5,
+//    "inter_node_bytes_per_second": 1.2e9, "inter_node_latency_seconds": 1e-4,
+//    "matmul_efficiency": 1, "memory_efficiency": 1, "link_efficiency": 1,
+//    "shared_cores_per_node": 2}
+// Every key but shared_cores_per_node (default 0) is required; unknown keys are errors (a
+// misspelt key must not fall back silently).
+namespace accel::spec {
+
+// The numbers of a device-profile file, as read. Units as in accel.ir.DeviceProfile.
+struct DeviceProfileValues {
+  std::string name;
+  std::string source;
+  double matmul_fp32_flops_per_second = 0;
+  double matmul_bf16_flops_per_second = 0;
+  double matmul_fp16_flops_per_second = 0;
+  double memory_bytes_per_second = 0;
+  double intra_node_bytes_per_second = 0;
+  double intra_node_latency_seconds = 0;
+  double inter_node_bytes_per_second = 0;
+  double inter_node_latency_seconds = 0;
+  double matmul_efficiency = 0;  // (0, 1]
+  double memory_efficiency = 0;  // (0, 1]
+  double link_efficiency = 0;    // (0, 1]
+  int64_t shared_cores_per_node = 0;  // optional key; ≥ 0 (see accel.ir.DeviceProfile)
+};
+
+// One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate
+// without a subject ("has no 'name'"), so callers prefix "device profile 'x.json' ". `location`
+// is in the JSON text for syntax errors, unknown otherwise.
+struct DeviceProfileIssue {
+  std::string code;
+  std::string message;
+  SourceLocation location;
+};
+
+// The outcome of reading a profile: `values` on success, else every issue found.
+struct DeviceProfileResult {
+  std::optional<DeviceProfileValues> values;
+  std::vector<DeviceProfileIssue> issues;
+  std::string text;  // the file's contents, for diagnostics; empty when unreadable
+};
+
+// The key names of a profile file, in the order above.
+const std::vector<std::string>& DeviceProfileKeys();
+
+// Parses profile JSON text (at most 1 MiB). Issues (all reported): syntax errors (located),
+// a top level that is not an object, a missing key, an unknown key, a string key that is not a
+// non-empty string, a number that is not finite and positive, an efficiency above 1.
+DeviceProfileResult ParseDeviceProfile(std::string_view json_text);
+
+// Reads and parses the file at `path`; E0204 when it cannot be read.
+DeviceProfileResult ReadDeviceProfile(const std::string& path);
+
+// Whether a cluster.device_profile value names a file (ends in ".json" or contains '/') rather
+// than a built-in profile.
+bool IsDeviceProfilePath(std::string_view value);
+
+// Serializes `values` in the file format above (keys in DeviceProfileKeys order, two-space
+// indented, numbers with 17 significant digits so they read back exactly).
+std::string DeviceProfileToJson(const DeviceProfileValues& values);
+
+}  // namespace accel::spec
+
+#endif  // ACCEL_SPEC_DEVICE_PROFILE_FILE_H_
