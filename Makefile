@@ -4,7 +4,7 @@ JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
 ACCEL := build/cli/accel
 
-.PHONY: deps build build-core build-asan run test test-full test-asan test-fuzz bench clean
+.PHONY: deps build build-core build-asan run finetune-example test test-full test-asan test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -26,6 +26,11 @@ run: build
 	$(ACCEL) validate examples/specs/*.yaml
 	$(ACCEL) plan $(MAIN_SPEC)
 	$(ACCEL) run $(MAIN_SPEC)
+
+# Pretrain with Llama-3's tokenizer.json, export, fine-tune from the export (README "Fine-tuning
+# from a Hugging Face checkpoint with a real tokenizer"); needs the npm cache of install-deps.sh.
+finetune-example: build
+	bash scripts/finetune-example.sh --accel $(ACCEL)
 
 # Every test: the full build (with the executor when LibTorch is installed), then the core
 # (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz smoke run.

@@ -115,6 +115,7 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
       exec::CheckExecutorSupport(planned.plan, *job,
                                  exec::ExecutorCapabilitiesOfThisBuild(), sink);
       exec::CheckTrainingData(planned.plan, *job, sink);
+      exec::CheckTokenizer(planned.plan, *job, sink);
       exec::CheckPretrainedWeights(planned.plan, *job, sink);
     }
   }

@@ -5,17 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "cli/progress_bar.h"
 #include "common/exit_codes.h"
-#include "executor/data/text_source.h"
 #include "executor/data/token_file.h"
 #include "tokenizers/corpus_encoder.h"
+#include "tokenizers/text_corpus.h"
 #include "tokenizers/tokenizer.h"
 
 namespace accel::cli {
@@ -24,21 +22,6 @@ namespace {
 int Fail(std::ostream& err, const std::string& message, int code) {
   err << "accel tokenize: " << message << "\n";
   return code;
-}
-
-// The documents: the contents of every text file of the input, in ListTextFiles order.
-absl::StatusOr<std::vector<std::string>> ReadDocuments(const std::string& input) {
-  absl::StatusOr<std::vector<std::string>> files = exec::ListTextFiles(input);
-  if (!files.ok()) return files.status();
-  std::vector<std::string> documents;
-  for (const std::string& file : *files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (!in) return absl::InternalError("cannot read data file: " + file);
-    documents.push_back(std::move(buffer).str());
-  }
-  return documents;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -70,7 +53,7 @@ int RunTokenizeCommand(const TokenizeOptions& options, std::ostream& out, std::o
 
   const double load_seconds = SecondsSince(start);
 
-  absl::StatusOr<std::vector<std::string>> documents = ReadDocuments(options.input);
+  absl::StatusOr<std::vector<std::string>> documents = tok::ReadTextDocuments(options.input);
   if (!documents.ok()) {
     return Fail(err, std::string(documents.status().message()),
                 documents.status().code() == absl::StatusCode::kInternal ? kExitRuntime : kExitInvalid);

@@ -32,6 +32,8 @@ inline constexpr const char* kBadVersion = "E0110";
 inline constexpr const char* kConflict = "E0111";         // two fields that contradict
 // A path value that would make accel write outside the directories the spec names ('..').
 inline constexpr const char* kPathEscapes = "E0112";
+// data.train.tokenizer is neither `bytes` nor a *.json / *.model tokenizer file name.
+inline constexpr const char* kBadTokenizer = "E0113";
 
 // Model config.json.
 inline constexpr const char* kModelConfigUnreadable = "E0201";
@@ -76,6 +78,8 @@ inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";
 inline constexpr const char* kFp16WithoutLossScaling = "W0404";
 inline constexpr const char* kLargePipelineBubble = "W0405";
 inline constexpr const char* kFp16ReduceWithoutLossScaling = "W0406";
+// training.sample_tokens with a tokenizer file: the sample is drawn and shown as bytes.
+inline constexpr const char* kSampleNotDecoded = "W0407";
 
 // Memory.
 inline constexpr const char* kDoesNotFit = "E0501";
@@ -84,6 +88,8 @@ inline constexpr const char* kDoesNotFit = "E0501";
 inline constexpr const char* kExecutorUnsupported = "E0601";
 // model.init_from cannot start this plan: unreadable, or names/shapes/dtypes that do not fit.
 inline constexpr const char* kPretrainedMismatch = "E0602";
+// data.train.tokenizer cannot encode for this plan: unreadable, or ids beyond model.vocab_size.
+inline constexpr const char* kTokenizerMismatch = "E0603";
 
 // `accel import`: Accelerate YAML, DeepSpeed JSON and torchtitan TOML configs (importers/).
 // YAML syntax errors in an imported file keep their loader code (E0004).

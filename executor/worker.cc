@@ -26,8 +26,7 @@
 #include "executor/checkpoint/tp_layout.h"
 #include "executor/communicator.h"
 #include "executor/data/byte_tokenizer.h"
-#include "executor/data/text_source.h"
-#include "executor/data/token_file.h"
+#include "executor/data/plan_tokens.h"
 #include "executor/data/window_dataset.h"
 #include "executor/checkpoint/durable_file.h"
 #include "executor/launcher/plan_support.h"
@@ -130,25 +129,6 @@ std::string FormatDuration(double seconds) {
   if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
   if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
   return absl::StrFormat("%ds", s);
-}
-
-absl::StatusOr<std::vector<uint32_t>> LoadTokens(const ir::Data& data, int64_t vocab_size) {
-  std::vector<uint32_t> tokens;
-  if (data.format() == "tokens") {
-    TokenWidth width = data.token_dtype() == "uint32" ? TokenWidth::kUint32 : TokenWidth::kUint16;
-    ACCEL_ASSIGN_OR_RETURN(tokens, ReadTokenFile(data.path(), width));
-  } else {
-    ACCEL_ASSIGN_OR_RETURN(std::string text, ReadTextCorpus(data.path()));
-    tokens = ByteTokenizer::Encode(text);
-  }
-  auto too_big = std::find_if(tokens.begin(), tokens.end(),
-                              [vocab_size](uint32_t t) { return t >= vocab_size; });
-  if (too_big != tokens.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(data.path(), ": token ", *too_big, " at position ", too_big - tokens.begin(),
-                     " is outside the model's vocabulary of ", vocab_size));
-  }
-  return tokens;
 }
 
 std::string CheckpointRoot(const ir::Plan& plan, const WorkerEnv& env) {
@@ -693,8 +673,10 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
                          BuildCausalLm(model_config, seed, tp, pretrained, StageSpanOf(plan, env.rank)));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
+  // Text with a real tokenizer is encoded here, on this rank's intra-op threads
+  // (executor/data/plan_tokens.h says why in memory and why that is deterministic).
   ACCEL_ASSIGN_OR_RETURN(std::vector<uint32_t> tokens,
-                         LoadTokens(plan.data(), plan.model().vocab_size()));
+                         LoadPlanTokens(plan.data(), plan.model().vocab_size(), at::get_num_threads()));
   const size_t token_count = tokens.size();
   WindowDatasetOptions data_options;
   data_options.seq_len = plan.batch().seq_len();

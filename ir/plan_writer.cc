@@ -206,7 +206,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
                        " (" + FormatBytes(topo.device_memory_bytes()) + " each) = " +
                        S(topo.world_size()) + " ranks, backend " + job.backend());
   line("data", plan.data().path() + " (" + plan.data().format() + ", tokenizer " +
-                   plan.data().tokenizer() + ")");
+                   plan.data().tokenizer() +
+                   (plan.data().tokenizer_path().empty() ? "" : " " + plan.data().tokenizer_path()) + ")");
   line("checkpoint", plan.checkpoint().dir() + ", every " + S(plan.checkpoint().every_steps()) +
                          " steps, keep " + S(plan.checkpoint().keep()) + ", resume " +
                          plan.checkpoint().resume() +

@@ -161,9 +161,8 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Enum("data.train.format", {"text", "tokens"}, +[](JobSpec& s, const FieldValue& v) {
     s.data.train.format = EnumOf<DataFormat>(v);
   }));
-  f.push_back(Enum("data.train.tokenizer", {"bytes"}, +[](JobSpec& s, const FieldValue& v) {
-    s.data.train.tokenizer = EnumOf<Tokenizer>(v);
-  }));
+  f.push_back(String("data.train.tokenizer",
+                     +[](JobSpec& s, const FieldValue& v) { s.data.train.tokenizer = v.text; }));
   f.push_back(Enum("data.train.dtype", {"uint16", "uint32"}, +[](JobSpec& s, const FieldValue& v) {
     s.data.train.dtype = EnumOf<TokenDtype>(v);
   }));

@@ -19,7 +19,6 @@ FieldSource JobSpec::Locate(const std::string& path) const {
 
 const char* Name(Arch v) { return v == Arch::kGpt2 ? "gpt2" : "llama"; }
 const char* Name(DataFormat v) { return v == DataFormat::kText ? "text" : "tokens"; }
-const char* Name(Tokenizer) { return "bytes"; }
 const char* Name(TokenDtype v) { return v == TokenDtype::kUint16 ? "uint16" : "uint32"; }
 const char* Name(OptimizerName v) { return v == OptimizerName::kAdamW ? "adamw" : "sgd"; }
 const char* Name(LrScheduleName v) {

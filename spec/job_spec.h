@@ -30,7 +30,6 @@ struct AutoOr {
 
 enum class Arch { kGpt2, kLlama };
 enum class DataFormat { kText, kTokens };
-enum class Tokenizer { kBytes };
 enum class TokenDtype { kUint16, kUint32 };
 enum class OptimizerName { kAdamW, kSgd };
 enum class LrScheduleName { kConstant, kLinear, kCosine };
@@ -66,7 +65,9 @@ struct ModelSpec {
 struct DataSource {
   std::string path;                   // file or directory, relative to the spec file
   DataFormat format = DataFormat::kText;
-  Tokenizer tokenizer = Tokenizer::kBytes;
+  // format text: "bytes" (one token per byte) or the path of a Hugging Face tokenizer.json or
+  // SentencePiece tokenizer.model, as written in the spec (relative to the spec file).
+  std::string tokenizer = "bytes";
   TokenDtype dtype = TokenDtype::kUint16;  // only for format: tokens
 };
 
@@ -206,7 +207,6 @@ struct JobSpec {
 // Spellings used in YAML, the schema and the plan ("gpt2", "1f1b", "bf16", ...).
 const char* Name(Arch v);
 const char* Name(DataFormat v);
-const char* Name(Tokenizer v);
 const char* Name(TokenDtype v);
 const char* Name(OptimizerName v);
 const char* Name(LrScheduleName v);

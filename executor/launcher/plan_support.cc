@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/diag_codes.h"
 #include "executor/checkpoint/pretrained.h"
+#include "executor/data/plan_tokens.h"
 #include "ir/plan_access.h"
 
 namespace accel::exec {
@@ -114,6 +115,37 @@ void CheckTrainingData(const ir::Plan& plan, const spec::JobSpec& spec, Diagnost
   if (fs::file_size(path, ec) == 0 || ec) {
     ReportAt(spec, "data.train.path", codes::kFileUnreadable,
              absl::StrCat("training data is empty: ", path), sink);
+  }
+}
+
+void CheckTokenizer(const ir::Plan& plan, const spec::JobSpec& spec, DiagnosticSink& sink) {
+  const std::string& path = plan.data().tokenizer_path();
+  if (path.empty()) return;
+  absl::StatusOr<std::unique_ptr<tok::Tokenizer>> tokenizer = LoadPlanTokenizer(plan.data());
+  if (!tokenizer.ok()) {
+    ReportAt(spec, "data.train.tokenizer", codes::kTokenizerMismatch,
+             absl::StrCat("cannot load tokenizer: ", tokenizer.status().message()), sink);
+    return;
+  }
+  const int64_t ids = (*tokenizer)->id_limit();
+  const int64_t vocab = plan.model().vocab_size();
+  if (ids <= vocab) return;
+  spec::FieldSource source = spec.Locate("data.train.tokenizer");
+  Diagnostic& d = sink.Error(codes::kTokenizerMismatch, source.file.empty() ? spec.file : source.file,
+                             source.value.known() ? source.value : source.key, "data.train.tokenizer",
+                             absl::StrCat(path, " has ", ids, " token ids (added and special tokens "
+                                          "included) but model.vocab_size is ", vocab));
+  spec::FieldSource vocab_source = spec.Locate("model.vocab_size");
+  if (vocab_source.origin == spec::Origin::kModelConfig) {
+    d.Note(vocab_source.file, vocab_source.value, "vocab_size set here");
+    d.Note(absl::StrCat("the tokenizer does not belong to the model of ", vocab_source.file,
+                        ": use that model's own tokenizer file"));
+  } else {
+    if (vocab_source.origin != spec::Origin::kDefault) {
+      d.Note(vocab_source.file, vocab_source.value, "vocab_size set here");
+    }
+    d.Note(absl::StrCat("set model.vocab_size to at least ", ids, ", or use a tokenizer with at most ",
+                        vocab, " ids"));
   }
 }
 

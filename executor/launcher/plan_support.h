@@ -52,6 +52,15 @@ void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
 // Nothing when the plan has no init_from. Reads only the files' headers.
 void CheckPretrainedWeights(const ir::Plan& plan, const spec::JobSpec& spec, DiagnosticSink& sink);
 
+// Adds one error (code E0603, kTokenizerMismatch) located at data.train.tokenizer when the plan
+// names a tokenizer file (ir::Data.tokenizer_path) that does not load (LoadPlanTokenizer's
+// message after "cannot load tokenizer: "), or whose ids (added and special tokens included:
+// tok::Tokenizer::id_limit) do not fit model.vocab_size, with a note at vocab_size and what to
+// change: when the vocabulary comes from model.config, the tokenizer most likely belongs to
+// another model; otherwise model.vocab_size can be raised. Nothing for `bytes` (the planner and
+// the workers check 256). Reads and parses the tokenizer file once.
+void CheckTokenizer(const ir::Plan& plan, const spec::JobSpec& spec, DiagnosticSink& sink);
+
 // Adds an error (code E0001, kFileUnreadable) located at data.train.path when plan.data.path does
 // not exist ("training data does not exist: PATH"), is an empty file ("training data is empty:
 // PATH"), or is a directory without any non-empty regular file ("training data directory has no

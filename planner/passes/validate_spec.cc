@@ -58,7 +58,7 @@ class ValidateSpecPass : public Pass {
     ir::Data* data = plan.mutable_data();
     data->set_path(ResolveDataPath(s.file, s.data.train.path));
     data->set_format(Name(s.data.train.format));
-    data->set_tokenizer(Name(s.data.train.tokenizer));
+    SetTokenizer(context, *data);
     data->set_token_dtype(Name(s.data.train.dtype));
     data->set_shuffle(s.data.shuffle);
 
@@ -147,6 +147,46 @@ class ValidateSpecPass : public Pass {
                 "smallest fp16 value) flush to zero and training stalls silently");
     context.NoteField(d, "precision.loss_scaling", "loss_scaling set here");
     d.Note("set precision.loss_scaling: dynamic, or use bf16 (the exponent range of fp32)");
+  }
+
+  // Records the tokenizer kind and file (see ir::Data.tokenizer). The kind comes from the file
+  // name alone: validate and plan read no data files, and `accel run` loads the file before
+  // launch (executor/launcher/plan_support.h CheckTokenizer).
+  static void SetTokenizer(PlanContext& context, ir::Data& data) {
+    const spec::JobSpec& s = context.spec();
+    const std::string& tokenizer = s.data.train.tokenizer;
+    if (tokenizer == "bytes") {
+      data.set_tokenizer("bytes");
+      return;
+    }
+    const std::string file = std::filesystem::path(tokenizer).filename().string();
+    if (file.ends_with(".json")) {
+      data.set_tokenizer("huggingface");
+    } else if (file.ends_with(".model")) {
+      data.set_tokenizer("sentencepiece");
+    } else {
+      Diagnostic& d = context.Error(
+          codes::kBadTokenizer, "data.train.tokenizer",
+          "tokenizer '" + tokenizer + "' is neither `bytes` nor a tokenizer file (*.json or *.model)");
+      d.Note("use bytes, the path of a Hugging Face tokenizer.json, or of a SentencePiece tokenizer.model");
+      return;
+    }
+    data.set_tokenizer_path(ResolveDataPath(s.file, tokenizer));
+    if (s.training.sample_tokens > 0) {
+      // The executor's sample shows each id as one byte (executor/worker.cc SampleText); accel's
+      // tokenizers do not decode.
+      Diagnostic& d = context.Warning(
+          codes::kSampleNotDecoded, "training.sample_tokens",
+          "training.sample_tokens shows each sampled id as one byte, but data.train.tokenizer is a "
+          "tokenizer file: the sample will not be readable text");
+      context.NoteField(d, "data.train.tokenizer", "tokenizer set here");
+    }
+    if (s.data.train.format != spec::DataFormat::kText) {
+      Diagnostic& d = context.Error(
+          codes::kConflict, "data.train.tokenizer",
+          "a tokenizer file applies to format: text, but data.train.format is tokens (already tokenized)");
+      context.NoteField(d, "data.train.format", "format set here");
+    }
   }
 
   static void CheckRules(PlanContext& context) {

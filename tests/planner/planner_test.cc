@@ -348,5 +348,64 @@ TEST_CASE("with one micro-step per update gradients count only beyond what backw
              Catch::Contains("with 1 micro-step per update only gradients beyond the"));
 }
 
+// kBaseSpec with the data source replaced by `train` (the flow mapping after "train: ").
+std::string WithTrain(const std::string& train) {
+  std::string yaml = kBaseSpec;
+  const std::string old = "{path: data.bin, format: tokens, tokenizer: bytes}";
+  yaml.replace(yaml.find(old), old.size(), train);
+  return yaml;
+}
+
+TEST_CASE("a tokenizer file is recorded with its kind and resolved path") {
+  auto bytes = PlanYaml(kBaseSpec);
+  REQUIRE(bytes.result.ok);
+  CHECK(bytes.result.plan.data().tokenizer() == "bytes");
+  CHECK(bytes.result.plan.data().tokenizer_path().empty());
+
+  auto hf = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: tok/tokenizer.json}"));
+  INFO(hf.diagnostics);
+  REQUIRE(hf.result.ok);
+  CHECK(hf.result.plan.data().tokenizer() == "huggingface");
+  CHECK(hf.result.plan.data().tokenizer_path() == "tok/tokenizer.json");
+  CHECK_THAT(ir::PlanSummary(hf.result.plan),
+             Catch::Contains("data       corpus (text, tokenizer huggingface tok/tokenizer.json)"));
+
+  auto spm = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: /models/llama2/tokenizer.model}"));
+  REQUIRE(spm.result.ok);
+  CHECK(spm.result.plan.data().tokenizer() == "sentencepiece");
+  CHECK(spm.result.plan.data().tokenizer_path() == "/models/llama2/tokenizer.model");
+
+  // The executor's sample shows ids as bytes: valid, but worth a warning.
+  auto sample = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: tokenizer.json}"),
+                         {"training.sample_tokens=20"});
+  CHECK(sample.result.ok);
+  CHECK(sample.diagnostics ==
+        "--set training.sample_tokens=20: warning[W0407]: training.sample_tokens shows each sampled "
+        "id as one byte, but data.train.tokenizer is a tokenizer file: the sample will not be "
+        "readable text [validate-spec]\n"
+        "job.yaml:13:50: note: tokenizer set here\n");
+}
+
+TEST_CASE("a tokenizer that is no tokenizer file, or one for token files, is a located error") {
+  auto unknown = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: vocab.txt}"));
+  CHECK_FALSE(unknown.result.ok);
+  CHECK(unknown.diagnostics ==
+        "job.yaml:13:50: error[E0113]: tokenizer 'vocab.txt' is neither `bytes` nor a tokenizer "
+        "file (*.json or *.model) [validate-spec]\n"
+        "   train: {path: corpus, format: text, tokenizer: vocab.txt}\n"
+        "                                                  ^\n"
+        "note: use bytes, the path of a Hugging Face tokenizer.json, or of a SentencePiece "
+        "tokenizer.model\n");
+
+  auto tokens = PlanYaml(WithTrain("{path: data.bin, format: tokens, tokenizer: tokenizer.json}"));
+  CHECK_FALSE(tokens.result.ok);
+  CHECK(tokens.diagnostics ==
+        "job.yaml:13:54: error[E0111]: a tokenizer file applies to format: text, but "
+        "data.train.format is tokens (already tokenized) [validate-spec]\n"
+        "   train: {path: data.bin, format: tokens, tokenizer: tokenizer.json}\n"
+        "                                                      ^\n"
+        "job.yaml:13:35: note: format set here\n");
+}
+
 }  // namespace
 }  // namespace accel::planner

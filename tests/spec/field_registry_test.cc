@@ -54,7 +54,6 @@ void CheckEnum(const char* path, int count) {
 TEST_CASE("enum spellings follow the enumerators", "[registry]") {
   CheckEnum<Arch>("model.arch", 2);
   CheckEnum<DataFormat>("data.train.format", 2);
-  CheckEnum<Tokenizer>("data.train.tokenizer", 1);
   CheckEnum<TokenDtype>("data.train.dtype", 2);
   CheckEnum<OptimizerName>("training.optimizer.name", 2);
   CheckEnum<LrScheduleName>("training.lr_schedule.name", 3);

@@ -573,6 +573,7 @@ std::string Refusals(const std::string& yaml, const std::vector<std::string>& ov
   DiagnosticSink checks;
   CheckExecutorSupport(planned.plan, *job, ExecutorCapabilities{cuda, sdpa}, checks);
   CheckTrainingData(planned.plan, *job, checks);
+  CheckTokenizer(planned.plan, *job, checks);
   CheckPretrainedWeights(planned.plan, *job, checks);
   return RenderText(checks.diagnostics(), sources);
 }
@@ -642,6 +643,48 @@ TEST_CASE("model.init_from that cannot start the plan is refused before launch",
         "--set model.init_from=weights: error[E0602]: cannot start from " + dir.File("weights") +
             ": " + dir.File("weights") +
             " holds neither model.safetensors nor model.safetensors.index.json\n");
+}
+
+TEST_CASE("a tokenizer file that does not load or does not fit the vocabulary is refused before launch",
+          "[launcher][refusal]") {
+  TempDir dir;
+  { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
+  const std::string job = dir.File("job.yaml");
+  const std::string tokenizer = dir.File("tokenizer.json");
+  const std::string with_file = Replace(kCpuJob, "tokenizer: bytes", "tokenizer: tokenizer.json");
+  const std::string line = "   train: {path: corpus.txt, format: text, tokenizer: tokenizer.json}\n"
+                           "                                                      ^\n";
+  CHECK(Refusals(with_file, {}, dir) ==
+        job + ":11:54: error[E0603]: cannot load tokenizer: tokenizer file does not exist: " + tokenizer + "\n" +
+            line);
+
+  // tiny_bpe.json: 256 byte tokens, 17 merges and 3 added tokens, ids 0..275.
+  fs::copy_file(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/tiny_bpe.json", tokenizer);
+  CHECK(Refusals(with_file, {}, dir) ==
+        job + ":11:54: error[E0603]: " + tokenizer + " has 276 token ids (added and special tokens "
+              "included) but model.vocab_size is 256\n" + line +
+              job + ":8:15: note: vocab_size set here\n"
+              "note: set model.vocab_size to at least 276, or use a tokenizer with at most 256 ids\n");
+  CHECK(Refusals(with_file, {"model.vocab_size=276"}, dir) == "");
+
+  // The vocabulary of a model config.json: the tokenizer belongs to another model.
+  { std::ofstream(dir.File("config.json")) << R"({"model_type": "gpt2", "vocab_size": 256, "n_embd": 32,
+ "n_layer": 2, "n_head": 2, "n_positions": 32})"; }
+  const std::string with_config = Replace(with_file, "  vocab_size: 256\n", "  config: config.json\n");
+  CHECK(Refusals(with_config, {}, dir) ==
+        job + ":11:54: error[E0603]: " + tokenizer + " has 276 token ids (added and special tokens "
+              "included) but model.vocab_size is 256\n" + line +
+              dir.File("config.json") + ": note: vocab_size set here\n"
+              "note: the tokenizer does not belong to the model of " + dir.File("config.json") +
+              ": use that model's own tokenizer file\n");
+
+  // The kind comes from the name; the content must agree.
+  fs::copy_file(tokenizer, dir.File("tokenizer.model"));
+  CHECK(Refusals(Replace(kCpuJob, "tokenizer: bytes", "tokenizer: tokenizer.model"), {"model.vocab_size=276"}, dir) ==
+        job + ":11:54: error[E0603]: cannot load tokenizer: " + dir.File("tokenizer.model") +
+              ": planned as sentencepiece but the file is tokenizer.json (BPE, byte-level, 276 ids)\n"
+              "   train: {path: corpus.txt, format: text, tokenizer: tokenizer.model}\n"
+              "                                                      ^\n");
 }
 
 TEST_CASE("missing or empty training data is refused before launch", "[launcher][refusal]") {

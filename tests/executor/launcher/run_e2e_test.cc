@@ -259,6 +259,44 @@ std::string UninterruptedZero2Loss(int steps, int every_steps) {
   return loss;
 }
 
+// The job of WriteJob with the text encoded on the fly by a tokenizer.json (tiny_bpe.json: 276
+// ids, <s> and </s> around each file) instead of bytes.
+const std::vector<std::string> kTokenizerFile = {
+    "--set", "data.train.tokenizer=" + std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/tiny_bpe.json",
+    "--set", "model.vocab_size=276"};
+
+TEST_CASE("a job with a tokenizer file resumes exactly on two ranks", "[e2e]") {
+  TempDir straight;
+  WriteJob(straight, 4, 0);
+  Launched full = Launch(RunArgs(straight, kTokenizerFile), straight);
+  REQUIRE(WaitExit(full.pid, std::chrono::seconds(240)) == 0);
+  const std::string expected = FinalLossLine(ReadAll(full.out_path), 4);
+  REQUIRE(expected != "");
+  // The 400 lines (14,690 bytes) encode to fewer tokens (13,077 with `accel tokenize`: its merges
+  // join letters): the workers used the tokenizer, not bytes.
+  const std::string log = ReadAll(straight.File("run/rank0.log"));
+  const std::string key = "data " + straight.File("corpus.txt") + ": ";
+  const size_t at = log.find(key);
+  REQUIRE(at != std::string::npos);
+  const int64_t tokens = std::stoll(log.substr(at + key.size()));
+  CHECK(tokens > 0);
+  CHECK(tokens < static_cast<int64_t>(fs::file_size(straight.File("corpus.txt"))));
+  CHECK_THAT(ReadAll(straight.File("run/plan.txt")), Catch::Contains("(text, tokenizer huggingface "));
+
+  TempDir dir;
+  WriteJob(dir, 2, 2);
+  Launched first = Launch(RunArgs(dir, kTokenizerFile), dir);
+  REQUIRE(WaitExit(first.pid, std::chrono::seconds(240)) == 0);
+  std::vector<std::string> more = kTokenizerFile;
+  more.insert(more.end(), {"--set", "training.steps=4"});
+  Launched resumed = Launch(RunArgs(dir, more), dir);
+  const int code = WaitExit(resumed.pid, std::chrono::seconds(240));
+  INFO(ReadAll(resumed.out_path) << ReadAll(resumed.err_path) << ReadAll(dir.File("run/rank0.log")));
+  REQUIRE(code == 0);
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("resumed from "));
+  CHECK(FinalLossLine(ReadAll(resumed.out_path), 4) == expected);
+}
+
 TEST_CASE("checkpoint.at_end false writes only the every_steps checkpoints", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 5, 2);
