@@ -91,11 +91,13 @@ Outcome PlanCandidate(const spec::JobSpec& spec, const Layout& layout, int64_t g
   DiagnosticSink sink;
   PlanOptions options;
   options.allow_not_fitting = true;  // the fit is read from plan.memory, not an error
-  PlanResult result = BuildPlan(ApplyLayout(spec, layout, global_batch), options, sink);
   Outcome out;
-  out.valid = result.ok;
-  out.fits = out.valid && EveryStageFits(result.plan);
-  if (out.fits) out.ranked = Summarize(layout, result.plan);
+  auto inspect = [&](const ir::Plan& plan) {
+    out.fits = EveryStageFits(plan);
+    if (out.fits) out.ranked = Summarize(layout, plan);
+  };
+  out.valid = BuildPlanAndInspect(ApplyLayout(spec, layout, global_batch), options, sink, inspect);
+  out.fits = out.fits && out.valid;
   return out;
 }
 
