@@ -139,6 +139,24 @@ TEST_CASE("search: a global batch of auto is the one the spec resolves to", "[se
   CHECK(result->global_batch == 8);  // micro 2 x data_replicate 4
 }
 
+TEST_CASE("search: BuildPlanAndInspect sees the plan BuildPlan returns", "[search]") {
+  for (const char* yaml : {kSmallJob, kNeedsSharding}) {
+    const spec::JobSpec job = Load(yaml);
+    PlanOptions options;
+    options.allow_not_fitting = true;
+    DiagnosticSink sink_a;
+    DiagnosticSink sink_b;
+    PlanResult built = BuildPlan(job, options, sink_a);
+    std::string inspected;
+    const bool ok = BuildPlanAndInspect(job, options, sink_b, [&](const ir::Plan& plan) {
+      inspected = plan.SerializeAsString();
+    });
+    CHECK(ok == built.ok);
+    CHECK(inspected == built.plan.SerializeAsString());
+    CHECK(sink_a.diagnostics().size() == sink_b.diagnostics().size());
+  }
+}
+
 TEST_CASE("search: the enumeration keeps the batch identity", "[search]") {
   const spec::JobSpec job = Load(kSmallJob);
   const std::vector<Layout> layouts = EnumerateLayouts(job, 16);
