@@ -78,7 +78,7 @@ int EmitSpec(const std::string& spec_path, const std::vector<std::string>& overr
   }
   absl::StatusOr<std::string> yaml = SearchedSpecYaml(spec_path, *text, overrides,
                                                       result.ranked.front().layout,
-                                                      result.global_batch);
+                                                      result.global_batch, path);
   if (!yaml.ok()) {
     err << "error: " << yaml.status().message() << "\n";
     return kExitInvalid;

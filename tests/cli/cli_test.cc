@@ -418,3 +418,21 @@ TEST_CASE("plan --search: usage errors", "[cli][search]") {
   CHECK(format.exit_code == 2);
   CHECK(format.err == "error: --search prints a table: --format cannot be used with it\n");
 }
+
+TEST_CASE("plan --search --emit-spec rewrites relative paths for the new directory", "[cli][search]") {
+  const fs::path dir = fs::temp_directory_path() / ("accel_search_paths." + std::to_string(getpid()));
+  fs::create_directories(dir / "sub");
+  const std::string emitted = (dir / "sub" / "searched.yaml").string();
+  // model.config is ../models/gpt2-xl/config.json relative to examples/specs/.
+  Result r = Accel("plan examples/specs/gpt2-xl_8xh100_zero3.yaml --search --top 1 --emit-spec " +
+                   emitted);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  Result json = Accel("plan --format json " + emitted);
+  INFO(json.err);
+  REQUIRE(json.exit_code == 0);
+  nlohmann::json plan = nlohmann::json::parse(json.out);
+  CHECK(std::stoll(plan["model"]["num_layers"].get<std::string>()) == 48);  // from config.json
+  CHECK(std::stoll(plan["model"]["hidden_size"].get<std::string>()) == 1600);
+  fs::remove_all(dir);
+}
