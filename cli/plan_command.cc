@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/status.h"
+#include "cli/plan_search.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
 #include "common/no_follow.h"
@@ -67,7 +68,28 @@ bool WriteFileAtomically(const std::string& path, const std::string& data, std::
   return true;
 }
 
+// The search options' usage errors ("" when there is none).
+std::string SearchUsageError(const PlanCommandOptions& options) {
+  if (!options.search) {
+    if (!options.emit_spec.empty()) return "--emit-spec needs --search";
+    if (options.top_given) return "--top needs --search";
+    return "";
+  }
+  if (options.top < 1) return "--top must be at least 1, got " + std::to_string(options.top);
+  if (options.format != "text") return "--search prints a table: --format cannot be used with it";
+  if (!options.dump_after.empty()) return "--search plans every candidate: --dump-after cannot be used with it";
+  return "";
+}
+
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (std::string usage = SearchUsageError(options); !usage.empty()) {
+    err << "error: " << usage << "\n";
+    return kExitUsage;
+  }
+  if (options.search) {
+    return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
+                         options.emit_spec, out, err);
+  }
   const auto& formats = PlanFormats();
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
     err << "error: unknown format '" << options.format << "'";
@@ -173,7 +195,15 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
   sub->add_flag("--werror", options->werror,
                 "Treat warnings as errors: they print as error[W...], no plan is written, "
                 "exit 1");
-  sub->callback([options, &context] {
+  sub->add_flag("--search", options->search,
+                "Search the cluster's layouts (data/tensor/pipeline degrees, sharding stage, micro "
+                "batch, recompute, pipeline schedule), plan each, and print the fastest that fit");
+  CLI::Option* top = sub->add_option("--top", options->top,
+                                     "With --search: rows of the table (default 10)");
+  sub->add_option("--emit-spec", options->emit_spec,
+                  "With --search: write the winning layout as a job spec to FILE");
+  sub->callback([options, top, &context] {
+    options->top_given = top->count() > 0;
     context.exit_code = RunPlanCommand(*options, *context.out, *context.err);
   });
 }

@@ -9,7 +9,8 @@
 
 namespace accel::cli {
 
-// `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS] [--werror]`.
+// `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS] [--werror]`, or
+// `accel plan SPEC [--set k=v]... --search [--top N] [--emit-spec FILE] [-o FILE]`.
 struct PlanCommandOptions {
   std::string spec;
   std::vector<std::string> overrides;
@@ -21,6 +22,13 @@ struct PlanCommandOptions {
   std::string dump_after;
   // Warnings are errors: reported as error[W...], no plan is written, exit 1.
   bool werror = false;
+  // Layout search (cli/plan_search.h) instead of planning the spec's own layout.
+  bool search = false;
+  // Rows of the search table; valid only with `search`, at least 1.
+  int64_t top = 10;
+  bool top_given = false;  // --top appeared on the command line
+  // With `search`: write the winner as a job spec to this file ("" = none).
+  std::string emit_spec;
 };
 
 // The accepted --format values, in help order.
@@ -28,7 +36,8 @@ const std::vector<std::string>& PlanFormats();
 
 // Loads, plans and writes the plan. Diagnostics (errors, warnings, notes) go to `err`.
 // Returns an exit code: 0 planned, 1 invalid spec or plan (or any warning with `werror`),
-// 2 usage (unknown format or pass, binary output to a terminal), 3 internal (a Graphviz or
+// 2 usage (unknown format or pass, binary output to a terminal, --top or --emit-spec without
+// --search, --top below 1, --search with --format or --dump-after), 3 internal (a Graphviz or
 // I/O failure).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 

@@ -41,7 +41,7 @@ void PlanContext::NoteField(Diagnostic& d, const std::string& field, std::string
 }
 
 void PlanContext::Resolve(const std::string& field, std::string value, std::string reason) {
-  ir::ResolvedValue* resolved = plan_.add_resolved();
+  ir::ResolvedValue* resolved = plan_->add_resolved();
   resolved->set_field(field);
   resolved->set_value(std::move(value));
   resolved->set_reason(std::move(reason));
@@ -49,7 +49,7 @@ void PlanContext::Resolve(const std::string& field, std::string value, std::stri
 }
 
 void PlanContext::RecordNote(const Diagnostic& d) {
-  ir::PlanNote* note = plan_.add_notes();
+  ir::PlanNote* note = plan_->add_notes();
   note->set_severity(std::string(SeverityName(d.severity)));
   note->set_code(d.code);
   note->set_field(d.field);

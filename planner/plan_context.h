@@ -16,10 +16,15 @@ namespace accel::planner {
 class PlanContext {
  public:
   PlanContext(const spec::JobSpec& spec, DiagnosticSink& sink) : spec_(spec), sink_(sink) {}
+  // Writes into `plan` (not owned; e.g. a message on a protobuf arena) instead of its own.
+  PlanContext(const spec::JobSpec& spec, DiagnosticSink& sink, ir::Plan* plan)
+      : spec_(spec), sink_(sink), plan_(plan) {}
+  PlanContext(const PlanContext&) = delete;
+  PlanContext& operator=(const PlanContext&) = delete;
 
   const spec::JobSpec& spec() const { return spec_; }
-  ir::Plan& plan() { return plan_; }
-  const ir::Plan& plan() const { return plan_; }
+  ir::Plan& plan() { return *plan_; }
+  const ir::Plan& plan() const { return *plan_; }
   DiagnosticSink& sink() { return sink_; }
 
   // When true the estimate-memory pass records a plan that does not fit without reporting
@@ -54,7 +59,8 @@ class PlanContext {
 
   const spec::JobSpec& spec_;
   DiagnosticSink& sink_;
-  ir::Plan plan_;
+  ir::Plan owned_plan_;
+  ir::Plan* plan_ = &owned_plan_;
   std::string current_pass_;
   bool allow_not_fitting_ = false;
 };

@@ -1,5 +1,7 @@
 #include "planner/planner.h"
 
+#include <google/protobuf/arena.h>
+
 #include "ir/plan_verifier.h"
 #include "planner/pass.h"
 
@@ -31,11 +33,13 @@ bool IsPassName(const std::string& name) {
   return false;
 }
 
-PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, DiagnosticSink& sink) {
-  PlanContext context(spec, sink);
+namespace {
+
+// Runs the passes on `context`; fills everything of `result` but the plan.
+void RunPasses(PlanContext& context, const PlanOptions& options, DiagnosticSink& sink,
+               PlanResult& result) {
   context.set_allow_not_fitting(options.allow_not_fitting);
   context.plan().set_ir_version(ir::IR_VERSION_CURRENT);
-  PlanResult result;
   const int errors_before = sink.error_count();
   for (const auto& pass : DefaultPasses()) {
     context.set_current_pass(pass->name());
@@ -50,8 +54,26 @@ PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, Diag
     if (!options.dump_after.empty() && pass->name() == options.dump_after) break;
   }
   result.ok = sink.error_count() == errors_before && result.verifier_violations.empty();
+}
+
+}  // namespace
+
+PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, DiagnosticSink& sink) {
+  PlanContext context(spec, sink);
+  PlanResult result;
+  RunPasses(context, options, sink, result);
   result.plan = std::move(context.plan());
   return result;
+}
+
+bool BuildPlanAndInspect(const spec::JobSpec& spec, const PlanOptions& options,
+                         DiagnosticSink& sink, const std::function<void(const ir::Plan&)>& inspect) {
+  google::protobuf::Arena arena;
+  PlanContext context(spec, sink, google::protobuf::Arena::CreateMessage<ir::Plan>(&arena));
+  PlanResult result;
+  RunPasses(context, options, sink, result);
+  inspect(context.plan());
+  return result.ok;
 }
 
 void CheckSpec(const spec::JobSpec& spec, DiagnosticSink& sink) {

@@ -1,6 +1,7 @@
 #ifndef ACCEL_PLANNER_PLANNER_H_
 #define ACCEL_PLANNER_PLANNER_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,13 @@ struct PlanResult {
 // first pass that reported an error. Unknown `dump_after` names are a usage error the caller
 // checks with IsPassName first.
 PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, DiagnosticSink& sink);
+
+// BuildPlan for callers that only read the plan (the layout search): the plan is built on a
+// protobuf arena, so its thousands of per-rank fields are freed at once instead of one by one,
+// and `inspect` reads it before the arena goes. The same passes and checks as BuildPlan.
+// Returns BuildPlan's `ok` (no errors; verifier clean when options.verify_each_pass).
+bool BuildPlanAndInspect(const spec::JobSpec& spec, const PlanOptions& options,
+                         DiagnosticSink& sink, const std::function<void(const ir::Plan&)>& inspect);
 
 // Runs every pass on `spec` for its diagnostics only (the plan is discarded): what
 // `accel validate` adds to the loader's checks, so CI catches layouts that cannot work.

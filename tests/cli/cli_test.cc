@@ -348,3 +348,91 @@ TEST_CASE("import: a refused config exits 1 and writes nothing", "[cli][import]"
   Result usage = Accel("import x.yaml --from megatron");
   CHECK(usage.exit_code == 2);
 }
+
+namespace {
+
+// The size of mesh axis `name` in a plan's JSON (int64 fields are JSON strings).
+int64_t AxisSize(const nlohmann::json& plan, const std::string& name) {
+  for (const auto& axis : plan["mesh"]["axes"]) {
+    if (axis["name"] == name) return std::stoll(axis["size"].get<std::string>());
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][search]") {
+  const fs::path dir = fs::temp_directory_path() / ("accel_search_test." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string emitted = (dir / "searched.yaml").string();
+  Result r = Accel(std::string("plan ") + kGood + " --set cluster.devices_per_node=8 --search "
+                   "--top 3 --emit-spec " + emitted);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  for (const char* part : {"layout search: gpt2-small-fortunes on 8 ranks", "rank  dr x ds x tp x pp  stage",
+                           "lost to #1 by", "candidates enumerated", "candidates/s)"}) {
+    INFO(part);
+    CHECK(r.out.find(part) != std::string::npos);
+  }
+  // Row 1: "   1  DRxDSxTPxPP  stage micro accum recompute ...".
+  std::istringstream row(r.out.substr(r.out.find("\n   1  ") + 1));
+  int64_t rank = 0, stage = 0, micro = 0, accum = 0;
+  std::string degrees, recompute;
+  row >> rank >> degrees >> stage >> micro >> accum >> recompute;
+  REQUIRE(rank == 1);
+  int64_t dr = 0, ds = 0, tp = 0, pp = 0;
+  REQUIRE(std::sscanf(degrees.c_str(), "%ldx%ldx%ldx%ld", &dr, &ds, &tp, &pp) == 4);
+
+  Result validate = Accel("validate " + emitted);
+  INFO(validate.err);
+  CHECK(validate.exit_code == 0);
+  Result json = Accel("plan --format json " + emitted);
+  INFO(json.err);
+  REQUIRE(json.exit_code == 0);
+  nlohmann::json plan = nlohmann::json::parse(json.out);
+  CHECK(AxisSize(plan, "dp_replicate") == dr);
+  CHECK(AxisSize(plan, "dp_shard") == ds);
+  CHECK(AxisSize(plan, "tp") == tp);
+  CHECK(AxisSize(plan, "pp") == pp);
+  CHECK(std::stoll(plan["sharding"]["stage"].get<std::string>()) == stage);
+  CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == micro);
+  CHECK(std::stoll(plan["batch"]["grad_accum_steps"].get<std::string>()) == accum);
+  CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 128);  // 16 x 8 ranks
+  CHECK(plan["training"]["recompute"] == recompute);
+  CHECK(ReadAll(emitted).find("Chosen by --search") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("plan --search: usage errors", "[cli][search]") {
+  Result top = Accel(std::string("plan ") + kGood + " --search --top 0");
+  CHECK(top.exit_code == 2);
+  CHECK(top.err == "error: --top must be at least 1, got 0\n");
+  Result emit = Accel(std::string("plan ") + kGood + " --emit-spec out.yaml");
+  CHECK(emit.exit_code == 2);
+  CHECK(emit.err == "error: --emit-spec needs --search\n");
+  Result top_alone = Accel(std::string("plan ") + kGood + " --top 3");
+  CHECK(top_alone.exit_code == 2);
+  CHECK(top_alone.err == "error: --top needs --search\n");
+  Result format = Accel(std::string("plan ") + kGood + " --search --format json");
+  CHECK(format.exit_code == 2);
+  CHECK(format.err == "error: --search prints a table: --format cannot be used with it\n");
+}
+
+TEST_CASE("plan --search --emit-spec rewrites relative paths for the new directory", "[cli][search]") {
+  const fs::path dir = fs::temp_directory_path() / ("accel_search_paths." + std::to_string(getpid()));
+  fs::create_directories(dir / "sub");
+  const std::string emitted = (dir / "sub" / "searched.yaml").string();
+  // model.config is ../models/gpt2-xl/config.json relative to examples/specs/.
+  Result r = Accel("plan examples/specs/gpt2-xl_8xh100_zero3.yaml --search --top 1 --emit-spec " +
+                   emitted);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  Result json = Accel("plan --format json " + emitted);
+  INFO(json.err);
+  REQUIRE(json.exit_code == 0);
+  nlohmann::json plan = nlohmann::json::parse(json.out);
+  CHECK(std::stoll(plan["model"]["num_layers"].get<std::string>()) == 48);  // from config.json
+  CHECK(std::stoll(plan["model"]["hidden_size"].get<std::string>()) == 1600);
+  fs::remove_all(dir);
+}

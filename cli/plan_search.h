@@ -1,0 +1,36 @@
+#ifndef ACCEL_CLI_PLAN_SEARCH_H_
+#define ACCEL_CLI_PLAN_SEARCH_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "planner/layout_search.h"
+#include "spec/job_spec.h"
+
+// `accel plan JOB --search [--top N] [--emit-spec FILE]`: the layout search's table and the
+// winner written back as a spec (planner/layout_search.h does the searching).
+namespace accel::cli {
+
+// The table of the first `top` ranked layouts of `result`: rank, degrees
+// (dp_replicate x dp_shard x tp x pp), sharding stage, micro batch, accumulation, recompute,
+// schedule ("-" without pipelining), step time, tokens/s, MFU, peak device memory / limit, and
+// for every row after the first the step-time term it lost to the winner by
+// (planner/step_time_diff.h). Then the counts (enumerated, valid, fitting) and the search time
+// with candidates/s. With no fitting layout the table is replaced by a sentence saying so.
+std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& result,
+                        int64_t top);
+
+// Runs the search on the spec at `spec_path` (with `overrides`), writes the table to `out`
+// (or to `output` when not "" / "-"), and with `emit_spec` not "" writes the winner as a spec
+// there. Returns an exit code: 0 done, 1 the spec is invalid or no layout fits (with
+// `emit_spec`, which then has nothing to write; without it the table says so and exits 0),
+// 2 usage (global batch auto and unresolvable), 4 a file cannot be written.
+int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
+                  int64_t top, const std::string& output, const std::string& emit_spec,
+                  std::ostream& out, std::ostream& err);
+
+}  // namespace accel::cli
+
+#endif  // ACCEL_CLI_PLAN_SEARCH_H_

@@ -1,0 +1,197 @@
+#include "planner/layout_search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common/diagnostics.h"
+#include "planner/planner.h"
+
+namespace accel::planner {
+namespace {
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// Every ordered (a, b, c, d) with a·b·c·d = n.
+std::vector<std::array<int64_t, 4>> Factorizations4(int64_t n) {
+  std::vector<std::array<int64_t, 4>> out;
+  for (int64_t a : Divisors(n)) {
+    for (int64_t b : Divisors(n / a)) {
+      for (int64_t c : Divisors(n / a / b)) out.push_back({a, b, c, n / a / b / c});
+    }
+  }
+  return out;
+}
+
+// Micro batch sizes tried: divisors of the global batch up to 4 × the spec's micro batch.
+std::vector<int64_t> MicroBatchSizes(const spec::JobSpec& spec, int64_t global_batch) {
+  const int64_t cap = std::max<int64_t>(1, spec.data.micro_batch_size) * 4;
+  std::vector<int64_t> out;
+  for (int64_t m : Divisors(global_batch)) {
+    if (m <= cap) out.push_back(m);
+  }
+  return out;
+}
+
+// The spec's global batch, resolving `auto` with the planner as the spec stands.
+absl::StatusOr<int64_t> GlobalBatch(const spec::JobSpec& spec) {
+  if (!spec.data.global_batch_size.is_auto) return spec.data.global_batch_size.value;
+  DiagnosticSink sink;
+  PlanOptions options;
+  options.dump_after = "resolve-auto";
+  options.allow_not_fitting = true;
+  PlanResult result = BuildPlan(spec, options, sink);
+  if (!result.ok || result.plan.batch().global_batch_size() <= 0) {
+    return absl::InvalidArgumentError(
+        "--search keeps the global batch fixed, but data.global_batch_size is auto and the spec "
+        "as written does not resolve it; set data.global_batch_size");
+  }
+  return result.plan.batch().global_batch_size();
+}
+
+// The summary kept of one fitting plan.
+RankedLayout Summarize(const Layout& layout, const ir::Plan& plan) {
+  RankedLayout r;
+  r.layout = layout;
+  r.grad_accum_steps = plan.batch().grad_accum_steps();
+  r.step_time = plan.step_time();
+  for (auto& c : *r.step_time.mutable_communication()) c.clear_formula();
+  for (const ir::MemoryEstimate& m : plan.memory()) {
+    if (m.device_total_bytes() >= r.peak_device_bytes) {
+      r.peak_device_bytes = m.device_total_bytes();
+      r.device_limit_bytes = m.device_limit_bytes();
+    }
+  }
+  return r;
+}
+
+bool EveryStageFits(const ir::Plan& plan) {
+  if (plan.memory().empty()) return false;
+  for (const ir::MemoryEstimate& m : plan.memory()) {
+    if (!m.fits()) return false;
+  }
+  return true;
+}
+
+// Outcome of planning one candidate.
+struct Outcome {
+  bool valid = false;
+  bool fits = false;
+  RankedLayout ranked;
+};
+
+Outcome PlanCandidate(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
+  DiagnosticSink sink;
+  PlanOptions options;
+  options.allow_not_fitting = true;  // the fit is read from plan.memory, not an error
+  Outcome out;
+  auto inspect = [&](const ir::Plan& plan) {
+    out.fits = EveryStageFits(plan);
+    if (out.fits) out.ranked = Summarize(layout, plan);
+  };
+  out.valid = BuildPlanAndInspect(ApplyLayout(spec, layout, global_batch), options, sink, inspect);
+  out.fits = out.fits && out.valid;
+  return out;
+}
+
+// Plans every candidate on all hardware threads; outcomes in candidate order.
+std::vector<Outcome> PlanAll(const spec::JobSpec& spec, const std::vector<Layout>& layouts,
+                             int64_t global_batch) {
+  std::vector<Outcome> outcomes(layouts.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < layouts.size(); i = next++) {
+      outcomes[i] = PlanCandidate(spec, layouts[i], global_batch);
+    }
+  };
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  return outcomes;
+}
+
+}  // namespace
+
+std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_batch) {
+  const int64_t world = spec.world_size();
+  const int64_t cp = spec.parallel.context.is_auto ? 1 : spec.parallel.context.value;
+  std::vector<Layout> out;
+  if (world <= 0 || cp <= 0 || world % cp != 0 || global_batch <= 0) return out;
+  const std::vector<int64_t> micros = MicroBatchSizes(spec, global_batch);
+  for (const auto& [dr, ds, tp, pp] : Factorizations4(world / cp)) {
+    for (int64_t stage = 0; stage <= 3; ++stage) {
+      for (int64_t m : micros) {
+        if (global_batch % (m * dr * ds) != 0) continue;
+        for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
+                                   spec::Recompute::kFull}) {
+          std::vector<spec::PipelineSchedule> schedules = {spec::PipelineSchedule::k1F1B};
+          if (pp > 1) schedules.push_back(spec::PipelineSchedule::kGpipe);
+          for (spec::PipelineSchedule schedule : schedules) {
+            out.push_back(Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
+  using I = spec::AutoOr<int64_t>;
+  spec::JobSpec s = spec;
+  s.parallel.data_replicate = I::Of(layout.data_replicate);
+  s.parallel.data_shard = I::Of(layout.data_shard);
+  s.parallel.context = I::Of(layout.context);
+  s.parallel.tensor = I::Of(layout.tensor);
+  s.parallel.pipeline = I::Of(layout.pipeline);
+  s.parallel.pipeline_schedule = layout.schedule;
+  s.parallel.pipeline_microbatches = I::Auto();
+  s.parallel.sequence_parallel = spec.parallel.sequence_parallel && layout.tensor > 1;
+  s.sharding.stage = layout.sharding_stage;
+  s.data.micro_batch_size = layout.micro_batch_size;
+  s.data.global_batch_size = I::Of(global_batch);
+  s.data.grad_accum_steps = I::Auto();
+  s.training.recompute = layout.recompute;
+  return s;
+}
+
+absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<int64_t> global_batch = GlobalBatch(spec);
+  if (!global_batch.ok()) return global_batch.status();
+  SearchResult result;
+  result.global_batch = *global_batch;
+  const std::vector<Layout> layouts = EnumerateLayouts(spec, *global_batch);
+  std::vector<Outcome> outcomes = PlanAll(spec, layouts, *global_batch);
+  result.enumerated = static_cast<int64_t>(layouts.size());
+  for (Outcome& o : outcomes) {
+    result.valid += o.valid;
+    result.fitting += o.fits;
+    if (o.fits) result.ranked.push_back(std::move(o.ranked));
+  }
+  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+                   [](const RankedLayout& a, const RankedLayout& b) {
+                     return a.step_time.step_seconds() < b.step_time.step_seconds();
+                   });
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::string DegreesText(const Layout& layout) {
+  std::string s = std::to_string(layout.data_replicate) + "x" + std::to_string(layout.data_shard) +
+                  "x" + std::to_string(layout.tensor) + "x" + std::to_string(layout.pipeline);
+  if (layout.context > 1) s += " cp" + std::to_string(layout.context);
+  return s;
+}
+
+}  // namespace accel::planner

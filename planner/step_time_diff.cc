@@ -1,0 +1,45 @@
+#include "planner/step_time_diff.h"
+
+#include <cstdio>
+#include <map>
+
+namespace accel::planner {
+namespace {
+
+// Σ exposed seconds per process-group set.
+std::map<std::string, double> ExposedByGroup(const ir::StepTimeEstimate& estimate) {
+  std::map<std::string, double> out;
+  for (const ir::CommunicationTime& c : estimate.communication()) {
+    out[c.group()] += c.exposed_seconds();
+  }
+  return out;
+}
+
+}  // namespace
+
+StepTimeDifference LargestDifference(const ir::StepTimeEstimate& slower,
+                                     const ir::StepTimeEstimate& faster) {
+  StepTimeDifference best{"compute", slower.compute_seconds() - faster.compute_seconds()};
+  auto consider = [&best](const std::string& term, double seconds) {
+    if (seconds > best.seconds) best = {term, seconds};
+  };
+  consider("pipeline bubble", slower.bubble_seconds() - faster.bubble_seconds());
+  std::map<std::string, double> a = ExposedByGroup(slower);
+  std::map<std::string, double> b = ExposedByGroup(faster);
+  for (const auto& [group, seconds] : a) b.try_emplace(group, 0.0);
+  for (const auto& [group, seconds] : b) {
+    auto it = a.find(group);
+    consider("exposed " + group + " communication", (it == a.end() ? 0.0 : it->second) - seconds);
+  }
+  return best;
+}
+
+std::string DifferenceText(const StepTimeDifference& difference) {
+  if (difference.seconds <= 0) return "no term larger (tie)";
+  char number[32];
+  if (difference.seconds >= 10) std::snprintf(number, sizeof number, "+%.1f s", difference.seconds);
+  else std::snprintf(number, sizeof number, "+%.1f ms", difference.seconds * 1e3);
+  return difference.term + " " + number;
+}
+
+}  // namespace accel::planner
