@@ -99,7 +99,15 @@ int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
   return ExecutorActivationBytesPerLayer(s);
 }
 
-int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
+namespace {
+
+// The head's bytes kept per micro-batch and its fp32 n·V logits size.
+struct HeadParts {
+  __int128 kept = 0;    // final norm + log-probabilities + targets
+  __int128 logits = 0;  // 4·n·V
+};
+
+HeadParts HeadPartsOf(const ExecutorActivationShape& s) {
   using I = __int128;
   const I tokens = I{s.seq_len} * s.micro_batch;
   const I x = tokens * s.hidden;
@@ -107,9 +115,18 @@ int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   if (s.gpt2) norm = s.bf16_params ? 4 * x : (s.bf16_compute ? 6 : 8) * x + 8 * tokens;
   else norm = (s.bf16_params ? 12 : s.bf16_compute ? 14 : 16) * x;
   const I logits = 4 * tokens * s.vocab;
-  const I weight_copy = CopiesWeights(s) ? I{2} * s.vocab * s.hidden : I{0};
-  return Saturate(norm + logits + 8 * tokens + weight_copy + 2 * logits);
+  return {norm + logits + 8 * tokens, logits};
 }
+
+}  // namespace
+
+int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
+  const HeadParts head = HeadPartsOf(s);
+  const __int128 weight_copy = CopiesWeights(s) ? __int128{2} * s.vocab * s.hidden : 0;
+  return Saturate(head.kept + weight_copy + 2 * head.logits);
+}
+
+int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& s) { return Saturate(HeadPartsOf(s).kept); }
 
 std::string ExecutorActivationFormula(const ExecutorActivationShape& s, RecomputeMode mode) {
   const Coefficients c = CoefficientsOf(s);

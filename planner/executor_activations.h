@@ -83,6 +83,12 @@ int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
 // of the loss, which holds two fp32 n·V gradients at once (log-softmax and logits).
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& shape);
 
+// The part of ExecutorHeadBytes one micro-batch keeps until its backward (the final norm's saved
+// tensors, the fp32 log-probabilities and the targets), without the loss backward's transients
+// and the step's weight copy: what each further micro-batch in flight on a pipeline's last stage
+// adds (GPipe keeps m of them).
+int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& shape);
+
 // The per-layer formula of ExecutorKeptBytesPerLayer for `mode` and "x=s·b·h ..." with the
 // numbers, for the plan's formula text.
 std::string ExecutorActivationFormula(const ExecutorActivationShape& shape,

@@ -426,6 +426,22 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
                     executor_layout ? kExecutorActivationSource : kActivationSource));
       }
     }
+    const bool pipeline = stages.size() > 1;
+    if (pipeline && executor_layout && !layout.has_lm_head) {
+      // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc).
+      const int64_t output = seq * in.micro_batch_size * h * in.param_bytes;
+      device(Term("activations", inflight * output,
+                  N(inflight) + " stage output(s) awaiting their gradient x s*b*h " + N(seq * in.micro_batch_size * h) +
+                      " x " + N(in.param_bytes) + " B",
+                  kExecutorActivationSource));
+    }
+    if (pipeline && executor_layout && layout.has_lm_head && inflight > 1) {
+      const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
+      device(Term("logits", (inflight - 1) * kept,
+                  N(inflight - 1) + " more microbatch(es) in flight x " + N(kept) +
+                      " B final norm + fp32 log-probs + targets kept for backward",
+                  kExecutorActivationSource));
+    }
     if (layout.has_lm_head && executor_layout) {
       const int64_t head = ExecutorHeadBytes(exec_shape);
       device(Term("logits", head,

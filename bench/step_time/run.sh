@@ -6,13 +6,13 @@
 # Without a profile it first runs `accel calibrate` (matmul per dtype, memory bandwidth and Gloo
 # all-reduces on this machine) and uses the profile it writes. For every layout below (data
 # parallel 1/2/4, sharding stages 0-3, hybrid, gradient accumulation, tensor parallel 2 with and
-# without sequence parallelism, selective and full recompute, bf16 compute, llama) it plans the
+# without sequence parallelism, selective and full recompute, bf16 compute, llama, pipeline
+# parallel 2 with GPipe and 1F1B, alone and with data parallelism) it plans the
 # job with `accel plan --format json --set cluster.device_profile=PROFILE` (plan.step_time) and
 # runs it with `accel run`, reading step_seconds from the run's metrics.jsonl after WARMUP
 # warm-up steps (median of the rest). Prints estimate, measured, error and the machine's load
 # average per row, and a contention-independent CPU-time equivalent (see cpu_seconds below).
 # Target ±15% on an otherwise idle machine.
-# Pipeline parallelism is not in the table: the executor on this branch does not run pp > 1.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
 
@@ -65,6 +65,9 @@ LAYOUTS=(
   "llama dp 2|$LLAMA"
   "llama tp 2|$LLAMA parallel.data_replicate=1 parallel.tensor=2"
   "llama tp 2 sequence parallel|$LLAMA parallel.data_replicate=1 parallel.tensor=2 parallel.sequence_parallel=true"
+  "pp 2 1f1b, 4 microbatches|parallel.data_replicate=1 parallel.pipeline=2 data.grad_accum_steps=4 data.global_batch_size=auto"
+  "pp 2 gpipe, 4 microbatches|parallel.data_replicate=1 parallel.pipeline=2 parallel.pipeline_schedule=gpipe data.grad_accum_steps=4 data.global_batch_size=auto"
+  "pp 2 x dp 2 stage 1|cluster.devices_per_node=4 parallel.data_replicate=1 parallel.data_shard=2 parallel.pipeline=2 sharding.stage=1 data.grad_accum_steps=4 data.global_batch_size=auto"
 )
 
 printf '| layout | estimate s | compute s | exposed comm s | measured s | error | CPU-time s | error | load |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'

@@ -47,6 +47,8 @@ class StageRun {
   absl::Status Forward(int mb);
   absl::Status Backward(int mb);
   absl::Status Send(at::Tensor tensor, int peer, int tag);
+  // A blocking receive, its time added to recv_wait_seconds_.
+  absl::Status Receive(at::Tensor& into, int peer, int tag);
 
   const PipelineContext& c_;
   const std::vector<at::Tensor>& batches_;
@@ -58,8 +60,6 @@ class StageRun {
   std::vector<at::Tensor> grads_;    // received gradients of outputs_
   std::vector<at::Tensor> losses_;   // last stage: the microbatch losses awaiting backward
   std::list<std::unique_ptr<PendingWork>> sends_;
-  absl::Status Receive(at::Tensor& into, int peer, int tag);
-
   int last_backward_ = -1;
   double loss_sum_ = 0;
   double recv_wait_seconds_ = 0;
@@ -105,7 +105,9 @@ absl::Status StageRun::Forward(int mb) {
 absl::Status StageRun::Backward(int mb) {
   sync_.BeginMicroStep(/*last=*/mb == last_backward_);
   if (c_.last()) {
-    if (!losses_[mb].defined()) return absl::InvalidArgumentError(absl::StrCat("backward of microbatch ", mb, " before its forward"));
+    if (!losses_[mb].defined()) {
+      return absl::InvalidArgumentError(absl::StrCat("backward of microbatch ", mb, " before its forward"));
+    }
     (losses_[mb] * loss_factor_).backward();
   } else {
     if (!outputs_[mb].defined() || !grads_[mb].defined()) {

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -374,6 +375,53 @@ TEST_CASE("accel run with tensor parallel 2 and sequence parallelism trains like
   CHECK(shapes.at("transformer.h.1.mlp.c_proj.weight") == std::vector<int64_t>{128, 32});
   CHECK(shapes.at("transformer.wte.weight") == std::vector<int64_t>{256, 32});
   CHECK(shapes.at("transformer.ln_f.weight") == std::vector<int64_t>{32});
+}
+
+TEST_CASE("accel run with pipeline parallel 2 trains like one rank, reports its bubble and "
+          "exports without the tied copy", "[e2e]") {
+  // 2 stages x 1F1B x 4 microbatches on 2 ranks against the same batches on 1 rank (GPT-2's tied
+  // embedding: its gradient's two halves are summed in another order, pipeline_test.cc bounds
+  // that far below the printed digits).
+  auto final_loss = [](const std::string& out) {
+    const std::string line = FinalLossLine(out, 3);
+    REQUIRE(line != "");
+    return std::stod(line.substr(line.find("loss ") + 5));
+  };
+  const std::vector<std::string> microbatches = {"--set", "data.grad_accum_steps=4", "--set",
+                                                 "data.micro_batch_size=1"};
+  TempDir single;
+  WriteJob(single, 3, 0);
+  std::vector<std::string> one_args = microbatches;
+  one_args.insert(one_args.end(), {"--set", "cluster.devices_per_node=1"});
+  Launched one = Launch(RunArgs(single, one_args), single);
+  REQUIRE(WaitExit(one.pid, std::chrono::seconds(240)) == 0);
+  TempDir dir;
+  WriteJob(dir, 3, 0);
+  std::vector<std::string> args = microbatches;
+  args.insert(args.end(), {"--set", "parallel.pipeline=2", "--set", "parallel.data_replicate=1"});
+  Launched run = Launch(RunArgs(dir, args), dir);
+  const int code = WaitExit(run.pid, std::chrono::seconds(240));
+  INFO(ReadAll(run.out_path) << ReadAll(run.err_path) << ReadAll(dir.File("run/rank1.log")));
+  REQUIRE(code == 0);
+  CHECK(final_loss(ReadAll(run.out_path)) == Approx(final_loss(ReadAll(one.out_path))).margin(2e-4));
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")),
+             Catch::Contains("pipeline: 1f1b schedule, planned bubble 20.0%; time blocked in receives per stage "));
+  const nlohmann::json summary = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")));
+  CHECK(summary["pipeline"]["planned_bubble"].get<double>() == Approx(0.2));
+  CHECK(summary["pipeline"]["measured_wait_per_stage"].size() == 2);
+
+  CheckpointStore store(dir.File("ckpt"), 2);
+  auto latest = store.LatestGood();
+  REQUIRE(latest.ok());
+  Launched exported = Launch({"export", latest->path, "-o", dir.File("hf")}, dir);
+  REQUIRE(WaitExit(exported.pid, std::chrono::seconds(60)) == 0);
+  absl::StatusOr<SafetensorsFile> model = ReadSafetensorsFile(dir.File("hf/model.safetensors"));
+  REQUIRE(model.ok());
+  std::set<std::string> names;
+  for (const SafetensorsTensor& t : model->tensors) names.insert(t.name);
+  CHECK(names.count("transformer.wte.weight") == 1);
+  CHECK(names.count("transformer.h.1.mlp.c_proj.weight") == 1);
+  CHECK(names.count("lm_head.weight") == 0);
 }
 
 // Loss of the first step in run_dir's metrics.jsonl (measured before that step's update).
