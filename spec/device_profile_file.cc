@@ -7,6 +7,7 @@
 #include "common/diag_codes.h"
 #include "common/spellcheck.h"
 #include "spec/file_reader.h"
+#include "spec/json_object.h"
 #include "spec/text_checks.h"
 
 namespace accel::spec {
@@ -48,12 +49,6 @@ std::string Shown(const Json& value) {
   if (value.is_object()) return "an object";
   std::string text = value.dump();
   return text.size() <= 40 ? text : text.substr(0, 40) + "...";
-}
-
-std::string JsonErrorTail(const std::string& what) {
-  size_t at = what.find("parse error");
-  size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
 }
 
 void Issue(DeviceProfileResult& result, std::string message) {
@@ -124,29 +119,13 @@ const std::vector<std::string>& DeviceProfileKeys() {
 DeviceProfileResult ParseDeviceProfile(std::string_view json_text) {
   DeviceProfileResult result;
   result.text = std::string(json_text);
-  if (json_text.size() > kMaxSpecFileBytes) {
-    Issue(result, "is larger than 1 MiB; it is not a device profile");
+  JsonObjectProblem problem;
+  std::optional<Json> parsed = ParseJsonObject(json_text, "device profile", problem);
+  if (!parsed) {
+    result.issues.push_back({codes::kDeviceProfileInvalid, problem.message, problem.location});
     return result;
   }
-  Json json;
-  try {
-    json = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    result.issues.push_back({codes::kDeviceProfileInvalid,
-                             "is not valid JSON: " + JsonErrorTail(e.what()),
-                             LocationOfOffset(json_text, offset)});
-    return result;
-  } catch (const Json::exception& e) {
-    Issue(result, std::string("is not valid JSON: ") + e.what());
-    return result;
-  }
-  if (!json.is_object()) {
-    result.issues.push_back({codes::kDeviceProfileInvalid,
-                             "must hold a JSON object, got " + std::string(json.type_name()),
-                             {1, 1}});
-    return result;
-  }
+  const Json& json = *parsed;
   DeviceProfileValues values;
   ReadKeys(json, result, values);
   if (result.issues.empty()) result.values = std::move(values);

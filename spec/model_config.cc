@@ -7,6 +7,7 @@
 #include "common/diag_codes.h"
 #include "spec/field_registry.h"
 #include "spec/file_reader.h"
+#include "spec/json_object.h"
 #include "spec/text_checks.h"
 
 namespace accel::spec {
@@ -118,47 +119,18 @@ class ConfigReader {
   ModelConfigFile& out_;
 };
 
-// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 3, column 5:
-// syntax error while parsing ..."; the location is reported separately, so keep the tail.
-std::string JsonErrorTail(const std::string& what) {
-  size_t at = what.find("parse error");
-  size_t colon = what.find(": ", at == std::string::npos ? 0 : at);
-  if (colon == std::string::npos) return what;
-  return what.substr(colon + 2);
-}
-
 }  // namespace
 
 ModelConfigResult ParseModelConfig(std::string_view json_text) {
   ModelConfigResult result;
   result.text = std::string(json_text);
-  if (json_text.size() > kMaxSpecFileBytes) {
-    result.issues.push_back({codes::kModelConfigInvalid,
-                             "is larger than 1 MiB; it is not a model config",
-                             {}});
+  JsonObjectProblem problem;
+  std::optional<Json> parsed = ParseJsonObject(json_text, "model config", problem);
+  if (!parsed) {
+    result.issues.push_back({codes::kModelConfigInvalid, problem.message, problem.location});
     return result;
   }
-  Json json;
-  try {
-    json = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
-    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    result.issues.push_back({codes::kModelConfigInvalid,
-                             "is not valid JSON: " + JsonErrorTail(e.what()),
-                             LocationOfOffset(json_text, offset)});
-    return result;
-  } catch (const Json::exception& e) {
-    result.issues.push_back({codes::kModelConfigInvalid,
-                             std::string("is not valid JSON: ") + e.what(), {}});
-    return result;
-  }
-  if (!json.is_object()) {
-    result.issues.push_back({codes::kModelConfigInvalid,
-                             "must hold a JSON object, got " +
-                                 std::string(json.type_name()),
-                             {1, 1}});
-    return result;
-  }
+  const Json& json = *parsed;
   ModelConfigFile file;
   ConfigReader reader(json, result, file);
   const Json* type = reader.Find("model_type");

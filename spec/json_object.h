@@ -1,0 +1,32 @@
+// Reading a small JSON file that must hold one object (a model config.json, a device profile),
+// with syntax errors located at the offending byte.
+#ifndef ACCEL_SPEC_JSON_OBJECT_H_
+#define ACCEL_SPEC_JSON_OBJECT_H_
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/source_location.h"
+
+namespace accel::spec {
+
+// Why a text is not a JSON object. `message` is a predicate without a subject ("is not valid
+// JSON: ..."), so callers prefix the file; `location` is set for syntax errors only.
+struct JsonObjectProblem {
+  std::string message;
+  SourceLocation location;
+};
+
+// Parses `text` as a JSON object of at most kMaxSpecFileBytes (1 MiB). On failure returns
+// nullopt and fills `problem`: "is larger than 1 MiB; it is not a WHAT" (what: e.g. "model
+// config"), "is not valid JSON: DETAIL" (located at the byte nlohmann reports), or "must hold a
+// JSON object, got TYPE" (at 1:1).
+std::optional<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view what,
+                                              JsonObjectProblem& problem);
+
+}  // namespace accel::spec
+
+#endif  // ACCEL_SPEC_JSON_OBJECT_H_
