@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/compile_job.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
 #include "planner/memory_estimator.h"
@@ -159,16 +160,15 @@ void PrintTerms(std::ostream& out, const google::protobuf::RepeatedPtrField<ir::
 int EstimateSpec(const EstimateMemoryOptions& o, std::ostream& out, std::ostream& err) {
   DiagnosticSink sink;
   SourceManager sources;
-  spec::LoadOptions load;
-  load.overrides = o.overrides;
-  std::optional<spec::JobSpec> job = spec::LoadJobSpec(o.model, load, sink, sources);
-  if (!job) {
+  planner::PlanOptions plan_options;
+  plan_options.allow_not_fitting = true;
+  CompiledJob compiled = CompileJob(o.model, o.overrides, plan_options, sink, sources);
+  if (!compiled.job) {
     err << RenderText(sink.diagnostics(), sources);
     return kExitInvalid;
   }
-  planner::PlanOptions plan_options;
-  plan_options.allow_not_fitting = true;
-  planner::PlanResult result = planner::BuildPlan(*job, plan_options, sink);
+  const std::optional<spec::JobSpec>& job = compiled.job;
+  planner::PlanResult& result = compiled.planned;
   if (o.werror) sink.PromoteWarningsToErrors();
   if (!sink.empty()) err << RenderText(sink.diagnostics(), sources);
   if (!result.ok || sink.HasErrors() || result.plan.memory_size() == 0) return kExitInvalid;

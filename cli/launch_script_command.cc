@@ -7,10 +7,10 @@
 
 #include "cli/launch_script.h"
 #include "cli/plan_command.h"
+#include "cli/compile_job.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
 #include "planner/planner.h"
-#include "spec/loader.h"
 
 namespace accel::cli {
 
@@ -21,12 +21,9 @@ int RunLaunchScriptCommand(const LaunchScriptOptions& options, std::ostream& out
   }
   DiagnosticSink sink;
   SourceManager sources;
-  spec::LoadOptions load;
-  load.overrides = options.overrides;
-  std::optional<spec::JobSpec> job = spec::LoadJobSpec(options.spec, load, sink, sources);
-  planner::PlanResult planned;
-  if (job) planned = planner::BuildPlan(*job, {}, sink);
-  if (sink.HasErrors() || !job || !planned.ok) {
+  const CompiledJob compiled = CompileJob(options.spec, options.overrides, {}, sink, sources);
+  const planner::PlanResult& planned = compiled.planned;
+  if (sink.HasErrors() || !compiled.ok()) {
     err << RenderText(sink.diagnostics(), sources);
     return kExitInvalid;
   }

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "cli/plan_search.h"
+#include "cli/compile_job.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
 #include "common/no_follow.h"
@@ -19,7 +20,6 @@
 #include "ir/graph_export.h"
 #include "ir/plan_writer.h"
 #include "planner/planner.h"
-#include "spec/loader.h"
 
 namespace accel::cli {
 
@@ -115,15 +115,11 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
 
   DiagnosticSink sink;
   SourceManager sources;
-  spec::LoadOptions load;
-  load.overrides = options.overrides;
-  std::optional<spec::JobSpec> job = spec::LoadJobSpec(options.spec, load, sink, sources);
-  planner::PlanResult result;
-  if (job) {
-    planner::PlanOptions plan_options;
-    plan_options.dump_after = options.dump_after;
-    result = planner::BuildPlan(*job, plan_options, sink);
-  }
+  planner::PlanOptions plan_options;
+  plan_options.dump_after = options.dump_after;
+  CompiledJob compiled = CompileJob(options.spec, options.overrides, plan_options, sink, sources);
+  const std::optional<spec::JobSpec>& job = compiled.job;
+  planner::PlanResult& result = compiled.planned;
   if (options.werror) sink.PromoteWarningsToErrors();
   // Notes are part of the plan (its summary and plan.notes); errors and warnings go to stderr.
   std::vector<Diagnostic> shown;

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/compile_job.h"
 #include "cli/plan_command.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
@@ -26,7 +27,6 @@
 #include "executor/worker.h"
 #include "ir/plan_writer.h"
 #include "planner/planner.h"
-#include "spec/loader.h"
 
 namespace accel::cli {
 namespace {
@@ -105,12 +105,10 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   // Compile and check: nothing starts unless the whole plan can run.
   SourceManager sources;
   DiagnosticSink sink;
-  spec::LoadOptions load;
-  load.overrides = options.overrides;
-  std::optional<spec::JobSpec> job = spec::LoadJobSpec(options.spec, load, sink, sources);
-  planner::PlanResult planned;
+  CompiledJob compiled = CompileJob(options.spec, options.overrides, {}, sink, sources);
+  const std::optional<spec::JobSpec>& job = compiled.job;
+  const planner::PlanResult& planned = compiled.planned;
   if (job) {
-    planned = planner::BuildPlan(*job, {}, sink);
     if (planned.ok) {
       exec::CheckExecutorSupport(planned.plan, *job,
                                  exec::ExecutorCapabilitiesOfThisBuild(), sink);
