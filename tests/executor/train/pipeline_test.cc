@@ -26,7 +26,11 @@ namespace accel::exec {
 namespace {
 
 using testing::Expect;
+using testing::CheckpointPlan;
 using testing::MaxRelativeDifference;
+using testing::RankOutcome;
+using testing::SpanOf;
+using testing::Train;
 using testing::Ok;
 using testing::RunRanks;
 
@@ -65,98 +69,6 @@ training:
 cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
 )" + layout;
   return testing::PlanFromYaml(yaml);
-}
-
-// What one rank saw: per-step losses, its (stage- and tp-local) weights, the ops it executed.
-struct RankOutcome {
-  std::vector<double> losses;
-  std::map<std::string, torch::Tensor> weights;
-  std::vector<std::vector<ExecutedOp>> ops;  // per step
-  int stage = 0;
-};
-
-struct CheckpointPlan {
-  std::string root;
-  int save_after = 0;
-  bool resume = false;
-};
-
-// The stage `rank` holds.
-StageSpan SpanOf(const ir::Plan& plan, int rank) {
-  if (plan.pipeline().stages_size() <= 1) return {};
-  const ir::PipelineStage& s = plan.pipeline().stages(plan.ranks(rank).stage());
-  return {s.layer_begin(), s.layer_end(), s.has_embedding(), s.has_lm_head()};
-}
-
-// Trains `plan` for `steps` updates from the same seeded weights, as the worker sets ranks up:
-// stage model, the stage's shard layout, the pipeline context. Every update reads the same
-// global batch; data-parallel rank d takes rows [d·micro, (d+1)·micro) of each microbatch.
-std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {}) {
-  const int world = static_cast<int>(plan.topology().world_size());
-  const int64_t micro = plan.batch().micro_batch_size();
-  const int64_t accum = plan.batch().grad_accum_steps();
-  const torch::Tensor data = testing::GlobalBatches(plan, steps);
-  std::vector<RankOutcome> out(world);
-  std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
-    auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
-    Ok(world_comm.status());
-    auto groups = ProcessGroups::Create(plan, rank, rdzv, *world_comm, CommBackend::kGloo);
-    Ok(groups.status());
-    auto config = ModelConfigFromPlan(plan.model());
-    Ok(config.status());
-    TensorParallel tp{groups->Get("tp"), plan.mesh().sequence_parallel()};
-    auto model = BuildCausalLm(*config, 1234, tp, {}, SpanOf(plan, rank));
-    Ok(model.status());
-    std::vector<std::pair<std::string, int64_t>> names;
-    for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
-    const int stage = plan.ranks(rank).stage();
-    auto layout = ShardLayout::FromPlan(plan.sharding(), stage, names, groups->RankIn("dp_shard"));
-    Ok(layout.status());
-    DataParallelGroups dpg;
-    dpg.dp = groups->Get("dp");
-    dpg.dp_shard = groups->Get("dp_shard");
-    dpg.dp_replicate = groups->Get("dp_replicate");
-    dpg.tp = tp.group;
-    TrainerOptions options;
-    options.optimizer = OptimizerKind::kSgd;
-    options.momentum = 0.9;
-    options.schedule.peak_lr = 5e-2;
-    options.schedule.cosine = false;
-    options.grad_clip_norm = 0.5;  // the norm must add every stage once: clipping acts
-    GradSyncOptions sync;
-    sync.tied_embeddings = plan.model().tie_word_embeddings() && plan.pipeline().stages_size() == 1;
-    auto trainer = Trainer::Create(*model, CausalLmLoss(), options, *std::move(layout), dpg, sync);
-    Ok(trainer.status());
-    if (plan.pipeline().stages_size() > 1) {
-      auto context = PipelineContextFromPlan(plan, rank, groups->Get("pp"), groups->Get("embedding"));
-      Ok(context.status());
-      Ok((*trainer)->SetPipeline(*std::move(context)));
-    }
-    const int64_t d = groups->RankIn("dp");
-    CheckpointStore store(ckpt.root, 2);
-    if (ckpt.resume) {
-      auto latest = store.LatestGood();
-      Ok(latest.status());
-      Ok((*trainer)->LoadState(latest->path).status());
-    }
-    out[rank].stage = stage;
-    for (int s = static_cast<int>((*trainer)->step()); s < steps; ++s) {
-      std::vector<torch::Tensor> batches;
-      for (int64_t a = 0; a < accum; ++a) batches.push_back(data[s][a].narrow(0, d * micro, micro));
-      auto result = (*trainer)->Step(batches);
-      Ok(result.status());
-      out[rank].losses.push_back(result->loss);
-      out[rank].ops.push_back((*trainer)->last_pipeline_step().ops);
-      if (ckpt.save_after == s + 1) {
-        Expect((*trainer)->ShardedCheckpoint(), "pipeline checkpoints are sharded");
-        testing::SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1);
-      }
-    }
-    Ok((*trainer)->sync().GatherAll());
-    for (const auto& item : (*model)->named_parameters()) out[rank].weights[item.key()] = item.value().detach().clone();
-  });
-  for (const std::string& e : errors) REQUIRE(e == "");
-  return out;
 }
 
 // The whole weights of the replica whose ranks have mesh coordinates dp_replicate = r,

@@ -28,7 +28,10 @@ namespace accel::exec {
 namespace {
 
 using testing::Expect;
+using testing::CheckpointPlan;
 using testing::MaxRelativeDifference;
+using testing::RankOutcome;
+using testing::Train;
 using testing::Ok;
 using testing::RunRanks;
 
@@ -62,85 +65,6 @@ training:
 cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
 )" + layout;
   return testing::PlanFromYaml(yaml, overrides);
-}
-
-// What one rank saw: per-step losses, its (tp-local) weights and its collectives.
-struct RankOutcome {
-  std::vector<double> losses;
-  std::map<std::string, torch::Tensor> weights;
-  std::vector<CollectiveRecord> trace;
-};
-
-struct CheckpointPlan {
-  std::string root;
-  int save_after = 0;
-  bool resume = false;
-};
-
-// Trains `plan` for `steps` updates on its ranks from the same seeded weights; every update reads
-// the same global batch, data-parallel rank d taking rows [d·micro, (d+1)·micro) of each
-// micro-step. Saves or resumes through the sharded checkpoint protocol the worker uses.
-std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {}) {
-  const int world = static_cast<int>(plan.topology().world_size());
-  const int64_t micro = plan.batch().micro_batch_size();
-  const int64_t accum = plan.batch().grad_accum_steps();
-  const torch::Tensor data = testing::GlobalBatches(plan, steps);
-  std::vector<RankOutcome> out(world);
-  std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
-    auto trace = std::make_shared<CollectiveTrace>();
-    auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
-    Ok(world_comm.status());
-    auto groups = ProcessGroups::Create(plan, rank, rdzv, *world_comm, CommBackend::kGloo);
-    Ok(groups.status());
-    auto config = ModelConfigFromPlan(plan.model());
-    Ok(config.status());
-    auto traced = [&](std::shared_ptr<Communicator> c) { return c ? WithTrace(c, trace) : c; };
-    TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
-    auto model = BuildCausalLm(*config, 1234, tp);
-    Ok(model.status());
-    std::vector<std::pair<std::string, int64_t>> names;
-    for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
-    auto layout = ShardLayout::FromPlan(plan.sharding(), 0, names, groups->RankIn("dp_shard"));
-    Ok(layout.status());
-    DataParallelGroups dpg;
-    dpg.dp = traced(groups->Get("dp"));
-    dpg.dp_shard = traced(groups->Get("dp_shard"));
-    dpg.dp_replicate = traced(groups->Get("dp_replicate"));
-    dpg.tp = tp.group;
-    TrainerOptions options;
-    options.optimizer = OptimizerKind::kSgd;
-    options.momentum = 0.9;
-    options.schedule.peak_lr = 5e-2;
-    options.schedule.cosine = false;
-    options.grad_clip_norm = 0.5;  // the norm must count every tp slice once: clipping acts
-    GradSyncOptions sync;
-    sync.tied_embeddings = plan.model().tie_word_embeddings();
-    auto trainer = Trainer::Create(*model, CausalLmLoss(), options, *std::move(layout), dpg, sync);
-    Ok(trainer.status());
-    const int64_t d = groups->RankIn("dp");
-    CheckpointStore store(ckpt.root, 2);
-    if (ckpt.resume) {
-      auto latest = store.LatestGood();
-      Ok(latest.status());
-      Ok((*trainer)->LoadState(latest->path).status());
-    }
-    for (int s = static_cast<int>((*trainer)->step()); s < steps; ++s) {
-      std::vector<torch::Tensor> batches;
-      for (int64_t a = 0; a < accum; ++a) batches.push_back(data[s][a].narrow(0, d * micro, micro));
-      auto result = (*trainer)->Step(batches);
-      Ok(result.status());
-      out[rank].losses.push_back(result->loss);
-      if (ckpt.save_after == s + 1) {
-        Expect((*trainer)->ShardedCheckpoint(), "tensor-parallel checkpoints are sharded");
-        testing::SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1);
-      }
-    }
-    Ok((*trainer)->sync().GatherAll());
-    for (const auto& item : (*model)->named_parameters()) out[rank].weights[item.key()] = item.value().detach().clone();
-    out[rank].trace = trace->Records();
-  });
-  for (const std::string& e : errors) REQUIRE(e == "");
-  return out;
 }
 
 // The whole weights of the replica made of tp ranks `first` … first + tp − 1, merged with the
