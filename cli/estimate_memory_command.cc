@@ -9,6 +9,7 @@
 #include "cli/compile_job.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
+#include "ir/plan_access.h"
 #include "planner/memory_estimator.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
@@ -142,8 +143,7 @@ int EstimateConfig(const EstimateMemoryOptions& o, std::ostream& out, std::ostre
 
 std::string StageWhat(const ir::PipelineStage* stage) {
   if (stage == nullptr) return "";
-  std::string what = "layers " + std::to_string(stage->layer_begin()) + "-" +
-                     std::to_string(stage->layer_end() - 1);
+  std::string what = "layers " + ir::StageLayersText(*stage);
   if (stage->has_embedding()) what += ", embedding";
   if (stage->has_lm_head()) what += ", head";
   return " (" + what + ")";

@@ -72,6 +72,8 @@ inline constexpr const char* kOverPlanLimit = "E0419";
 inline constexpr const char* kSequenceNotDivisible = "E0420";
 // Column- and row-parallel MLP layers split ffn_hidden_size over the tensor-parallel ranks.
 inline constexpr const char* kFfnNotDivisible = "E0421";
+// interleaved_1f1b: needs pipeline > 1, virtual_stages ≥ 2 and a block per model chunk.
+inline constexpr const char* kBadVirtualStages = "E0422";
 inline constexpr const char* kTensorParallelCrossesNodes = "W0401";
 inline constexpr const char* kShardingWithoutShardAxis = "W0402";
 inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";
@@ -80,6 +82,8 @@ inline constexpr const char* kLargePipelineBubble = "W0405";
 inline constexpr const char* kFp16ReduceWithoutLossScaling = "W0406";
 // training.sample_tokens with a tokenizer file: the sample is drawn and shown as bytes.
 inline constexpr const char* kSampleNotDecoded = "W0407";
+// parallel.virtual_stages set without pipeline_schedule: interleaved_1f1b.
+inline constexpr const char* kVirtualStagesWithoutInterleaving = "W0408";
 
 // Memory.
 inline constexpr const char* kDoesNotFit = "E0501";

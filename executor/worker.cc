@@ -241,14 +241,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   return trainer;
 }
 
-// The blocks, embeddings and head of this rank's pipeline stage (the whole model without one).
-StageSpan StageSpanOf(const ir::Plan& plan, int rank) {
-  const ir::Pipeline& pipeline = plan.pipeline();
-  if (pipeline.stages_size() <= 1) return {};
-  const ir::PipelineStage& stage = pipeline.stages(plan.ranks(rank).stage());
-  return StageSpan{stage.layer_begin(), stage.layer_end(), stage.has_embedding(), stage.has_lm_head()};
-}
-
 // config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
 // workers built the model with (ModelConfigFromPlan: padded vocabulary, defaults applied).
 absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
@@ -671,7 +663,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
     pretrained = [&plan](CausalLm& whole) { return LoadPretrained(whole, plan.model().init_from()); };
   }
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
-                         BuildCausalLm(model_config, seed, tp, pretrained, StageSpanOf(plan, env.rank)));
+                         BuildCausalLm(model_config, seed, tp, pretrained, StageSpanFromPlan(plan, env.rank)));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   // Text with a real tokenizer is encoded here, on this rank's intra-op threads
   // (executor/data/plan_tokens.h says why in memory and why that is deterministic).

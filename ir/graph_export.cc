@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/units.h"
+#include "ir/plan_access.h"
 
 namespace accel::ir {
 namespace {
@@ -154,9 +155,7 @@ std::string StageContents(const Plan& plan, int64_t stage) {
     if (s.index() != stage) continue;
     std::vector<std::string> parts;
     if (s.has_embedding()) parts.push_back("embedding");
-    if (s.layer_end() > s.layer_begin()) {
-      parts.push_back(absl::StrCat("layers ", RangeText(s.layer_begin(), s.layer_end() - 1)));
-    }
+    if (StageLayerCount(s) > 0) parts.push_back(absl::StrCat("layers ", StageLayersText(s, "–")));
     if (s.has_lm_head()) parts.push_back("head");
     return absl::StrJoin(parts, " + ");
   }
@@ -522,6 +521,7 @@ std::string ScheduleTitle(const Plan& plan) {
   if (!pipeline.schedule().empty()) absl::StrAppend(&title, " · ", pipeline.schedule());
   absl::StrAppend(&title, " · ", pipeline.stages_size(),
                   pipeline.stages_size() == 1 ? " stage" : " stages");
+  if (VirtualStages(pipeline) > 1) absl::StrAppend(&title, " × ", VirtualStages(pipeline), " chunks");
   if (pipeline.microbatches() > 0) {
     absl::StrAppend(&title, " × ", pipeline.microbatches(),
                     pipeline.microbatches() == 1 ? " microbatch" : " microbatches");
@@ -553,6 +553,7 @@ void AppendScheduleBody(const Plan& plan, std::string* out) {
     return;
   }
   int64_t stage_count = pipeline.stages_size();
+  const bool interleaved = VirtualStages(pipeline) > 1;
   std::vector<int64_t> columns = ElidedIndices(timeline.makespan_slots, kScheduleMaxSlots);
   std::vector<int64_t> rows = ElidedIndices(stage_count, kScheduleMaxStages);
   bool sparse_numbers = columns.size() > 40;
@@ -607,9 +608,11 @@ void AppendScheduleBody(const Plan& plan, std::string* out) {
         continue;
       }
       flush_idle();
+      // Interleaved: the shade tells the chunk, and the name carries it (F3c1).
       const auto& palette = op->kind == FORWARD ? kForwardColors : kBackwardColors;
-      absl::StrAppend(&grid, HtmlCell(palette[static_cast<size_t>(op->microbatch) % 2],
-                                      PipelineOpName(op->kind, op->microbatch)));
+      const int32_t shade = interleaved ? op->chunk : op->microbatch;
+      absl::StrAppend(&grid, HtmlCell(palette[static_cast<size_t>(shade) % 2],
+                                      PipelineOpName(op->kind, op->microbatch, interleaved ? op->chunk : -1)));
     }
     flush_idle();
     absl::StrAppend(&grid, "<TD BORDER=\"0\"><FONT POINT-SIZE=\"9\">", ops.size(), "/",
@@ -620,14 +623,17 @@ void AppendScheduleBody(const Plan& plan, std::string* out) {
   std::string stats = absl::StrCat("makespan ", timeline.makespan_slots, " slots · bubble ",
                                    Percent(timeline.bubble_fraction), " simulated");
   if (pipeline.bubble_fraction() > 0 || stage_count == 1) {
-    absl::StrAppend(&stats, ", ", Percent(pipeline.bubble_fraction()), " planned (p−1)/(m+p−1)");
+    absl::StrAppend(&stats, ", ", Percent(pipeline.bubble_fraction()), " planned ",
+                    interleaved ? "(p−1)/(v·m+p−1)" : "(p−1)/(m+p−1)");
   }
 
   std::string legend = absl::StrCat(
       "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"4\" CELLPADDING=\"2\" "
       "COLOR=\"#999999\"><TR>",
-      HtmlCell(kForwardColors[0], "F<I>m</I>"), "<TD BORDER=\"0\">forward of microbatch m</TD>",
-      HtmlCell(kBackwardColors[0], "B<I>m</I>"), "<TD BORDER=\"0\">backward of microbatch m</TD>",
+      HtmlCell(kForwardColors[0], interleaved ? "F<I>m</I>c<I>k</I>" : "F<I>m</I>"),
+      "<TD BORDER=\"0\">forward of microbatch m", interleaved ? " through chunk k" : "", "</TD>",
+      HtmlCell(kBackwardColors[0], interleaved ? "B<I>m</I>c<I>k</I>" : "B<I>m</I>"),
+      "<TD BORDER=\"0\">backward of microbatch m", interleaved ? " through chunk k" : "", "</TD>",
       HtmlCell(kIdleColor, "   "), "<TD BORDER=\"0\">idle (bubble)</TD></TR></TABLE>");
 
   std::vector<std::string> notes;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "ir/plan_access.h"
 
 namespace accel::ir {
 namespace {
@@ -14,6 +15,43 @@ bool IsCompute(OpKind kind) { return kind == FORWARD || kind == BACKWARD; }
 
 bool IsSend(OpKind kind) { return kind == SEND_ACTIVATION || kind == SEND_GRAD; }
 bool IsRecv(OpKind kind) { return kind == RECV_ACTIVATION || kind == RECV_GRAD; }
+
+// The virtual stage each (stage, chunk) runs: ModelChunk.virtual_stage, or the stage's index
+// without chunks; -1 for a chunk the stage does not have.
+class VirtualStageMap {
+ public:
+  explicit VirtualStageMap(const Pipeline& pipeline) {
+    for (int s = 0; s < pipeline.stages_size(); ++s) {
+      const PipelineStage& stage = pipeline.stages(s);
+      std::vector<int> row;
+      if (stage.chunks_size() == 0) row.push_back(s);
+      for (const ModelChunk& c : stage.chunks()) row.push_back(c.virtual_stage());
+      count_ += static_cast<int>(row.size());
+      rows_.push_back(std::move(row));
+    }
+    stage_of_.assign(static_cast<size_t>(count_), -1);
+    for (int s = 0; s < static_cast<int>(rows_.size()); ++s) {
+      for (int vs : rows_[static_cast<size_t>(s)]) {
+        if (vs >= 0 && vs < count_) stage_of_[static_cast<size_t>(vs)] = s;
+      }
+    }
+  }
+  // Virtual stage of `chunk` on stage `s`, or -1.
+  int Of(int s, int32_t chunk) const {
+    const auto& row = rows_[static_cast<size_t>(s)];
+    if (chunk < 0 || static_cast<size_t>(chunk) >= row.size()) return -1;
+    const int vs = row[static_cast<size_t>(chunk)];
+    return vs >= 0 && vs < count_ ? vs : -1;
+  }
+  // The stage running virtual stage vs, or -1.
+  int StageOf(int vs) const { return vs >= 0 && vs < count_ ? stage_of_[static_cast<size_t>(vs)] : -1; }
+  int count() const { return count_; }
+
+ private:
+  std::vector<std::vector<int>> rows_;
+  std::vector<int> stage_of_;
+  int count_ = 0;
+};
 
 // Runs every stage's list with asynchronous sends and blocking receives over FIFO channels, one
 // per (from, to, activation or gradient), until all are done or none can progress.
@@ -27,7 +65,9 @@ std::vector<std::string> SimulateTransport(const Pipeline& pipeline) {
       return std::tie(from, to, gradient) < std::tie(o.from, o.to, o.gradient);
     }
   };
-  std::map<Key, std::deque<int32_t>> channels;
+  // Each message: (microbatch, virtual stage of the sender).
+  std::map<Key, std::deque<std::pair<int32_t, int>>> channels;
+  const VirtualStageMap vs(pipeline);
   std::vector<int> pc(static_cast<size_t>(p), 0);
   int done = 0;
   for (int s = 0; s < p; ++s) done += pipeline.stages(s).ops_size() == 0;
@@ -45,13 +85,22 @@ std::vector<std::string> SimulateTransport(const Pipeline& pipeline) {
           return out;
         }
         if (send) {
-          channels[{s, peer, op.kind() == SEND_GRAD}].push_back(op.microbatch());
+          channels[{s, peer, op.kind() == SEND_GRAD}].push_back({op.microbatch(), vs.Of(s, op.chunk())});
         } else if (recv) {
           auto& q = channels[{peer, s, op.kind() == RECV_GRAD}];
           if (q.empty()) break;  // blocked
-          if (q.front() != op.microbatch()) {
+          if (q.front().first != op.microbatch()) {
             out.push_back(absl::StrCat("stage ", s, " receives microbatch ", op.microbatch(),
-                                       " from stage ", peer, " but the next one sent is ", q.front()));
+                                       " from stage ", peer, " but the next one sent is ", q.front().first));
+            return out;
+          }
+          const int self = vs.Of(s, op.chunk());
+          const int expected = op.kind() == RECV_GRAD ? self + 1 : self - 1;
+          if (self < 0 || q.front().second != expected) {
+            out.push_back(absl::StrCat("stage ", s, " chunk ", op.chunk(), " receives microbatch ",
+                                       op.microbatch(), " from stage ", peer,
+                                       " but the next one sent comes from virtual stage ",
+                                       q.front().second, ", not ", expected));
             return out;
           }
           q.pop_front();
@@ -75,20 +124,59 @@ std::vector<std::string> SimulateTransport(const Pipeline& pipeline) {
   for (const auto& [key, q] : channels) {
     if (q.empty()) continue;
     out.push_back(absl::StrCat("a send is never received (stage ", key.from, " to stage ", key.to, ", ",
-                               key.gradient ? "gradient" : "activation", " of microbatch ", q.front(), ")"));
+                               key.gradient ? "gradient" : "activation", " of microbatch ", q.front().first, ")"));
   }
   return out;
 }
 
+// Names the root cause of ops left unplaced: a stage waiting for an op its peer never runs,
+// else (a cycle of waits) the first blocked stage. Empty when everything was placed.
+std::string StallCause(const Pipeline& pipeline, const std::vector<std::vector<const PipelineOp*>>& compute,
+                       const std::vector<size_t>& next, const VirtualStageMap& vmap, bool interleaved) {
+  std::string deadlock;
+  for (int s = 0; s < pipeline.stages_size(); ++s) {
+    size_t k = next[static_cast<size_t>(s)];
+    if (k == compute[static_cast<size_t>(s)].size()) continue;
+    const PipelineOp& op = *compute[static_cast<size_t>(s)][k];
+    const int vs = vmap.Of(s, op.chunk());
+    const int peer_vs = op.kind() == FORWARD ? vs - 1 : vs + 1;
+    const int peer = vmap.StageOf(peer_vs);
+    bool peer_has_op = false;
+    if (peer >= 0) {
+      for (const PipelineOp* other : compute[static_cast<size_t>(peer)]) {
+        peer_has_op |= other->kind() == op.kind() && other->microbatch() == op.microbatch() &&
+                       vmap.Of(peer, other->chunk()) == peer_vs;
+      }
+    }
+    auto name = [&](int32_t chunk) { return PipelineOpName(op.kind(), op.microbatch(), interleaved ? chunk : -1); };
+    int32_t peer_chunk = 0;
+    if (peer >= 0) {
+      for (const ModelChunk& c : pipeline.stages(peer).chunks()) {
+        if (c.virtual_stage() == peer_vs) break;
+        ++peer_chunk;
+      }
+    }
+    std::string text = absl::StrCat("stage ", s, " stops at ", name(op.chunk()), ": waits for ",
+                                    name(peer_chunk), " on stage ", peer);
+    if (!peer_has_op) return absl::StrCat(text, ", which never runs");
+    if (deadlock.empty()) deadlock = absl::StrCat(text, ", which is blocked too (deadlock)");
+  }
+  return deadlock;
+}
+
 }  // namespace
 
-std::string PipelineOpName(OpKind kind, int32_t microbatch) {
-  return absl::StrCat(kind == FORWARD ? "F" : "B", microbatch);
+std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk) {
+  std::string name = absl::StrCat(kind == FORWARD ? "F" : "B", microbatch);
+  if (chunk >= 0) absl::StrAppend(&name, "c", chunk);
+  return name;
 }
 
 PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
   PipelineTimeline timeline;
   const int stage_count = pipeline.stages_size();
+  const bool interleaved = VirtualStages(pipeline) > 1;
+  const VirtualStageMap vmap(pipeline);
   timeline.stages.resize(static_cast<size_t>(stage_count));
   std::vector<std::vector<const PipelineOp*>> compute(static_cast<size_t>(stage_count));
   size_t op_count = 0;
@@ -110,19 +198,27 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
       }
     }
   }
-  // End slot (exclusive) of each stage's forward/backward of each microbatch; -1 until placed.
-  std::vector<std::vector<int64_t>> forward_end(static_cast<size_t>(stage_count),
+  // End slot (exclusive) of each virtual stage's forward/backward of each microbatch; -1 until
+  // placed. Without interleaving the virtual stages are the stages.
+  std::vector<std::vector<int64_t>> forward_end(static_cast<size_t>(vmap.count()),
                                                 std::vector<int64_t>(mb_bound, -1));
   std::vector<std::vector<int64_t>> backward_end = forward_end;
   std::vector<size_t> next(static_cast<size_t>(stage_count), 0);
   std::vector<int64_t> free_at(static_cast<size_t>(stage_count), 0);
 
+  // The virtual stage an op waits for (forward: the previous one; backward: the next), or -1.
+  auto peer_of = [&](int s, const PipelineOp& op) -> int {
+    const int vs = vmap.Of(s, op.chunk());
+    if (vs < 0 || !in_range(op.microbatch())) return -1;
+    const int peer = op.kind() == FORWARD ? vs - 1 : vs + 1;
+    return peer >= 0 && peer < vmap.count() ? peer : -1;
+  };
   // The slot the op's peer finishes (0: no peer), or -1 while the peer has not run.
   auto ready_at = [&](int s, const PipelineOp& op) -> int64_t {
-    if (!in_range(op.microbatch())) return 0;
-    size_t mb = static_cast<size_t>(op.microbatch());
-    if (op.kind() == FORWARD) return s > 0 ? forward_end[static_cast<size_t>(s - 1)][mb] : 0;
-    return s + 1 < stage_count ? backward_end[static_cast<size_t>(s + 1)][mb] : 0;
+    const int peer = peer_of(s, op);
+    if (peer < 0) return 0;
+    const auto& ends = op.kind() == FORWARD ? forward_end : backward_end;
+    return ends[static_cast<size_t>(peer)][static_cast<size_t>(op.microbatch())];
   };
   bool progress = true;
   auto advance = [&](int s) {
@@ -134,11 +230,12 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
       if (ready < 0) return;
       int64_t slot = std::max(free_at[static_cast<size_t>(s)], ready);
       free_at[static_cast<size_t>(s)] = slot + 1;
-      if (in_range(op.microbatch())) {
+      const int vs = vmap.Of(s, op.chunk());
+      if (vs >= 0 && in_range(op.microbatch())) {
         auto& ends = op.kind() == FORWARD ? forward_end : backward_end;
-        ends[static_cast<size_t>(s)][static_cast<size_t>(op.microbatch())] = slot + 1;
+        ends[static_cast<size_t>(vs)][static_cast<size_t>(op.microbatch())] = slot + 1;
       }
-      timeline.stages[static_cast<size_t>(s)].push_back({slot, op.kind(), op.microbatch()});
+      timeline.stages[static_cast<size_t>(s)].push_back({slot, op.kind(), op.microbatch(), op.chunk()});
       timeline.makespan_slots = std::max(timeline.makespan_slots, slot + 1);
       ++timeline.busy_slots;
       ++k;
@@ -152,28 +249,7 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
     for (int s = 0; s < stage_count; ++s) advance(s);
     for (int s = stage_count - 1; s >= 0; --s) advance(s);
   }
-  // Name the root cause: a stage waiting for an op its peer never runs, else (a cycle of
-  // waits) the first blocked stage.
-  std::string deadlock;
-  for (int s = 0; s < stage_count; ++s) {
-    size_t k = next[static_cast<size_t>(s)];
-    if (k == compute[static_cast<size_t>(s)].size()) continue;
-    const PipelineOp& op = *compute[static_cast<size_t>(s)][k];
-    int peer = op.kind() == FORWARD ? s - 1 : s + 1;
-    bool peer_has_op = false;
-    for (const PipelineOp* other : compute[static_cast<size_t>(peer)]) {
-      if (other->kind() == op.kind() && other->microbatch() == op.microbatch()) peer_has_op = true;
-    }
-    std::string name = PipelineOpName(op.kind(), op.microbatch());
-    std::string text = absl::StrCat("stage ", s, " stops at ", name, ": waits for ", name,
-                                    " on stage ", peer);
-    if (!peer_has_op) {
-      timeline.stall = absl::StrCat(text, ", which never runs");
-      break;
-    }
-    if (deadlock.empty()) deadlock = absl::StrCat(text, ", which is blocked too (deadlock)");
-  }
-  if (timeline.stall.empty()) timeline.stall = deadlock;
+  timeline.stall = StallCause(pipeline, compute, next, vmap, interleaved);
   timeline.transport = SimulateTransport(pipeline);
   int64_t cells = static_cast<int64_t>(stage_count) * timeline.makespan_slots;
   timeline.idle_slots = cells - timeline.busy_slots;

@@ -17,6 +17,7 @@ struct TimelineOp {
   int64_t slot = 0;                       // time slot, 0-based; every compute op takes one slot
   OpKind kind = OP_KIND_UNSPECIFIED;      // FORWARD or BACKWARD
   int32_t microbatch = 0;
+  int32_t chunk = 0;                      // PipelineOp.chunk: the model chunk (interleaved)
 };
 
 // A pipeline schedule simulated in unit time slots (SimulatePipeline).
@@ -53,8 +54,9 @@ struct PipelineTimeline {
 // schedule picture both read this one simulation.
 PipelineTimeline SimulatePipeline(const Pipeline& pipeline);
 
-// "F3" / "B3": a compute op's short name in pictures and messages.
-std::string PipelineOpName(OpKind kind, int32_t microbatch);
+// "F3" / "B3": a compute op's short name in pictures and messages; "F3c1" with chunk ≥ 0 (the
+// model chunk of an interleaved schedule).
+std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk = -1);
 
 }  // namespace accel::ir
 

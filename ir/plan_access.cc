@@ -1,5 +1,7 @@
 #include "ir/plan_access.h"
 
+#include <algorithm>
+
 namespace accel::ir {
 
 std::string_view AxisName(Axis axis) {
@@ -38,5 +40,38 @@ std::vector<int> GroupOf(const Plan& plan, std::string_view name, int rank) {
   }
   return {};
 }
+
+std::vector<ModelChunk> StageChunks(const PipelineStage& stage) {
+  if (stage.chunks_size() > 0) return {stage.chunks().begin(), stage.chunks().end()};
+  ModelChunk chunk;
+  chunk.set_virtual_stage(stage.index());
+  chunk.set_layer_begin(stage.layer_begin());
+  chunk.set_layer_end(stage.layer_end());
+  return {chunk};
+}
+
+int64_t StageLayerCount(const PipelineStage& stage) {
+  int64_t layers = 0;
+  for (const ModelChunk& c : StageChunks(stage)) layers += std::max<int64_t>(c.layer_end() - c.layer_begin(), 0);
+  return layers;
+}
+
+int64_t LargestChunkLayers(const PipelineStage& stage) {
+  int64_t layers = 0;
+  for (const ModelChunk& c : StageChunks(stage)) layers = std::max(layers, c.layer_end() - c.layer_begin());
+  return layers;
+}
+
+std::string StageLayersText(const PipelineStage& stage, std::string_view dash) {
+  std::string text;
+  for (const ModelChunk& c : StageChunks(stage)) {
+    if (!text.empty()) text += ", ";
+    text += std::to_string(c.layer_begin());
+    if (c.layer_end() - 1 != c.layer_begin()) text += std::string(dash) + std::to_string(c.layer_end() - 1);
+  }
+  return text;
+}
+
+int32_t VirtualStages(const Pipeline& pipeline) { return std::max(pipeline.virtual_stages(), 1); }
 
 }  // namespace accel::ir

@@ -4,6 +4,7 @@
 #define ACCEL_IR_PLAN_ACCESS_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,24 @@ const ProcessGroupSet* FindGroupSet(const Plan& plan, std::string_view name);
 // The ranks of the group of set `name` that contains global rank `rank`, ascending; empty when
 // the plan has no such set or the rank is in none of its groups.
 std::vector<int> GroupOf(const Plan& plan, std::string_view name, int rank);
+
+// The model chunks pipeline stage `stage` holds, in chunk order: PipelineStage.chunks when the
+// schedule interleaves (virtual stages), else the one chunk [layer_begin, layer_end) with
+// virtual_stage = index. Every consumer that counts or runs a stage's blocks goes through this.
+std::vector<ModelChunk> StageChunks(const PipelineStage& stage);
+
+// Blocks the stage holds over all its chunks.
+int64_t StageLayerCount(const PipelineStage& stage);
+
+// Blocks of the stage's largest chunk: one chunk activation of a microbatch spans at most these.
+int64_t LargestChunkLayers(const PipelineStage& stage);
+
+// The stage's blocks as text, chunk by chunk: "0-3", or "0-1, 4-5" when interleaved; a
+// one-block chunk is "7". `dash` joins the ends ("-" in text, "–" in pictures).
+std::string StageLayersText(const PipelineStage& stage, std::string_view dash = "-");
+
+// Model chunks per stage: Pipeline.virtual_stages, 1 when unset.
+int32_t VirtualStages(const Pipeline& pipeline);
 
 }  // namespace accel::ir
 

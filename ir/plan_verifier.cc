@@ -164,29 +164,67 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// Interleaved stages hold v chunks, chunk c being virtual stage c·p + s, with layer_begin/end
+// chunk 0's; otherwise no chunks. Returns each virtual stage's block range in order.
+std::vector<std::pair<int64_t, int64_t>> VirtualStageRanges(const Pipeline& pipeline,
+                                                            std::vector<std::string>& out) {
+  const int p = pipeline.stages_size();
+  const int v = VirtualStages(pipeline);
+  std::vector<std::pair<int64_t, int64_t>> ranges(static_cast<size_t>(p) * v, {-1, -1});
+  for (int s = 0; s < p; ++s) {
+    const PipelineStage& stage = pipeline.stages(s);
+    if (v == 1) {
+      if (stage.chunks_size() > 0) out.push_back("stage " + S(s) + " has chunks but virtual_stages is 1");
+      ranges[s] = {stage.layer_begin(), stage.layer_end()};
+      continue;
+    }
+    if (stage.chunks_size() != v) {
+      out.push_back("stage " + S(s) + " has " + S(stage.chunks_size()) + " chunks for virtual_stages " + S(v));
+      return {};
+    }
+    for (int c = 0; c < v; ++c) {
+      const ModelChunk& chunk = stage.chunks(c);
+      if (chunk.virtual_stage() != c * p + s) {
+        out.push_back("stage " + S(s) + " chunk " + S(c) + " is virtual stage " +
+                      S(chunk.virtual_stage()) + ", expected " + S(c * p + s));
+        return {};
+      }
+      ranges[static_cast<size_t>(chunk.virtual_stage())] = {chunk.layer_begin(), chunk.layer_end()};
+    }
+    if (stage.layer_begin() != stage.chunks(0).layer_begin() || stage.layer_end() != stage.chunks(0).layer_end()) {
+      out.push_back("stage " + S(s) + " blocks differ from its chunk 0");
+    }
+  }
+  return ranges;
+}
+
 void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
   const Pipeline& pipeline = plan.pipeline();
   if (pipeline.stages_size() == 0) return;
-  int64_t next = 0, params = 0;
+  int64_t params = 0;
   for (int s = 0; s < pipeline.stages_size(); ++s) {
     const PipelineStage& stage = pipeline.stages(s);
     if (stage.index() != s) out.push_back("stage " + S(s) + " has index " + S(stage.index()));
-    if (stage.layer_begin() != next) {
-      out.push_back("stage " + S(s) + " starts at layer " + S(stage.layer_begin()) +
-                    ", expected " + S(next));
-    }
-    if (stage.layer_end() <= stage.layer_begin()) out.push_back("stage " + S(s) + " is empty");
     if (stage.has_embedding() != (s == 0)) out.push_back("embedding not on the first stage");
     if (stage.has_lm_head() != (s == pipeline.stages_size() - 1)) {
       out.push_back("head not on the last stage");
     }
-    next = stage.layer_end();
     if (!CheckedAdd(params, stage.parameter_count())) {
       out.push_back("stage parameter counts overflow 64 bits");
       return;
     }
   }
-  if (next != plan.model().num_layers()) {
+  const bool interleaved = VirtualStages(pipeline) > 1;
+  const std::string unit = interleaved ? "virtual stage " : "stage ";
+  int64_t next = 0;
+  const auto ranges = VirtualStageRanges(pipeline, out);
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const auto [begin, end] = ranges[k];
+    if (begin != next) out.push_back(unit + S(k) + " starts at layer " + S(begin) + ", expected " + S(next));
+    if (end <= begin) out.push_back(unit + S(k) + " is empty");
+    next = end;
+  }
+  if (!ranges.empty() && next != plan.model().num_layers()) {
     out.push_back("stages cover " + S(next) + " of " + S(plan.model().num_layers()) + " layers");
   }
   if (params != plan.model().parameters().total_count()) {
@@ -310,38 +348,55 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
     out.push_back("pipeline has " + S(m) + " microbatches");
     return;
   }
+  const int64_t v = VirtualStages(pipeline);
   for (int s = 0; s < p; ++s) {
     const auto& ops = pipeline.stages(s).ops();
-    // Every microbatch needs a forward and a backward op: fewer ops than 2m cannot be a complete
-    // schedule (and m is not trusted for the allocations below).
-    if (m > static_cast<int64_t>(ops.size()) / 2) {
+    // Every microbatch needs a forward and a backward op per chunk: fewer ops than 2·m·v cannot
+    // be a complete schedule (and m is not trusted for the allocations below).
+    if (m > static_cast<int64_t>(ops.size()) / 2 / v) {
       out.push_back("stage " + S(s) + " has " + S(ops.size()) + " ops for " + S(m) +
                     " microbatches");
       return;
     }
-    std::vector<int> forward_at(m, -1), backward_at(m, -1);
+    // Indexed by chunk · m + microbatch.
+    std::vector<int> forward_at(m * v, -1), backward_at(m * v, -1);
+    int64_t alive = 0, peak = 0;  // forwards run minus backwards run
     for (int i = 0; i < ops.size(); ++i) {
       const PipelineOp& op = ops[i];
       if (op.microbatch() < 0 || op.microbatch() >= m) {
         out.push_back("stage " + S(s) + " op " + S(i) + " has microbatch " + S(op.microbatch()));
         return;
       }
-      if (op.kind() == FORWARD) {
-        if (forward_at[op.microbatch()] >= 0) out.push_back("stage " + S(s) + " repeats F");
-        forward_at[op.microbatch()] = i;
-      } else if (op.kind() == BACKWARD) {
-        if (backward_at[op.microbatch()] >= 0) out.push_back("stage " + S(s) + " repeats B");
-        backward_at[op.microbatch()] = i;
-      }
-    }
-    for (int64_t mb = 0; mb < m; ++mb) {
-      if (forward_at[mb] < 0 || backward_at[mb] < 0) {
-        out.push_back("stage " + S(s) + " misses microbatch " + S(mb));
+      if (op.chunk() < 0 || op.chunk() >= v) {
+        out.push_back("stage " + S(s) + " op " + S(i) + " has chunk " + S(op.chunk()));
         return;
       }
-      if (backward_at[mb] < forward_at[mb]) {
-        out.push_back("stage " + S(s) + " runs backward of " + S(mb) + " before its forward");
+      const int64_t at = op.chunk() * m + op.microbatch();
+      if (op.kind() == FORWARD) peak = std::max(peak, ++alive);
+      if (op.kind() == BACKWARD) --alive;
+      if (op.kind() == FORWARD) {
+        if (forward_at[at] >= 0) out.push_back("stage " + S(s) + " repeats F");
+        forward_at[at] = i;
+      } else if (op.kind() == BACKWARD) {
+        if (backward_at[at] >= 0) out.push_back("stage " + S(s) + " repeats B");
+        backward_at[at] = i;
       }
+    }
+    for (int64_t at = 0; at < m * v; ++at) {
+      const std::string what = S(at % m) + (v > 1 ? " in chunk " + S(at / m) : "");
+      if (forward_at[at] < 0 || backward_at[at] < 0) {
+        out.push_back("stage " + S(s) + " misses microbatch " + what);
+        return;
+      }
+      if (backward_at[at] < forward_at[at]) {
+        out.push_back("stage " + S(s) + " runs backward of " + what + " before its forward");
+      }
+    }
+    // The memory estimate reads max_inflight_microbatches: it must be the op list's peak.
+    if (pipeline.stages(s).max_inflight_microbatches() != peak) {
+      out.push_back("stage " + S(s) + " max_inflight_microbatches " +
+                    S(pipeline.stages(s).max_inflight_microbatches()) + " != " + S(peak) +
+                    " activations alive at once in its ops");
     }
   }
 

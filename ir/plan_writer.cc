@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "common/units.h"
+#include "ir/plan_access.h"
 
 namespace accel::ir {
 
@@ -263,7 +264,9 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   if (pipe.stages_size() > 1) {
     std::string shape;
     for (int64_t d : pipe.activation_shape()) shape += (shape.empty() ? "" : ", ") + S(d);
-    line("pipeline", pipe.schedule() + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
+    const std::string chunks =
+        VirtualStages(pipe) > 1 ? " with " + S(VirtualStages(pipe)) + " model chunks per stage" : "";
+    line("pipeline", pipe.schedule() + chunks + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
                          Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()) + "; stages exchange [" +
                          shape + "] " + pipe.activation_dtype() + " activations and gradients");
   } else {
@@ -271,9 +274,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
                          " micro-step(s) per optimizer step");
   }
   for (const PipelineStage& s : pipe.stages()) {
-    std::string text = "stage " + S(s.index()) + ": layers " + S(s.layer_begin()) + "-" +
-                       S(s.layer_end() - 1) + ", " + FormatCount(s.parameter_count()) +
-                       " params";
+    std::string text = "stage " + S(s.index()) + ": layers " + StageLayersText(s) + ", " +
+                       FormatCount(s.parameter_count()) + " params";
     if (s.has_embedding()) text += ", embedding";
     if (s.has_lm_head()) text += ", head + loss";
     if (s.has_lm_head() && !s.has_embedding()) {
@@ -283,7 +285,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
         }
       }
     }
-    text += ", " + S(s.max_inflight_microbatches()) + " microbatch(es) in flight";
+    text += ", " + S(s.max_inflight_microbatches()) +
+            (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
     line("", text);
   }
   const Sharding& sh = plan.sharding();

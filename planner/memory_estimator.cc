@@ -6,7 +6,9 @@
 #include "common/status_macros.h"
 #include "common/units.h"
 #include "planner/executor_activations.h"
+#include "ir/plan_access.h"
 #include "planner/model_params.h"
+#include "planner/pipeline_schedules.h"
 
 namespace accel::planner {
 namespace {
@@ -191,6 +193,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   const ir::Pipeline& pipe = plan.pipeline();
   in.pipeline_schedule = pipe.schedule().empty() ? "1f1b" : pipe.schedule();
   in.microbatches = std::max<int64_t>(pipe.microbatches(), 1);
+  in.virtual_stages = ir::VirtualStages(pipe);
   for (const ir::PipelineStage& st : pipe.stages()) {
     StageLayout layout;
     layout.index = st.index();
@@ -199,6 +202,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     layout.has_embedding = st.has_embedding();
     layout.has_lm_head = st.has_lm_head();
     layout.inflight_microbatches = std::max<int32_t>(st.max_inflight_microbatches(), 1);
+    for (const ir::ModelChunk& c : st.chunks()) layout.chunks.emplace_back(c.layer_begin(), c.layer_end());
     in.stages.push_back(layout);
   }
 
@@ -210,23 +214,44 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   return in;
 }
 
+int64_t StageLayout::Layers() const {
+  if (chunks.empty()) return std::max<int64_t>(layer_end - layer_begin, 0);
+  int64_t layers = 0;
+  for (const auto& [begin, end] : chunks) layers += std::max<int64_t>(end - begin, 0);
+  return layers;
+}
+
+int64_t StageLayout::LargestChunkLayers() const {
+  if (chunks.empty()) return Layers();
+  int64_t layers = 0;
+  for (const auto& [begin, end] : chunks) layers = std::max(layers, end - begin);
+  return layers;
+}
+
 std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
-                                          const std::string& schedule, int64_t microbatches) {
+                                          const std::string& schedule, int64_t microbatches,
+                                          int64_t virtual_stages) {
   pp = std::max<int64_t>(pp, 1);
+  const int64_t v = std::max<int64_t>(virtual_stages, 1);
+  const int64_t parts = pp * v, base = num_layers / parts, extra = num_layers % parts;
+  auto begin_of = [&](int64_t k) { return k * base + std::min(k, extra); };
+  ScheduleShape shape;
+  shape.schedule = schedule;
+  shape.stages = static_cast<int32_t>(pp);
+  shape.virtual_stages = static_cast<int32_t>(v);
+  shape.microbatches = static_cast<int32_t>(std::max<int64_t>(microbatches, 1));
   std::vector<StageLayout> stages;
-  const int64_t base = num_layers / pp, extra = num_layers % pp;
-  int64_t begin = 0;
   for (int64_t i = 0; i < pp; ++i) {
     StageLayout st;
     st.index = static_cast<int32_t>(i);
-    st.layer_begin = begin;
-    st.layer_end = begin + base + (i < extra ? 1 : 0);
-    begin = st.layer_end;
+    st.layer_begin = begin_of(i);
+    st.layer_end = begin_of(i + 1);
+    if (v > 1) {
+      for (int64_t c = 0; c < v; ++c) st.chunks.emplace_back(begin_of(c * pp + i), begin_of(c * pp + i + 1));
+    }
     st.has_embedding = i == 0;
     st.has_lm_head = i == pp - 1;
-    if (pp == 1) st.inflight_microbatches = 1;
-    else if (schedule == "gpipe") st.inflight_microbatches = std::max<int64_t>(microbatches, 1);
-    else st.inflight_microbatches = std::min<int64_t>(pp - i, std::max<int64_t>(microbatches, 1));
+    st.inflight_microbatches = InflightMicrobatches(shape, static_cast<int32_t>(i));
     stages.push_back(st);
   }
   return stages;
@@ -332,8 +357,12 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
       largest_unit = std::max(largest_unit, unit);
     };
     if (layout.has_embedding) add_unit(LocalCount(params.embedding));
-    for (int64_t l = layout.layer_begin; l < layout.layer_end && l < static_cast<int64_t>(params.layers.size()); ++l) {
-      add_unit(LocalCount(params.layers[l]));
+    std::vector<std::pair<int64_t, int64_t>> chunks = layout.chunks;
+    if (chunks.empty()) chunks.emplace_back(layout.layer_begin, layout.layer_end);
+    for (const auto& [begin, end] : chunks) {
+      for (int64_t l = begin; l < end && l < static_cast<int64_t>(params.layers.size()); ++l) {
+        add_unit(LocalCount(params.layers[l]));
+      }
     }
     if (layout.has_lm_head) {
       int64_t head = LocalCount(params.head);
@@ -387,7 +416,8 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     }
 
     // Activations: Table 2 assumes 16-bit activations; fp32 compute doubles them.
-    const int64_t layers = std::max<int64_t>(layout.layer_end - layout.layer_begin, 0);
+    // One activation in flight spans the stage's blocks, or one chunk's when interleaved.
+    const int64_t layers = layout.LargestChunkLayers();
     ActivationShape shape;
     shape.seq_len = seq;
     shape.micro_batch = in.micro_batch_size;
@@ -411,8 +441,10 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
     if (layers > 0) {
       device(Term("activations", layers * inflight * per_layer,
                   N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) +
-                      (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ") +
-                      N(per_layer) + " B per layer; " +
+                      (layout.interleaved()
+                           ? (inflight == 1 ? " chunk activation in flight x " : " chunk activations in flight x ")
+                           : (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ")) +
+                      N(per_layer) + " B per layer" + (layout.interleaved() ? " (largest chunk)" : "") + "; " +
                       (executor_layout ? dims : std::string(LayoutFormula(in)) + ", " + dims),
                   executor_layout ? kExecutorActivationSource : kActivationSource));
       if (in.recompute == RecomputeMode::kFull) {
@@ -427,15 +459,18 @@ absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInput
       }
     }
     const bool pipeline = stages.size() > 1;
-    if (pipeline && executor_layout && !layout.has_lm_head) {
-      // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc).
+    // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
+    // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
+    // one microbatch at a time (1F1B on the last virtual stage).
+    const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
+    if (pipeline && executor_layout && awaiting > 0) {
       const int64_t output = seq * in.micro_batch_size * h * in.param_bytes;
-      device(Term("activations", inflight * output,
-                  N(inflight) + " stage output(s) awaiting their gradient x s*b*h " + N(seq * in.micro_batch_size * h) +
+      device(Term("activations", awaiting * output,
+                  N(awaiting) + " stage output(s) awaiting their gradient x s*b*h " + N(seq * in.micro_batch_size * h) +
                       " x " + N(in.param_bytes) + " B",
                   kExecutorActivationSource));
     }
-    if (pipeline && executor_layout && layout.has_lm_head && inflight > 1) {
+    if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
       const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
       device(Term("logits", (inflight - 1) * kept,
                   N(inflight - 1) + " more microbatch(es) in flight x " + N(kept) +
@@ -608,13 +643,14 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
       break;
     }
   }
-  for (int64_t factor = 2; in.pp * factor <= in.model.num_layers(); factor *= 2) {
+  const int64_t v = std::max<int64_t>(in.virtual_stages, 1);
+  for (int64_t factor = 2; in.pp * factor * v <= in.model.num_layers(); factor *= 2) {
     const int64_t pp = in.pp * factor;
     MemoryInputs m = in;
     if (!TakeFromDataParallel(m, factor)) break;
     m.pp = pp;
     m.microbatches = std::max(in.microbatches, pp);
-    m.stages = EvenStageLayouts(in.model.num_layers(), pp, in.pipeline_schedule, m.microbatches);
+    m.stages = EvenStageLayouts(in.model.num_layers(), pp, in.pipeline_schedule, m.microbatches, v);
     const Outcome o = Evaluate(m);
     if (o.fits) {
       offer("parallel.pipeline", std::to_string(pp), o,

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,11 +19,21 @@ namespace accel::planner {
 // The layers and extras one pipeline stage holds.
 struct StageLayout {
   int32_t index = 0;
-  int64_t layer_begin = 0;   // first transformer block
-  int64_t layer_end = 0;     // one past the last block
+  int64_t layer_begin = 0;   // first transformer block (of chunk 0 when interleaved)
+  int64_t layer_end = 0;     // one past the last block (of chunk 0 when interleaved)
   bool has_embedding = false;
   bool has_lm_head = false;  // also the final norm and the loss
-  int64_t inflight_microbatches = 1;  // activations alive at once (1F1B: p − index; GPipe: m)
+  // Activations alive at once (1F1B: p − index; GPipe: m); interleaved: chunk activations
+  // (planner/pipeline_schedules.h InflightMicrobatches).
+  int64_t inflight_microbatches = 1;
+  // Interleaved 1F1B: every chunk's [begin, end) blocks, chunk 0 first (ir::ModelChunk); empty:
+  // the one chunk [layer_begin, layer_end).
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+
+  bool interleaved() const { return chunks.size() > 1; }
+  // Blocks over all chunks, and of the largest chunk (what one chunk activation spans).
+  int64_t Layers() const;
+  int64_t LargestChunkLayers() const;
 };
 
 // Everything the estimate depends on. Sizes in elements or bytes as named; degrees ≥ 1.
@@ -44,7 +55,8 @@ struct MemoryInputs {
   spec::Offload offload = spec::Offload::kNone;
   int64_t bucket_elements = 0;       // reduce bucket
   int64_t prefetch_bucket_elements = 0;  // stage 3 only
-  std::string pipeline_schedule = "1f1b";  // "1f1b" | "gpipe"
+  std::string pipeline_schedule = "1f1b";  // "1f1b" | "gpipe" | "interleaved_1f1b"
+  int64_t virtual_stages = 1;        // model chunks per stage (interleaved_1f1b)
   int64_t microbatches = 1;          // pipeline microbatches m (1 without pipelining)
   int64_t grad_accum_steps = 0;      // micro-steps per update; 1: gradients overlap activations
   std::vector<StageLayout> stages;   // empty: one stage holding the whole model
@@ -60,11 +72,14 @@ struct MemoryInputs {
 // writes (a bug upstream, not a user error).
 absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool sequence_parallel);
 
-// Splits `num_layers` blocks over `pp` stages as evenly as possible, the earlier stages taking
-// the extra layers; stage 0 has the embedding, the last the head; in-flight microbatches are
-// p − index for 1F1B (at most m) and m for GPipe (planner-facts.md §3).
+// Splits `num_layers` blocks over `pp` stages (× `virtual_stages` chunks each, interleaved) as
+// the assign-stages pass does, the earlier ones taking the extra layers; stage 0 has the
+// embedding, the last the head; in-flight microbatches as InflightMicrobatches
+// (planner/pipeline_schedules.h): p − index for 1F1B (at most m), m for GPipe (planner-facts.md
+// §3), chunk activations for interleaved.
 std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
-                                          const std::string& schedule, int64_t microbatches);
+                                          const std::string& schedule, int64_t microbatches,
+                                          int64_t virtual_stages = 1);
 
 // One MemoryEstimate per stage, in stage order: device terms (parameters, gradients,
 // master_weights, optimizer_states, activations, logits, communication_buffers,

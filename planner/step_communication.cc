@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/plan_access.h"
 #include "planner/collective_cost.h"
 #include "planner/memory_model.h"
 
@@ -179,6 +180,10 @@ struct StageShape {
   bool head = false;
   bool first = false;
   bool last = false;
+  // Sends of one microbatch's activation (and receives of its gradient) plus receives of its
+  // activation (and sends of its gradient) over all the stage's chunks: one per chunk boundary
+  // this stage touches (2 per interior chunk, 1 for the first and last virtual stage).
+  int64_t links = 0;
 };
 
 StageShape ShapeOf(const ir::Plan& plan, int32_t stage) {
@@ -186,9 +191,13 @@ StageShape ShapeOf(const ir::Plan& plan, int32_t stage) {
   const ir::Pipeline& pipe = plan.pipeline();
   for (const ir::PipelineStage& st : pipe.stages()) {
     if (st.index() != stage) continue;
-    shape.layers = st.layer_end() - st.layer_begin();
+    shape.layers = ir::StageLayerCount(st);
     shape.embedding = st.has_embedding();
     shape.head = st.has_lm_head();
+    const int32_t last_virtual = pipe.stages_size() * ir::VirtualStages(pipe) - 1;
+    for (const ir::ModelChunk& c : ir::StageChunks(st)) {
+      shape.links += (c.virtual_stage() > 0 ? 1 : 0) + (c.virtual_stage() < last_virtual ? 1 : 0);
+    }
   }
   if (pipe.stages_size() == 0) {
     shape.layers = plan.model().num_layers();
@@ -250,9 +259,8 @@ absl::StatusOr<std::vector<ir::CommunicationTime>> StageCommunication(
                             static_cast<double>(DtypeBytes(compute));
   AddTensorParallel(plan, shape, m, activation, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
-  const int64_t neighbours = (shape.first ? 0 : 1) + (shape.last ? 0 : 1);
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",
-            2 * m * neighbours, p2p);
+            2 * m * shape.links, p2p);
   return terms.Take();
 }
 

@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   std::vector<StageLayout> stages = in.stages;
   if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, "1f1b", 1);
   for (const StageLayout& st : stages) {
-    const double layers = static_cast<double>(st.layer_end - st.layer_begin);
+    const double layers = static_cast<double>(st.Layers());
     ir::StageComputeTime t;
     t.set_stage(st.index);
     const double forward = m * (layers * layer.Total() + (st.has_lm_head ? head : 0.0));

@@ -274,12 +274,17 @@ std::vector<FieldInfo> BuildFields() {
   f.push_back(Bool("parallel.sequence_parallel", +[](JobSpec& s, const FieldValue& v) {
     s.parallel.sequence_parallel = v.boolean;
   }));
-  f.push_back(Enum("parallel.pipeline_schedule", {"gpipe", "1f1b"}, +[](JobSpec& s, const FieldValue& v) {
+  f.push_back(Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"},
+                   +[](JobSpec& s, const FieldValue& v) {
     s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);
   }));
   f.push_back(AutoIntField("parallel.pipeline_microbatches", 1, kMaxMicrobatches,
       +[](JobSpec& s, const FieldValue& v) {
     s.parallel.pipeline_microbatches = AutoInt(v);
+  }));
+  f.push_back(AutoIntField("parallel.virtual_stages", 1, kMaxNumLayers,
+      +[](JobSpec& s, const FieldValue& v) {
+    s.parallel.virtual_stages = AutoInt(v);
   }));
 
   f.push_back(Section("sharding"));

@@ -45,7 +45,13 @@ const char* Name(LossScaling v) {
   }
   return "none";
 }
-const char* Name(PipelineSchedule v) { return v == PipelineSchedule::kGpipe ? "gpipe" : "1f1b"; }
+const char* Name(PipelineSchedule v) {
+  switch (v) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::kInterleaved1F1B: return "interleaved_1f1b";
+    default: return "1f1b";
+  }
+}
 const char* Name(Recompute v) {
   switch (v) {
     case Recompute::kNone: return "none";

@@ -35,7 +35,7 @@ enum class OptimizerName { kAdamW, kSgd };
 enum class LrScheduleName { kConstant, kLinear, kCosine };
 enum class DType { kFp32, kBf16, kFp16 };
 enum class LossScaling { kNone, kDynamic, kStatic };
-enum class PipelineSchedule { kGpipe, k1F1B };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Offload { kNone, kOptimizer, kAll };
 enum class DeviceType { kCpu, kCuda };
@@ -127,6 +127,9 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
   AutoOr<int64_t> pipeline_microbatches = AutoOr<int64_t>::Auto();
+  // Model chunks per pipeline stage for interleaved_1f1b (Megatron-LM's
+  // virtual_pipeline_model_parallel_size); auto: 2 with interleaved_1f1b, else 1.
+  AutoOr<int64_t> virtual_stages = AutoOr<int64_t>::Auto();
 };
 
 // `sharding:` — ZeRO stage over the dp_shard axis; FSDP names map onto it (DESIGN.md).

@@ -51,8 +51,32 @@ torch::Tensor CausalLm::Forward(const torch::Tensor& tokens) {
   return ForwardStage(tokens);
 }
 
-int64_t CausalLm::StageSequenceLength(const torch::Tensor& input) const {
-  if (span_.has_embedding) {
+torch::Tensor CausalLm::ForwardStage(const torch::Tensor& input, int chunk) {
+  TORCH_CHECK(chunk >= 0 && chunk < span_.NumChunks(), "model chunk ", chunk, " of a stage with ",
+              span_.NumChunks());
+  return ForwardChunk(input, chunk);
+}
+
+std::vector<int64_t> CausalLm::HeldLayers() const {
+  std::vector<int64_t> layers;
+  for (int c = 0; c < span_.NumChunks(); ++c) {
+    const auto [begin, end] = ChunkLayers(c);
+    for (int64_t l = begin; l < end; ++l) layers.push_back(l);
+  }
+  return layers;
+}
+
+size_t CausalLm::ChunkOffset(int chunk) const {
+  size_t offset = 0;
+  for (int c = 0; c < chunk; ++c) {
+    const auto [begin, end] = ChunkLayers(c);
+    offset += static_cast<size_t>(end - begin);
+  }
+  return offset;
+}
+
+int64_t CausalLm::StageSequenceLength(const torch::Tensor& input, int chunk) const {
+  if (EmbedsInput(chunk)) {
     TORCH_CHECK(input.dim() == 2, "tokens must be [batch, seq], got ", input.sizes());
     TORCH_CHECK(input.size(1) <= config_.max_seq_len, "sequence length ", input.size(1),
                 " exceeds max_seq_len ", config_.max_seq_len);
@@ -95,10 +119,12 @@ std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParal
 }
 
 absl::Status CheckSpan(const ModelConfig& c, const StageSpan& span) {
-  const int64_t end = span.End(c.num_layers);
-  if (span.layer_begin < 0 || end > c.num_layers || span.layer_begin > end) {
-    return absl::InvalidArgumentError(absl::StrCat("pipeline stage blocks [", span.layer_begin, ", ", end,
-                                                   ") are not within the model's ", c.num_layers));
+  for (int chunk = 0; chunk < span.NumChunks(); ++chunk) {
+    const auto [begin, end] = span.Chunk(chunk, c.num_layers);
+    if (begin < 0 || end > c.num_layers || begin > end) {
+      return absl::InvalidArgumentError(absl::StrCat("pipeline stage blocks [", begin, ", ", end,
+                                                     ") are not within the model's ", c.num_layers));
+    }
   }
   return absl::OkStatus();
 }

@@ -9,32 +9,17 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/models/model_config.h"
+#include "executor/models/stage_span.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/models/unit_hooks.h"
 
 namespace accel::exec {
-
-// The part of the model one pipeline stage holds (ir::PipelineStage): transformer blocks
-// [layer_begin, layer_end), the embeddings when has_embedding, and the final norm, the output
-// head and the loss when has_head. The default is the whole model.
-struct StageSpan {
-  int64_t layer_begin = 0;
-  int64_t layer_end = -1;  // one past the last block; −1: through the last block
-  bool has_embedding = true;
-  bool has_head = true;
-
-  // The blocks' end for a model of `num_layers` blocks.
-  int64_t End(int64_t num_layers) const { return layer_end < 0 ? num_layers : layer_end; }
-  // Whether this is the whole model of `num_layers` blocks.
-  bool Whole(int64_t num_layers) const {
-    return layer_begin == 0 && End(num_layers) == num_layers && has_embedding && has_head;
-  }
-};
 
 // A causal language model whose named_parameters() are exactly the Hugging Face names of the
 // architecture (so model.safetensors moves between accel and transformers unchanged).
@@ -61,11 +46,13 @@ class CausalLm : public torch::nn::Module {
   // boundaries catch it).
   torch::Tensor Forward(const torch::Tensor& tokens);
 
-  // This stage's forward: input is tokens [batch, seq] on a stage with the embedding, else the
-  // previous stage's hidden states [batch, seq (seq / tp with sequence parallelism), hidden];
-  // returns logits as Forward on a stage with the head, else the hidden states after its last
-  // block (the shape of ir::Pipeline.activation_shape). Throws c10::Error on bad shapes.
-  virtual torch::Tensor ForwardStage(const torch::Tensor& input) = 0;
+  // This stage's forward through its model chunk `chunk` (0 unless interleaved): input is
+  // tokens [batch, seq] for chunk 0 of a stage with the embedding, else the previous (virtual)
+  // stage's hidden states [batch, seq (seq / tp with sequence parallelism), hidden]; returns
+  // logits as Forward after the last chunk of a stage with the head, else the hidden states
+  // after the chunk's last block (the shape of ir::Pipeline.activation_shape). Throws
+  // c10::Error on bad shapes or a chunk the span lacks.
+  torch::Tensor ForwardStage(const torch::Tensor& input, int chunk = 0);
 
   // The Hugging Face name of the word embedding a tied head reads (and a tied copy copies).
   virtual std::string WordEmbeddingName() const = 0;
@@ -120,9 +107,21 @@ class CausalLm : public torch::nn::Module {
     return layer < recompute_core_.size() && recompute_core_[layer];
   }
 
-  // Checks and measures a stage's input: tokens [batch, seq] (returns seq) or hidden states
+  // ForwardStage's work once `chunk` is checked: embed when EmbedsInput(chunk), run the chunk's
+  // blocks, apply the head when HeadFollows(chunk).
+  virtual torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) = 0;
+  bool EmbedsInput(int chunk) const { return span_.has_embedding && chunk == 0; }
+  bool HeadFollows(int chunk) const { return span_.has_head && chunk == span_.NumChunks() - 1; }
+  // Global layer indices of chunk `chunk`'s blocks, [begin, end).
+  std::pair<int64_t, int64_t> ChunkLayers(int chunk) const { return span_.Chunk(chunk, config_.num_layers); }
+  // Every block this stage holds, chunk by chunk, each with its global layer index.
+  std::vector<int64_t> HeldLayers() const;
+  // Position of chunk `chunk`'s first block among HeldLayers().
+  size_t ChunkOffset(int chunk) const;
+
+  // Checks and measures a chunk's input: tokens [batch, seq] (returns seq) or hidden states
   // (returns the whole sequence length, seq × tp when sequence-sharded).
-  int64_t StageSequenceLength(const torch::Tensor& input) const;
+  int64_t StageSequenceLength(const torch::Tensor& input, int chunk) const;
 
   friend class SequenceParallelPause;
   ModelConfig config_;

@@ -84,7 +84,7 @@ Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan spa
   }
   // Blocks under their global index ("transformer.h.5" on any stage), as ModuleList names them.
   auto list = transformer->register_module("h", std::make_shared<torch::nn::Module>());
-  for (int64_t i = span_.layer_begin; i < span_.layer_end; ++i) {
+  for (int64_t i : HeldLayers()) {
     blocks_.push_back(list->register_module(std::to_string(i), std::make_shared<Gpt2Block>(config, tp_)));
   }
   if (span_.has_head) {
@@ -97,10 +97,10 @@ Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan spa
   }
 }
 
-torch::Tensor Gpt2Model::ForwardStage(const torch::Tensor& input) {
-  const int64_t t = StageSequenceLength(input);
+torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk) {
+  const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
-  if (span_.has_embedding) {
+  if (EmbedsInput(chunk)) {
     torch::Tensor positions = torch::arange(t, input.options().dtype(torch::kLong));
     EnterUnit(0);
     if (tp_.sequence_sharded()) {
@@ -110,15 +110,15 @@ torch::Tensor Gpt2Model::ForwardStage(const torch::Tensor& input) {
     torch::Tensor tok = ExitTensorParallel(VocabParallelEmbedding(input, wte_->weight, tp_), tp_);
     x = ExitUnit(0, tok + wpe_->forward(positions).unsqueeze(0));
   }
-  for (size_t j = 0; j < blocks_.size(); ++j) {
-    const size_t i = static_cast<size_t>(span_.layer_begin) + j;
+  const auto [begin, end] = ChunkLayers(chunk);
+  for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
     const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
     auto block = [b = blocks_[j], core](const torch::Tensor& in) { return b->Forward(in, core); };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
-  if (!span_.has_head) return x;
+  if (!HeadFollows(chunk)) return x;
   EnterUnit(HeadUnit());
   x = EnterTensorParallel(ln_f_->forward(x), tp_);
   // The head is tied to wte, which the embeddings unit holds (or its copy on a last pipeline

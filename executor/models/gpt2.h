@@ -62,11 +62,11 @@ class Gpt2Model : public CausalLm {
   // and vocab_size (the padded vocabulary).
   // span: the pipeline stage to hold (CausalLm); blocks keep their global names.
   Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
-  torch::Tensor ForwardStage(const torch::Tensor& input) override;
   TpSplit TensorParallelSplit(const std::string& name) const override;
   std::string WordEmbeddingName() const override { return "transformer.wte.weight"; }
 
  protected:
+  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) override;
   std::string BlockPath(int64_t layer) const override;
   std::string AttentionCoreSuffix() const override { return ".attn.core"; }
 

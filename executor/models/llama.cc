@@ -111,7 +111,7 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
   }
   // Layers under their global index ("model.layers.5" on any stage), as ModuleList names them.
   auto list = model->register_module("layers", std::make_shared<torch::nn::Module>());
-  for (int64_t i = span_.layer_begin; i < span_.layer_end; ++i) {
+  for (int64_t i : HeldLayers()) {
     layers_.push_back(list->register_module(std::to_string(i), std::make_shared<LlamaBlock>(config, tp_)));
   }
   if (span_.has_head) {
@@ -127,10 +127,10 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
                   .to(torch::kFloat);
 }
 
-torch::Tensor LlamaModel::ForwardStage(const torch::Tensor& input) {
-  const int64_t t = StageSequenceLength(input);
+torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk) {
+  const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
-  if (span_.has_embedding) {
+  if (EmbedsInput(chunk)) {
     EnterUnit(0);
     x = ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(input, embed_tokens_->weight, tp_), tp_));
   }
@@ -140,8 +140,8 @@ torch::Tensor LlamaModel::ForwardStage(const torch::Tensor& input) {
   torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   torch::Tensor cos = emb.cos().to(x.scalar_type());
   torch::Tensor sin = emb.sin().to(x.scalar_type());
-  for (size_t j = 0; j < layers_.size(); ++j) {
-    const size_t i = static_cast<size_t>(span_.layer_begin) + j;
+  const auto [begin, end] = ChunkLayers(chunk);
+  for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
     const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
@@ -150,7 +150,7 @@ torch::Tensor LlamaModel::ForwardStage(const torch::Tensor& input) {
     };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
-  if (!span_.has_head) return x;
+  if (!HeadFollows(chunk)) return x;
   EnterUnit(HeadUnit());
   x = EnterTensorParallel(norm_->Forward(x), tp_);
   // A tied head reads embed_tokens, which the embeddings unit holds; under tensor parallelism

@@ -64,17 +64,17 @@ class LlamaModel : public CausalLm {
   // span: the pipeline stage to hold (CausalLm); layers keep their global names, and a tied
   // head on a stage without the embedding gets lm_head as the embedding's copy.
   LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
-  torch::Tensor ForwardStage(const torch::Tensor& input) override;
   TpSplit TensorParallelSplit(const std::string& name) const override;
   std::string WordEmbeddingName() const override { return "model.embed_tokens.weight"; }
 
  protected:
+  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) override;
   std::string BlockPath(int64_t layer) const override;
   std::string AttentionCoreSuffix() const override { return ".self_attn.core"; }
 
  private:
   torch::nn::Embedding embed_tokens_{nullptr};
-  std::vector<std::shared_ptr<LlamaBlock>> layers_;  // layers span.layer_begin … layer_end − 1
+  std::vector<std::shared_ptr<LlamaBlock>> layers_;  // HeldLayers(), chunk by chunk
   std::shared_ptr<RmsNorm> norm_;
   torch::nn::Linear lm_head_{nullptr};
   // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "ir/plan_access.h"
 
 namespace accel::exec {
 namespace {
@@ -19,16 +20,17 @@ at::ScalarType DtypeOf(const std::string& name) {
   return at::kFloat;
 }
 
-// The in-flight state of one step: what each microbatch holds between its ops.
+// The in-flight state of one step: what each (chunk, microbatch) holds between its ops, at
+// index chunk · M + microbatch.
 class StageRun {
  public:
   StageRun(const PipelineContext& context, const std::vector<at::Tensor>& micro_batches,
            double loss_factor, GradSync& sync, const StageCompute& compute)
       : c_(context), batches_(micro_batches), loss_factor_(loss_factor), sync_(sync),
-        compute_(compute), inputs_(micro_batches.size()), outputs_(micro_batches.size()),
-        grads_(micro_batches.size()), losses_(micro_batches.size()) {
+        compute_(compute), m_(static_cast<int>(micro_batches.size())),
+        inputs_(Slots()), outputs_(Slots()), grads_(Slots()), losses_(Slots()) {
     for (const ir::PipelineOp& op : c_.stage.ops()) {
-      if (op.kind() == ir::BACKWARD) last_backward_ = op.microbatch();
+      if (op.kind() == ir::BACKWARD) last_backward_ = {op.chunk(), op.microbatch()};
     }
   }
 
@@ -39,13 +41,20 @@ class StageRun {
   double recv_wait_seconds() const { return recv_wait_seconds_; }
 
  private:
+  size_t Slots() const { return c_.chunk_virtual_stages.size() * batches_.size(); }
+  size_t At(int chunk, int mb) const { return static_cast<size_t>(chunk * m_ + mb); }
+  int VirtualStage(int chunk) const { return c_.chunk_virtual_stages[static_cast<size_t>(chunk)]; }
+  std::string Where(int chunk, int mb) const {
+    return absl::StrCat("stage ", c_.stage.index(), c_.chunk_virtual_stages.size() > 1 ? absl::StrCat(" chunk ", chunk) : "",
+                        " microbatch ", mb);
+  }
   at::Tensor NewActivation() const {
     return torch::empty(c_.activation_shape,
                         torch::TensorOptions().dtype(c_.activation_dtype).device(batches_.front().device()));
   }
-  absl::Status CheckActivation(const at::Tensor& t, int mb) const;
-  absl::Status Forward(int mb);
-  absl::Status Backward(int mb);
+  absl::Status CheckActivation(const at::Tensor& t, int chunk, int mb) const;
+  absl::Status Forward(int chunk, int mb);
+  absl::Status Backward(int chunk, int mb);
   absl::Status Send(at::Tensor tensor, int peer, int tag);
   // A blocking receive, its time added to recv_wait_seconds_.
   absl::Status Receive(at::Tensor& into, int peer, int tag);
@@ -55,12 +64,13 @@ class StageRun {
   double loss_factor_;
   GradSync& sync_;
   const StageCompute& compute_;
+  int m_;
   std::vector<at::Tensor> inputs_;   // received activations (leaves whose grad is sent back)
   std::vector<at::Tensor> outputs_;  // forward outputs awaiting backward
   std::vector<at::Tensor> grads_;    // received gradients of outputs_
-  std::vector<at::Tensor> losses_;   // last stage: the microbatch losses awaiting backward
+  std::vector<at::Tensor> losses_;   // last virtual stage: the microbatch losses awaiting backward
   std::list<std::unique_ptr<PendingWork>> sends_;
-  int last_backward_ = -1;
+  std::pair<int, int> last_backward_ = {-1, -1};  // (chunk, microbatch) of the op list's last backward
   double loss_sum_ = 0;
   double recv_wait_seconds_ = 0;
 };
@@ -72,54 +82,54 @@ absl::Status StageRun::Receive(at::Tensor& into, int peer, int tag) {
   return status;
 }
 
-absl::Status StageRun::CheckActivation(const at::Tensor& t, int mb) const {
+absl::Status StageRun::CheckActivation(const at::Tensor& t, int chunk, int mb) const {
   if (t.sizes().vec() == c_.activation_shape && t.scalar_type() == c_.activation_dtype) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "stage ", c_.stage.index(), " microbatch ", mb, ": the activation is [",
+      Where(chunk, mb), ": the activation is [",
       absl::StrJoin(t.sizes().vec(), ", "), "] ", c10::toString(t.scalar_type()),
       " but the plan's pipeline carries [", absl::StrJoin(c_.activation_shape, ", "), "] ",
       c10::toString(c_.activation_dtype)));
 }
 
-absl::Status StageRun::Forward(int mb) {
+absl::Status StageRun::Forward(int chunk, int mb) {
   const at::Tensor& batch = batches_[mb];
   const int64_t seq = batch.size(1) - 1;
-  at::Tensor input = c_.first() ? batch.narrow(1, 0, seq) : inputs_[mb];
+  const size_t at = At(chunk, mb);
+  at::Tensor input = c_.FirstChunk(chunk) ? batch.narrow(1, 0, seq) : inputs_[at];
   if (!input.defined()) {
-    return absl::InvalidArgumentError(absl::StrCat("stage ", c_.stage.index(), ": forward of microbatch ",
-                                                   mb, " before its activation was received"));
+    return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": forward before its activation was received"));
   }
-  at::Tensor out = compute_.forward(input);
-  if (c_.last()) {
-    losses_[mb] = compute_.loss(out, batch.narrow(1, 1, seq));
-    loss_sum_ += losses_[mb].item<double>();
+  at::Tensor out = compute_.forward(input, chunk);
+  if (c_.LastChunk(chunk)) {
+    losses_[at] = compute_.loss(out, batch.narrow(1, 1, seq));
+    loss_sum_ += losses_[at].item<double>();
     return absl::OkStatus();
   }
-  ACCEL_RETURN_IF_ERROR(CheckActivation(out, mb));
-  outputs_[mb] = out;
+  ACCEL_RETURN_IF_ERROR(CheckActivation(out, chunk, mb));
+  outputs_[at] = out;
   return absl::OkStatus();
 }
 
-absl::Status StageRun::Backward(int mb) {
-  sync_.BeginMicroStep(/*last=*/mb == last_backward_);
-  if (c_.last()) {
-    if (!losses_[mb].defined()) {
-      return absl::InvalidArgumentError(absl::StrCat("backward of microbatch ", mb, " before its forward"));
+absl::Status StageRun::Backward(int chunk, int mb) {
+  sync_.BeginMicroStep(/*last=*/std::make_pair(chunk, mb) == last_backward_);
+  const size_t at = At(chunk, mb);
+  if (c_.LastChunk(chunk)) {
+    if (!losses_[at].defined()) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": backward before its forward"));
     }
-    (losses_[mb] * loss_factor_).backward();
+    (losses_[at] * loss_factor_).backward();
   } else {
-    if (!outputs_[mb].defined() || !grads_[mb].defined()) {
-      return absl::InvalidArgumentError(absl::StrCat("stage ", c_.stage.index(), ": backward of microbatch ", mb,
-                                                     " before its forward and gradient"));
+    if (!outputs_[at].defined() || !grads_[at].defined()) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": backward before its forward and gradient"));
     }
-    outputs_[mb].backward(grads_[mb]);
+    outputs_[at].backward(grads_[at]);
   }
   // The activations of this microbatch are no longer needed (its input stays for SEND_GRAD).
-  outputs_[mb] = at::Tensor();
-  grads_[mb] = at::Tensor();
-  losses_[mb] = at::Tensor();
+  outputs_[at] = at::Tensor();
+  grads_[at] = at::Tensor();
+  losses_[at] = at::Tensor();
   return sync_.EndMicroStep();
 }
 
@@ -131,34 +141,36 @@ absl::Status StageRun::Send(at::Tensor tensor, int peer, int tag) {
 
 absl::Status StageRun::Execute(const ir::PipelineOp& op) {
   const int mb = op.microbatch();
-  const int self = c_.stage.index();
+  const int chunk = op.chunk();
+  const int vs = VirtualStage(chunk);
+  const size_t at = At(chunk, mb);
   switch (op.kind()) {
     case ir::FORWARD:
-      return Forward(mb);
+      return Forward(chunk, mb);
     case ir::BACKWARD:
-      return Backward(mb);
+      return Backward(chunk, mb);
     case ir::RECV_ACTIVATION: {
       at::Tensor t = NewActivation();
-      ACCEL_RETURN_IF_ERROR(Receive(t, self - 1, ActivationTag(mb)));
-      inputs_[mb] = t.requires_grad_(true);
+      ACCEL_RETURN_IF_ERROR(Receive(t, op.peer_stage(), ActivationTag(vs, mb, m_)));
+      inputs_[at] = t.requires_grad_(true);
       return absl::OkStatus();
     }
     case ir::SEND_ACTIVATION:
-      return Send(outputs_[mb].detach().contiguous(), self + 1, ActivationTag(mb));
+      return Send(outputs_[at].detach().contiguous(), op.peer_stage(), ActivationTag(vs + 1, mb, m_));
     case ir::RECV_GRAD: {
       at::Tensor g = NewActivation();
-      ACCEL_RETURN_IF_ERROR(Receive(g, self + 1, GradientTag(mb)));
-      grads_[mb] = g;
+      ACCEL_RETURN_IF_ERROR(Receive(g, op.peer_stage(), GradientTag(vs, mb, m_)));
+      grads_[at] = g;
       return absl::OkStatus();
     }
     case ir::SEND_GRAD: {
-      at::Tensor g = inputs_[mb].grad();
-      if (!g.defined()) g = torch::zeros_like(inputs_[mb]);
-      inputs_[mb] = at::Tensor();
-      return Send(g.contiguous(), self - 1, GradientTag(mb));
+      at::Tensor g = inputs_[at].grad();
+      if (!g.defined()) g = torch::zeros_like(inputs_[at]);
+      inputs_[at] = at::Tensor();
+      return Send(g.contiguous(), op.peer_stage(), GradientTag(vs - 1, mb, m_));
     }
     default:
-      return absl::InvalidArgumentError(absl::StrCat("stage ", self, ": unknown pipeline op kind ",
+      return absl::InvalidArgumentError(absl::StrCat("stage ", c_.stage.index(), ": unknown pipeline op kind ",
                                                      static_cast<int>(op.kind())));
   }
 }
@@ -177,8 +189,8 @@ absl::Status StageRun::ReapSends(bool all) {
 
 }  // namespace
 
-int ActivationTag(int microbatch) { return 2 * microbatch; }
-int GradientTag(int microbatch) { return 2 * microbatch + 1; }
+int ActivationTag(int to, int microbatch, int microbatches) { return 2 * (to * microbatches + microbatch); }
+int GradientTag(int to, int microbatch, int microbatches) { return 2 * (to * microbatches + microbatch) + 1; }
 
 absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, int rank,
                                                         std::shared_ptr<Communicator> pp,
@@ -193,6 +205,9 @@ absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, in
   c.embedding = std::move(embedding);
   c.stage = pipeline.stages(stage);
   c.num_stages = pipeline.stages_size();
+  c.chunk_virtual_stages.clear();
+  for (const ir::ModelChunk& chunk : ir::StageChunks(c.stage)) c.chunk_virtual_stages.push_back(chunk.virtual_stage());
+  c.num_virtual_stages = c.num_stages * ir::VirtualStages(pipeline);
   c.activation_shape.assign(pipeline.activation_shape().begin(), pipeline.activation_shape().end());
   c.activation_dtype = DtypeOf(pipeline.activation_dtype());
   if (c.num_stages > 1 && (c.activation_shape.size() != 3 || pipeline.activation_dtype().empty())) {
@@ -225,8 +240,12 @@ absl::StatusOr<double> RunPipelineStage(const PipelineContext& context,
         return absl::InvalidArgumentError(absl::StrCat("pipeline op for microbatch ", op.microbatch(), " of ",
                                                        micro_batches.size()));
       }
+      if (op.chunk() < 0 || op.chunk() >= static_cast<int>(context.chunk_virtual_stages.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("pipeline op for chunk ", op.chunk(), " of ",
+                                                       context.chunk_virtual_stages.size()));
+      }
       ACCEL_RETURN_IF_ERROR(run.Execute(op));
-      if (record != nullptr) record->ops.push_back({op.kind(), op.microbatch()});
+      if (record != nullptr) record->ops.push_back({op.kind(), op.microbatch(), op.chunk()});
       ACCEL_RETURN_IF_ERROR(run.ReapSends(/*all=*/false));
     }
     ACCEL_RETURN_IF_ERROR(run.ReapSends(/*all=*/true));

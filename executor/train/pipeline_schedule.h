@@ -29,6 +29,10 @@ struct PipelineContext {
   // This rank's stage and its op list (plan.pipeline.stages(stage)), and the number of stages.
   ir::PipelineStage stage;
   int num_stages = 1;
+  // The virtual stage of each of the stage's model chunks (ir::StageChunks: {index} without
+  // interleaving), and the number of virtual stages (num_stages × chunks).
+  std::vector<int> chunk_virtual_stages = {0};
+  int num_virtual_stages = 1;
   // What travels between stages (ir::Pipeline.activation_shape, activation_dtype).
   std::vector<int64_t> activation_shape;
   at::ScalarType activation_dtype = at::kFloat;
@@ -38,6 +42,9 @@ struct PipelineContext {
 
   bool first() const { return stage.index() == 0; }
   bool last() const { return stage.index() == num_stages - 1; }
+  // Whether chunk c reads the tokens (virtual stage 0) / computes the loss (the last one).
+  bool FirstChunk(int c) const { return chunk_virtual_stages[static_cast<size_t>(c)] == 0; }
+  bool LastChunk(int c) const { return chunk_virtual_stages[static_cast<size_t>(c)] == num_virtual_stages - 1; }
 };
 
 // Builds the context of `rank` from the plan and this rank's groups ("pp", "embedding").
@@ -49,9 +56,10 @@ absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, in
 
 // The compute of one stage, supplied by the trainer (autocast and the model live there).
 struct StageCompute {
-  // Forward of one microbatch: tokens [b, seq] (first stage) or received hidden states → hidden
-  // states (activation_shape) or, on the last stage, logits.
-  std::function<at::Tensor(const at::Tensor& input)> forward;
+  // Forward of one microbatch through model chunk `chunk` (0 unless interleaved): tokens
+  // [b, seq] (first virtual stage) or received hidden states → hidden states
+  // (activation_shape) or, on the last virtual stage, logits.
+  std::function<at::Tensor(const at::Tensor& input, int chunk)> forward;
   // The last stage's mean loss of one microbatch from its logits and targets [b, seq].
   std::function<at::Tensor(const at::Tensor& logits, const at::Tensor& targets)> loss;
 };
@@ -60,6 +68,7 @@ struct StageCompute {
 struct ExecutedOp {
   ir::OpKind kind = ir::OP_KIND_UNSPECIFIED;
   int microbatch = 0;
+  int chunk = 0;
 };
 
 // What one stage did in one optimizer step.
@@ -71,10 +80,11 @@ struct PipelineStepRecord {
   double schedule_seconds = 0;
 };
 
-// Point-to-point tags: microbatch mb's activation and its gradient travel under their own tags,
-// so a receive can never take another microbatch's tensor.
-int ActivationTag(int microbatch);
-int GradientTag(int microbatch);
+// Point-to-point tags: the activation and the gradient of microbatch mb (of M in the step) for
+// virtual stage `to` (the receiver's) travel under their own tags, so a receive can never take
+// another microbatch's or another chunk's tensor.
+int ActivationTag(int to, int microbatch, int microbatches);
+int GradientTag(int to, int microbatch, int microbatches);
 
 // Runs the stage's op list for one optimizer step. micro_batches: one [b, seq + 1] token tensor
 // per microbatch, the same on every stage of a pipeline (the first stage reads the inputs

@@ -195,9 +195,9 @@ absl::StatusOr<double> Trainer::RunPipelineMicroSteps(const std::vector<torch::T
   auto& model = dynamic_cast<CausalLm&>(*module_);
   const torch::Device device = micro_batches.front().device();
   StageCompute compute;
-  compute.forward = [&](const torch::Tensor& input) {
+  compute.forward = [&](const torch::Tensor& input, int chunk) {
     AutocastScope autocast(device.type(), options_.precision);
-    return model.ForwardStage(input);
+    return model.ForwardStage(input, chunk);
   };
   compute.loss = [&](const torch::Tensor& logits, const torch::Tensor& targets) {
     AutocastScope autocast(device.type(), options_.precision);

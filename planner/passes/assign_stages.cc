@@ -1,6 +1,10 @@
 // assign-stages: splits the transformer blocks across pipeline stages as evenly as possible
 // (the first L mod p stages take one extra block, keeping the last stage, which also holds the
-// head and the logits, the lightest), and counts each stage's parameters.
+// head and the logits, the lightest), and counts each stage's parameters. Interleaved (v model
+// chunks per stage): the blocks are split so over the p·v virtual stages, and stage s holds
+// virtual stages s, p + s, …, (v − 1)·p + s (Megatron-LM's virtual pipeline layout).
+#include <algorithm>
+
 #include "ir/plan_access.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
@@ -15,26 +19,39 @@ class AssignStagesPass : public Pass {
   void Run(PlanContext& context) override {
     ir::Plan& plan = context.plan();
     const int64_t pp = ir::AxisSize(plan, ir::Axis::kPp);
+    ir::Pipeline* pipeline = plan.mutable_pipeline();
+    const int64_t v = ir::VirtualStages(*pipeline);
     const int64_t layers = plan.model().num_layers();
     const ir::ParameterCount& count = plan.model().parameters();
-    const int64_t base = layers / pp, extra = layers % pp;
+    // Virtual stage k = c·p + s (chunk c of stage s) takes the k-th run of blocks.
+    const int64_t parts = pp * v, base = layers / parts, extra = layers % parts;
+    auto begin_of = [&](int64_t k) { return k * base + std::min(k, extra); };
 
-    ir::Pipeline* pipeline = plan.mutable_pipeline();
     pipeline->clear_stages();
-    int64_t begin = 0;
     for (int64_t s = 0; s < pp; ++s) {
-      const int64_t n = base + (s < extra ? 1 : 0);
       ir::PipelineStage* stage = pipeline->add_stages();
       stage->set_index(static_cast<int32_t>(s));
-      stage->set_layer_begin(begin);
-      stage->set_layer_end(begin + n);
+      int64_t blocks = 0;
+      for (int64_t c = 0; c < v; ++c) {
+        const int64_t k = c * pp + s;
+        if (c == 0) {
+          stage->set_layer_begin(begin_of(k));
+          stage->set_layer_end(begin_of(k + 1));
+        }
+        if (v > 1) {
+          ir::ModelChunk* chunk = stage->add_chunks();
+          chunk->set_virtual_stage(static_cast<int32_t>(k));
+          chunk->set_layer_begin(begin_of(k));
+          chunk->set_layer_end(begin_of(k + 1));
+        }
+        blocks += begin_of(k + 1) - begin_of(k);
+      }
       stage->set_has_embedding(s == 0);
       stage->set_has_lm_head(s == pp - 1);
-      int64_t params = n * count.per_layer_count();
+      int64_t params = blocks * count.per_layer_count();
       if (s == 0) params += count.embedding_count() + count.position_embedding_count();
       if (s == pp - 1) params += count.final_norm_count() + count.lm_head_count();
       stage->set_parameter_count(params);
-      begin += n;
     }
   }
 };

@@ -53,9 +53,13 @@ class BuildShardGroupsPass : public Pass {
     const auto& stages = plan.pipeline().stages();
     const int32_t last = static_cast<int32_t>(stages.size()) - 1;
     add_unit("embeddings", 0, params.embedding);
+    // Stage by stage (each stage's chunks in order when interleaved), so a stage's units are
+    // consecutive and in the order its module registers them.
     for (const ir::PipelineStage& stage : stages) {
-      for (int64_t l = stage.layer_begin(); l < stage.layer_end(); ++l) {
-        add_unit("layers." + std::to_string(l), stage.index(), params.layers[l]);
+      for (const ir::ModelChunk& chunk : ir::StageChunks(stage)) {
+        for (int64_t l = chunk.layer_begin(); l < chunk.layer_end(); ++l) {
+          add_unit("layers." + std::to_string(l), stage.index(), params.layers[l]);
+        }
       }
     }
     std::vector<ParamInfo> head = params.head;

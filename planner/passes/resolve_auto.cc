@@ -10,6 +10,7 @@
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
+#include "planner/pipeline_schedules.h"
 #include "spec/limits.h"
 
 namespace accel::planner {
@@ -45,6 +46,7 @@ class ResolveAutoPass : public Pass {
     errors_before_ = context.sink().error_count();
     if (!ResolveDegrees(context)) return;
     CheckLayout(context);
+    ResolveVirtualStages(context);
     WarnFp16Reduce(context);
     ResolveBatch(context);
     ResolveSharding(context);
@@ -56,6 +58,56 @@ class ResolveAutoPass : public Pass {
   std::vector<Degree> degrees_;
   int errors_before_ = 0;
   int64_t pp_ = 1, dp_replicate_ = 1, dp_shard_ = 1, cp_ = 1, tp_ = 1;
+  int64_t v_ = 1;  // model chunks per stage (interleaved_1f1b)
+
+  // parallel.virtual_stages: 2 model chunks per stage by default with interleaved_1f1b (half
+  // the bubble for twice the point-to-point messages, Narayanan et al. 2021 §2.2.2), 1 without.
+  // Every chunk needs a block, and a pipeline to interleave.
+  void ResolveVirtualStages(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::AutoOr<int64_t>& v = s.parallel.virtual_stages;
+    v_ = 1;
+    if (s.parallel.pipeline_schedule != spec::PipelineSchedule::kInterleaved1F1B) {
+      if (!v.is_auto && v.value != 1) {
+        Diagnostic& d = context.Warning(
+            codes::kVirtualStagesWithoutInterleaving, "parallel.virtual_stages",
+            "virtual_stages " + Str(v.value) + " has no effect: pipeline_schedule is " +
+                spec::Name(s.parallel.pipeline_schedule) + ", not interleaved_1f1b");
+        context.NoteField(d, "parallel.pipeline_schedule", "schedule set here");
+      }
+      return;
+    }
+    if (pp_ < 2) {
+      Diagnostic& d = context.Error(codes::kBadVirtualStages, "parallel.pipeline_schedule",
+                                    "interleaved_1f1b interleaves the chunks of several pipeline "
+                                    "stages, but pipeline is " + Str(pp_));
+      context.NoteField(d, "parallel.pipeline", "pipeline set here");
+      return;
+    }
+    if (!v.is_auto && v.value < 2) {
+      Diagnostic& d = context.Error(codes::kBadVirtualStages, "parallel.virtual_stages",
+                                    "interleaved_1f1b needs at least 2 virtual_stages (model "
+                                    "chunks per stage), got " + Str(v.value));
+      d.Note("one chunk per stage is pipeline_schedule: 1f1b");
+      return;
+    }
+    const int64_t chunks = v.is_auto ? 2 : v.value;
+    const int64_t layers = s.model.num_layers;
+    if (pp_ * chunks > layers) {
+      Diagnostic& d = context.Error(
+          codes::kBadVirtualStages, v.is_auto ? "parallel.pipeline_schedule" : "parallel.virtual_stages",
+          "pipeline(" + Str(pp_) + ") * virtual_stages(" + Str(chunks) + ") = " + Str(pp_ * chunks) +
+              " model chunks exceed num_layers " + Str(layers) + ": every chunk needs at least one layer");
+      context.NoteField(d, "model.num_layers", "num_layers set here");
+      return;
+    }
+    v_ = chunks;
+    if (v.is_auto) {
+      context.Resolve("parallel.virtual_stages", "2",
+                      "interleaved_1f1b: 2 model chunks per stage halve the bubble of 1f1b "
+                      "(Narayanan et al. 2021)");
+    }
+  }
 
   bool ResolveDegrees(PlanContext& context) {
     const spec::JobSpec& s = context.spec();
@@ -291,7 +343,7 @@ class ResolveAutoPass : public Pass {
           accum = 4 * pp_;
           context.Resolve("data.grad_accum_steps", Str(*accum),
                           "both batch fields are auto: 4 * pp(" + Str(pp_) +
-                              ") microbatches keep the pipeline bubble (p-1)/(m+p-1) at " +
+                              ") microbatches keep the pipeline bubble " + BubbleFormula() + " at " +
                               Percent(BubbleFraction(pp_, *accum)));
         } else {
           accum = 1;
@@ -319,6 +371,7 @@ class ResolveAutoPass : public Pass {
 
     ir::Pipeline* pipeline = context.plan().mutable_pipeline();
     pipeline->set_schedule(spec::Name(p.pipeline_schedule));
+    if (v_ > 1) pipeline->set_virtual_stages(static_cast<int32_t>(v_));
     pipeline->set_microbatches(*accum);
     pipeline->set_bubble_fraction(BubbleFraction(pp_, *accum));
     if (pp_ > 1 && p.pipeline_microbatches.is_auto) {
@@ -332,6 +385,16 @@ class ResolveAutoPass : public Pass {
               Str(*accum) + " microbatches < pp(" + Str(pp_) + ")");
       context.NoteField(diag, "parallel.pipeline_schedule", "schedule set here");
       diag.Note("raise global_batch_size or grad_accum_steps, or use pipeline_schedule: gpipe");
+      return;
+    }
+    if (v_ > 1 && *accum % pp_ != 0) {
+      Diagnostic& diag = context.Error(
+          codes::kTooFewMicrobatches, MicrobatchField(s),
+          "the interleaved_1f1b schedule runs microbatches in groups of pp(" + Str(pp_) + "): " +
+              Str(*accum) + " microbatches is not a multiple of it");
+      context.NoteField(diag, "parallel.pipeline_schedule", "schedule set here");
+      diag.Note("Megatron-LM's interleaved schedule has the same rule; use " +
+                Str((*accum / pp_ + 1) * pp_) + " microbatches, or pipeline_schedule: 1f1b");
       return;
     }
     WarnLargeBubble(context, *accum);
@@ -353,11 +416,12 @@ class ResolveAutoPass : public Pass {
   // by division: the products themselves may not fit (global ≤ 2^50 when derived).
   bool CheckBatchLimits(PlanContext& context, int64_t accum, int64_t global) {
     const spec::JobSpec& s = context.spec();
-    if (accum > spec::kMaxPipelineSlots / pp_) {
+    if (accum > spec::kMaxPipelineSlots / (pp_ * v_)) {
+      const std::string chunks = v_ > 1 ? " * virtual_stages(" + Str(v_) + ")" : "";
       Diagnostic& d = context.Error(
           codes::kOverPlanLimit, MicrobatchField(s),
-          "the pipeline schedule has pp(" + Str(pp_) + ") * " + Str(accum) + " microbatches = " +
-              Str(pp_ * accum) + " slots, more than accel's limit of " +
+          "the pipeline schedule has pp(" + Str(pp_) + ")" + chunks + " * " + Str(accum) +
+              " microbatches = " + Str(pp_ * v_ * accum) + " slots, more than accel's limit of " +
               Str(spec::kMaxPipelineSlots));
       context.NoteField(d, "parallel.pipeline", "pipeline set here");
       d.Note("every slot is a forward and a backward in the plan; use fewer microbatches");
@@ -382,15 +446,16 @@ class ResolveAutoPass : public Pass {
   // m >> p).
   static constexpr double kBubbleWarningFraction = 0.25;
 
-  // GPipe and 1F1B idle (p-1)/(m+p-1) of each step (planner-facts.md section 3).
+  // GPipe and 1F1B idle (p-1)/(m+p-1) of each step (planner-facts.md section 3), interleaved
+  // 1F1B (p-1)/(v*m+p-1).
   void WarnLargeBubble(PlanContext& context, int64_t microbatches) {
     if (pp_ <= 1) return;
     const double bubble = BubbleFraction(pp_, microbatches);
     if (bubble <= kBubbleWarningFraction) return;
     Diagnostic& d = context.Warning(
         codes::kLargePipelineBubble, MicrobatchField(context.spec()),
-        "the pipeline idles " + Percent(bubble) + " of every step: bubble (p-1)/(m+p-1) with pp(" +
-            Str(pp_) + ") and " + Str(microbatches) + " microbatches is over " +
+        "the pipeline idles " + Percent(bubble) + " of every step: bubble " + BubbleFormula() +
+            " with pp(" + Str(pp_) + ") and " + Str(microbatches) + " microbatches is over " +
             Percent(kBubbleWarningFraction));
     context.NoteField(d, "parallel.pipeline", "pipeline set here");
     d.Note(Str(4 * pp_) + " microbatches (4 * pp) would idle " +
@@ -398,8 +463,18 @@ class ResolveAutoPass : public Pass {
            "; raise global_batch_size or grad_accum_steps");
   }
 
-  static double BubbleFraction(int64_t p, int64_t m) {
-    return static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+  // planner/pipeline_schedules.h: (p-1)/(v*m+p-1), v the model chunks per stage.
+  double BubbleFraction(int64_t p, int64_t m) const {
+    ScheduleShape shape;
+    shape.schedule = v_ > 1 ? "interleaved_1f1b" : "1f1b";
+    shape.stages = static_cast<int32_t>(p);
+    shape.virtual_stages = static_cast<int32_t>(v_);
+    shape.microbatches = static_cast<int32_t>(m);
+    return ScheduleBubbleFraction(shape);
+  }
+
+  std::string BubbleFormula() const {
+    return v_ > 1 ? "(p-1)/(v*m+p-1) with v(" + Str(v_) + ")" : "(p-1)/(m+p-1)";
   }
 
   static std::string Percent(double fraction) {

@@ -53,13 +53,6 @@ struct CheckpointPlan {
   bool resume = false;
 };
 
-// The stage `rank` holds.
-inline StageSpan SpanOf(const ir::Plan& plan, int rank) {
-  if (plan.pipeline().stages_size() <= 1) return {};
-  const ir::PipelineStage& s = plan.pipeline().stages(plan.ranks(rank).stage());
-  return {s.layer_begin(), s.layer_end(), s.has_embedding(), s.has_lm_head()};
-}
-
 // Trains `plan` for `steps` updates from the same seeded weights, as the worker sets ranks up:
 // stage model, the stage's shard layout, the pipeline context; SGD with momentum 0.9, lr 5e-2
 // and clipping at 0.5 (so a norm missing a stage or a tp slice changes the update). Every update
@@ -80,7 +73,7 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     auto config = ModelConfigFromPlan(plan.model());
     Ok(config.status());
     TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
-    auto model = BuildCausalLm(*config, 1234, tp, {}, SpanOf(plan, rank));
+    auto model = BuildCausalLm(*config, 1234, tp, {}, StageSpanFromPlan(plan, rank));
     Ok(model.status());
     std::vector<std::pair<std::string, int64_t>> names;
     for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());

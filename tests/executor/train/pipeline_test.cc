@@ -1,7 +1,7 @@
-// Pipeline parallelism against one rank: stage models, the op-list interpreter (GPipe and 1F1B),
-// the tied embedding's copy on the last stage, pipelines combined with data parallelism (every
-// sharding stage) and with tensor and sequence parallelism (3D), with plans from the real
-// planner; and pipeline checkpoints.
+// Pipeline parallelism against one rank: stage models, the op-list interpreter (GPipe, 1F1B,
+// interleaved 1F1B), the tied embedding's copy on the last stage, pipelines combined with data
+// parallelism (every sharding stage) and with tensor and sequence parallelism (3D), with plans
+// from the real planner; and pipeline checkpoints.
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -29,7 +29,6 @@ using testing::Expect;
 using testing::CheckpointPlan;
 using testing::MaxRelativeDifference;
 using testing::RankOutcome;
-using testing::SpanOf;
 using testing::Train;
 using testing::Ok;
 using testing::RunRanks;
@@ -133,8 +132,8 @@ TEST_CASE("a pipeline stage model holds its blocks under their global names") {
   const ir::Plan plan = PlanFor(kGpt2, 2, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 1}\n");
   auto config = ModelConfigFromPlan(plan.model());
   REQUIRE(config.ok());
-  auto first = BuildCausalLm(*config, 1, {}, {}, SpanOf(plan, 0));
-  auto last = BuildCausalLm(*config, 1, {}, {}, SpanOf(plan, 1));
+  auto first = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 0));
+  auto last = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 1));
   auto whole = BuildCausalLm(*config, 1);
   REQUIRE((first.ok() && last.ok() && whole.ok()));
   const auto w = (*whole)->named_parameters();
@@ -176,11 +175,63 @@ TEST_CASE("pipeline parallel training equals one rank: GPipe and 1F1B on 2 and 4
   }
 }
 
+TEST_CASE("an interleaved stage holds its chunks, and chaining the virtual stages gives the whole model") {
+  const ir::Plan plan = PlanFor(kLlama, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, "
+                                           "data_replicate: 1, data_shard: 1}\n");
+  auto config = ModelConfigFromPlan(plan.model());
+  REQUIRE(config.ok());
+  auto first = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 0));
+  auto last = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 1));
+  auto whole = BuildCausalLm(*config, 1);
+  REQUIRE((first.ok() && last.ok() && whole.ok()));
+  const auto f = (*first)->named_parameters();
+  const auto l = (*last)->named_parameters();
+  // Virtual stages 0..3 hold one block each: stage 0 blocks 0 and 2, stage 1 blocks 1 and 3.
+  CHECK(f.contains("model.embed_tokens.weight"));
+  CHECK(f.contains("model.layers.0.self_attn.q_proj.weight"));
+  CHECK(f.contains("model.layers.2.self_attn.q_proj.weight"));
+  CHECK_FALSE(f.contains("model.layers.1.self_attn.q_proj.weight"));
+  CHECK(l.contains("model.layers.1.self_attn.q_proj.weight"));
+  CHECK(l.contains("model.layers.3.self_attn.q_proj.weight"));
+  CHECK(l.contains("lm_head.weight"));
+  CHECK(f.size() + l.size() == (*whole)->named_parameters().size());
+  torch::manual_seed(3);
+  torch::Tensor tokens = torch::randint(0, 256, {2, 16}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = (*first)->ForwardStage(tokens, 0);
+  x = (*last)->ForwardStage(x, 0);
+  x = (*first)->ForwardStage(x, 1);
+  CHECK(torch::equal((*last)->ForwardStage(x, 1), (*whole)->Forward(tokens)));
+  CHECK_THROWS_WITH((*first)->ForwardStage(x, 2), Catch::Contains("model chunk 2 of a stage with 2"));
+}
+
+TEST_CASE("interleaved 1F1B on 2 stages x 2 chunks trains like one rank") {
+  for (const char* model : {kGpt2, kLlama}) {
+    INFO(model);
+    CheckParity(PlanFor(model, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, virtual_stages: 2,\n"
+                                  "           data_replicate: 1, data_shard: 1}\n"),
+                Reference(model), /*bitwise=*/model == kLlama);
+  }
+}
+
+TEST_CASE("interleaved 1F1B with data parallel at every sharding stage equals one rank") {
+  const RankOutcome reference = Reference(kGpt2, 2);
+  for (int stage : {0, 1, 2, 3}) {
+    INFO("sharding stage " << stage);
+    CheckParity(PlanFor(kGpt2, 4, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, data_replicate: 1,\n"
+                                  "           data_shard: 2}\nsharding: {stage: " + std::to_string(stage) + "}\n"),
+                reference);
+  }
+}
+
 TEST_CASE("every rank executes exactly its stage's op list from the plan") {
-  for (const char* schedule : {"gpipe", "1f1b"}) {
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved_1f1b"}) {
     INFO(schedule);
-    const ir::Plan plan = PlanFor(kGpt2, 4, std::string("parallel: {pipeline: 4, pipeline_schedule: ") + schedule +
-                                                ", data_replicate: 1, data_shard: 1}\n", 6);
+    // 4 blocks: interleaving 2 chunks per stage allows 2 stages.
+    const int pp = std::string(schedule) == "interleaved_1f1b" ? 2 : 4;
+    const ir::Plan plan = PlanFor(kGpt2, pp, std::string("parallel: {pipeline: ") + std::to_string(pp) +
+                                                 ", pipeline_schedule: " + schedule +
+                                                 ", data_replicate: 1, data_shard: 1}\n", 6);
     std::vector<RankOutcome> ranks = Train(plan, 2);
     for (const RankOutcome& r : ranks) {
       const auto& planned = plan.pipeline().stages(r.stage).ops();
@@ -190,6 +241,7 @@ TEST_CASE("every rank executes exactly its stage's op list from the plan") {
           INFO("stage " << r.stage << " op " << i);
           CHECK(step[i].kind == planned[i].kind());
           CHECK(step[i].microbatch == planned[i].microbatch());
+          CHECK(step[i].chunk == planned[i].chunk());
         }
       }
     }
@@ -240,8 +292,11 @@ TEST_CASE("a checkpoint resumes under another pipeline degree with the saved wei
   const ir::Plan one = PlanFor(kGpt2, 1, "parallel: {data_replicate: 1, data_shard: 1}\n" + sharded);
   const ir::Plan two = PlanFor(kGpt2, 2, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 1}\n" + sharded);
   const ir::Plan four = PlanFor(kGpt2, 4, "parallel: {pipeline: 4, data_replicate: 1, data_shard: 1}\n" + sharded);
+  const ir::Plan interleaved = PlanFor(
+      kGpt2, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, data_replicate: 1, data_shard: 1}\n" + sharded);
   for (const auto& [saver, loader] : {std::pair{&one, &two}, std::pair{&one, &four}, std::pair{&two, &one},
-                                      std::pair{&four, &two}}) {
+                                      std::pair{&four, &two}, std::pair{&interleaved, &four},
+                                      std::pair{&two, &interleaved}}) {
     INFO("saved with " << saver->pipeline().stages_size() << " stages, resumed with "
                        << loader->pipeline().stages_size());
     std::filesystem::remove_all(root);
