@@ -5,8 +5,9 @@
 #   bench/pipeline_bench/run.sh [STEPS]        (default 20 optimizer steps per layout)
 #
 # The same model (examples/specs/gpt2-mini_cpu8_3d.yaml: GPT-2 h 128, 4 layers, seq 64) and the
-# same global batch (32 sequences) in every layout: dp 8; tp 2 x dp 4; pp 2 x dp 4 with GPipe
-# and with 1F1B (4 microbatches); tp 2 x pp 2 x dp 2 (the example). Each runs `accel run` for
+# same global batch (32 sequences) in every layout: dp 8; tp 2 x dp 4; pp 2 x dp 4 with GPipe,
+# 1F1B and interleaved 1F1B (4 microbatches; 2 model chunks per stage); tp 2 x pp 2 x dp 2 (the
+# example). Each runs `accel run` for
 # STEPS steps (ZeRO-1, fp32) and reads its summary.json: mean tokens/s after the first step, and
 # for pipelines the plan's bubble fraction and the share of each stage's schedule time spent
 # blocked in receives. The machine's cores are shared by all 8 ranks (1 intra-op thread each),
@@ -29,6 +30,7 @@ LAYOUTS=(
   "tp 2 x dp 4|parallel.pipeline=1 parallel.data_shard=4 data.micro_batch_size=4"
   "pp 2 x dp 4, GPipe|parallel.tensor=1 parallel.sequence_parallel=false parallel.data_shard=4 parallel.pipeline_schedule=gpipe data.micro_batch_size=2"
   "pp 2 x dp 4, 1F1B|parallel.tensor=1 parallel.sequence_parallel=false parallel.data_shard=4 data.micro_batch_size=2"
+  "pp 2 x dp 4, interleaved 1F1B (2 chunks)|parallel.tensor=1 parallel.sequence_parallel=false parallel.data_shard=4 parallel.pipeline_schedule=interleaved_1f1b data.micro_batch_size=2"
   "tp 2 x pp 2 x dp 2, 1F1B|"
 )
 

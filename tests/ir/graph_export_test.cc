@@ -321,6 +321,56 @@ TEST_CASE("ScheduleToDot: the 1F1B and GPipe timelines of 2 stages × 4 microbat
   CHECK(Contains(gpipe, "makespan 10 slots · bubble 20.0% simulated"));
 }
 
+// Interleaved 1F1B, p 2 × v 2 chunks × m 2 microbatches: with m = p every forward comes first
+// (Megatron-LM's warm-up of all m·v forwards), compute ops only.
+Plan InterleavedPlan() {
+  Plan plan = MeshPlan(1, 2, {2, 1, 1, 1, 1});
+  Pipeline* pipeline = plan.mutable_pipeline();
+  pipeline->set_schedule("interleaved_1f1b");
+  pipeline->set_microbatches(2);
+  pipeline->set_virtual_stages(2);
+  pipeline->set_bubble_fraction(1.0 / 5.0);
+  for (int s = 0; s < 2; ++s) {
+    PipelineStage* stage = pipeline->add_stages();
+    stage->set_index(s);
+    for (int c = 0; c < 2; ++c) stage->add_chunks()->set_virtual_stage(2 * c + s);
+    auto add = [&](OpKind kind, int mb, int chunk) {
+      PipelineOp* op = stage->add_ops();
+      op->set_kind(kind);
+      op->set_microbatch(mb);
+      op->set_chunk(chunk);
+      op->set_peer_stage(-1);
+    };
+    for (int chunk : {0, 1}) {
+      for (int mb : {0, 1}) add(FORWARD, mb, chunk);
+    }
+    for (int chunk : {1, 0}) {
+      for (int mb : {0, 1}) add(BACKWARD, mb, chunk);
+    }
+  }
+  return plan;
+}
+
+TEST_CASE("SimulatePipeline and ScheduleToDot: interleaved chunks wait on their virtual stages") {
+  const Plan plan = InterleavedPlan();
+  const PipelineTimeline t = SimulatePipeline(plan.pipeline());
+  CHECK(t.stall.empty());
+  CHECK(t.makespan_slots == 10);
+  CHECK(t.bubble_fraction == Approx(0.2));
+  // Stage 0's chunk 1 is virtual stage 2: its forward of microbatch 0 waits for stage 1's chunk 0.
+  std::vector<std::string> row0, row1;
+  for (const TimelineOp& op : t.stages[0]) row0.push_back(std::to_string(op.slot) + PipelineOpName(op.kind, op.microbatch, op.chunk));
+  for (const TimelineOp& op : t.stages[1]) row1.push_back(std::to_string(op.slot) + PipelineOpName(op.kind, op.microbatch, op.chunk));
+  CHECK(row0 == std::vector<std::string>{"0F0c0", "1F1c0", "2F0c1", "3F1c1", "6B0c1", "7B1c1", "8B0c0", "9B1c0"});
+  CHECK(row1 == std::vector<std::string>{"1F0c0", "2F1c0", "3F0c1", "4F1c1", "5B0c1", "6B1c1", "7B0c0", "8B1c0"});
+  const std::string dot = ScheduleToDot(plan);
+  CHECK(Contains(dot, "label=\"pipeline schedule · interleaved_1f1b · 2 stages × 2 chunks × 2 microbatches\""));
+  CHECK(Contains(dot, "makespan 10 slots · bubble 20.0% simulated, 20.0% planned (p−1)/(v·m+p−1)"));
+  CHECK(Contains(dot, "<TD BGCOLOR=\"#6BAED6\">F0c1</TD>"));
+  CHECK(Contains(dot, "forward of microbatch m through chunk k"));
+  CHECK(ParsedNodeCount(dot) == 1);
+}
+
 TEST_CASE("ScheduleToDot: long and tall schedules are cut in the middle with a note") {
   Plan plan;
   AddSchedule(&plan, "1f1b", 40, 100);  // 2·(100+39) = 278 slots
