@@ -4,7 +4,8 @@
 // 2021; Megatron-LM's default): stage s runs min(p − s − 1, m) warm-up forwards, then alternates
 // one forward and one backward, then drains the remaining backwards, so at most p − s
 // microbatches are in flight. Receives precede the compute that needs them; sends follow the
-// compute that produced them and are asynchronous (isend), receives block.
+// compute that produced them and are asynchronous (isend), receives block. Summary mode records
+// the in-flight microbatches without the op lists.
 #include "ir/plan_access.h"
 #include "planner/pass.h"
 
@@ -24,6 +25,8 @@ class SchedulePipelinePass : public Pass {
     for (int32_t s = 0; s < p; ++s) {
       ir::PipelineStage* stage = pipeline->mutable_stages(s);
       stage->clear_ops();
+      stage->set_max_inflight_microbatches(MaxInflight(p, s, m, gpipe));
+      if (context.summary_only()) continue;
       auto forward = [&](int32_t mb) {
         if (s > 0) Add(stage, ir::RECV_ACTIVATION, mb, s - 1);
         Add(stage, ir::FORWARD, mb, -1);
@@ -40,11 +43,9 @@ class SchedulePipelinePass : public Pass {
           forward(mb);
           backward(mb);
         }
-        stage->set_max_inflight_microbatches(1);
       } else if (gpipe) {
         for (int32_t mb = 0; mb < m; ++mb) forward(mb);
         for (int32_t mb = 0; mb < m; ++mb) backward(mb);
-        stage->set_max_inflight_microbatches(m);
       } else {
         const int32_t warmup = std::min(p - s - 1, m);
         for (int32_t mb = 0; mb < warmup; ++mb) forward(mb);
@@ -53,12 +54,18 @@ class SchedulePipelinePass : public Pass {
           backward(i);
         }
         for (int32_t mb = m - warmup; mb < m; ++mb) backward(mb);
-        stage->set_max_inflight_microbatches(std::min(p - s, m));
       }
     }
   }
 
  private:
+  // Microbatches whose activations stage `s` of `p` holds at once with `m` microbatches: 1
+  // without pipelining, m for GPipe, min(p − s, m) for 1F1B (see the file comment).
+  static int32_t MaxInflight(int32_t p, int32_t s, int32_t m, bool gpipe) {
+    if (p == 1) return 1;
+    return gpipe ? m : std::min(p - s, m);
+  }
+
   // What travels between stages: the residual stream of one microbatch, sequence-sharded under
   // sequence parallelism, in the parameter dtype.
   static void SetActivation(const ir::Plan& plan, ir::Pipeline& pipeline) {
