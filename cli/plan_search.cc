@@ -34,7 +34,7 @@ std::string Row(int64_t rank, const planner::RankedLayout& r, const planner::Ran
   const std::string lost = winner == nullptr ? "-" : planner::DifferenceText(
       planner::LargestDifference(r.step_time, winner->step_time));
   char line[512];
-  std::snprintf(line, sizeof line, "%4lld  %-17s  %5lld %5lld %5lld  %-9s %-8s %10s %12s %6s  %-23s %s\n",
+  std::snprintf(line, sizeof line, "%4lld  %-17s  %5lld %5lld %5lld  %-9s %-16s %10s %12s %6s  %-23s %s\n",
                 static_cast<long long>(rank), planner::DegreesText(l).c_str(),
                 static_cast<long long>(l.sharding_stage),
                 static_cast<long long>(l.micro_batch_size),
@@ -105,7 +105,7 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
     return s.str();
   }
   char header[512];
-  std::snprintf(header, sizeof header, "%4s  %-17s  %5s %5s %5s  %-9s %-8s %10s %12s %6s  %-23s %s\n",
+  std::snprintf(header, sizeof header, "%4s  %-17s  %5s %5s %5s  %-9s %-16s %10s %12s %6s  %-23s %s\n",
                 "rank", "dr x ds x tp x pp", "stage", "micro", "accum", "recompute", "schedule",
                 "step", "tokens/s", "MFU", "peak memory / limit", "lost to #1 by");
   s << header;

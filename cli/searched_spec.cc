@@ -130,6 +130,16 @@ absl::StatusOr<std::string> SearchedSpecYamlOrThrow(const std::string& spec_path
   auto set = [&root](const std::string& path, const YAML::Node& value) {
     return SetPath(root, path, -1, value);
   };
+  // The search kept the spec's virtual_stages only where the spec already interleaved
+  // (planner::ApplyLayoutTo); everywhere else it planned with auto.
+  const YAML::Node parallel = root["parallel"];
+  const bool was_interleaved = parallel && parallel.IsMap() && parallel["pipeline_schedule"] &&
+                               parallel["pipeline_schedule"].IsScalar() &&
+                               parallel["pipeline_schedule"].Scalar() == "interleaved_1f1b";
+  if (!(was_interleaved && layout.schedule == spec::PipelineSchedule::kInterleaved1F1B)) {
+    absl::Status s = set("parallel.virtual_stages", YAML::Node("auto"));
+    if (!s.ok()) return s;
+  }
   const std::vector<std::pair<std::string, YAML::Node>> chosen = {
       {"parallel.data_replicate", YAML::Node(layout.data_replicate)},
       {"parallel.data_shard", YAML::Node(layout.data_shard)},

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/diagnostics.h"
+#include "ir/plan_verifier.h"
 #include "planner/planner.h"
 
 namespace accel::planner {
@@ -87,36 +88,65 @@ struct Outcome {
   RankedLayout ranked;
 };
 
-Outcome PlanCandidate(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
+// Plans one candidate: `job` is a worker's own copy of the spec, with the candidate's layout
+// applied in place (copying the spec, source map included, per candidate cost more than
+// planning it in summary mode).
+Outcome PlanCandidate(const spec::JobSpec& job, const Layout& layout, const PlanOptions& options) {
   DiagnosticSink sink;
-  PlanOptions options;
-  options.allow_not_fitting = true;  // the fit is read from plan.memory, not an error
   Outcome out;
   auto inspect = [&](const ir::Plan& plan) {
     out.fits = EveryStageFits(plan);
     if (out.fits) out.ranked = Summarize(layout, plan);
   };
-  out.valid = BuildPlanAndInspect(ApplyLayout(spec, layout, global_batch), options, sink, inspect);
+  out.valid = BuildPlanAndInspect(job, options, sink, inspect);
   out.fits = out.fits && out.valid;
   return out;
 }
 
-// Plans every candidate on all hardware threads; outcomes in candidate order.
+// Plans every candidate on `threads` threads (0: one per hardware thread); outcomes in
+// candidate order.
 std::vector<Outcome> PlanAll(const spec::JobSpec& spec, const std::vector<Layout>& layouts,
-                             int64_t global_batch) {
+                             int64_t global_batch, const PlanOptions& options, int threads) {
   std::vector<Outcome> outcomes(layouts.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
+    spec::JobSpec job = spec;
     for (size_t i = next++; i < layouts.size(); i = next++) {
-      outcomes[i] = PlanCandidate(spec, layouts[i], global_batch);
+      ApplyLayoutTo(spec, layouts[i], global_batch, job);
+      outcomes[i] = PlanCandidate(job, layouts[i], options);
     }
   };
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = threads > 0 ? static_cast<unsigned>(threads)
+                                 : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
   return outcomes;
+}
+
+// The winner planned again in full (PlanOptions without summary_only): an ordinary plan that
+// passes ir::VerifyPlan, with the step time and peak memory the search ranked it by. Anything
+// else is an accel bug in the summary mode, reported as Internal.
+absl::Status CheckWinner(const spec::JobSpec& spec, const RankedLayout& winner,
+                         int64_t global_batch) {
+  DiagnosticSink sink;
+  PlanOptions options;
+  options.allow_not_fitting = true;
+  PlanResult full = BuildPlan(ApplyLayout(spec, winner.layout, global_batch), options, sink);
+  std::vector<std::string> violations =
+      full.ok ? ir::VerifyPlan(full.plan) : std::vector<std::string>{"errors reported"};
+  const RankedLayout again = Summarize(winner.layout, full.plan);
+  if (violations.empty() && EveryStageFits(full.plan) &&
+      again.step_time.step_seconds() == winner.step_time.step_seconds() &&
+      again.peak_device_bytes == winner.peak_device_bytes) {
+    return absl::OkStatus();
+  }
+  return absl::InternalError(
+      "layout search: the full plan of the winner " + DegreesText(winner.layout) +
+      " differs from its summary plan (" +
+      (violations.empty() ? std::string("step time or memory") : violations.front()) +
+      "); this is an accel bug");
 }
 
 }  // namespace
@@ -134,7 +164,10 @@ std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_b
         for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
                                    spec::Recompute::kFull}) {
           std::vector<spec::PipelineSchedule> schedules = {spec::PipelineSchedule::k1F1B};
-          if (pp > 1) schedules.push_back(spec::PipelineSchedule::kGpipe);
+          if (pp > 1) {
+            schedules.push_back(spec::PipelineSchedule::kGpipe);
+            schedules.push_back(spec::PipelineSchedule::kInterleaved1F1B);
+          }
           for (spec::PipelineSchedule schedule : schedules) {
             out.push_back(Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule});
           }
@@ -145,33 +178,47 @@ std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_b
   return out;
 }
 
-spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
+void ApplyLayoutTo(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch,
+                   spec::JobSpec& out) {
   using I = spec::AutoOr<int64_t>;
+  out.parallel.data_replicate = I::Of(layout.data_replicate);
+  out.parallel.data_shard = I::Of(layout.data_shard);
+  out.parallel.context = I::Of(layout.context);
+  out.parallel.tensor = I::Of(layout.tensor);
+  out.parallel.pipeline = I::Of(layout.pipeline);
+  out.parallel.pipeline_schedule = layout.schedule;
+  out.parallel.pipeline_microbatches = I::Auto();
+  // The spec's model chunks when it interleaves already, else auto (2 for interleaved_1f1b).
+  const bool interleaved = layout.schedule == spec::PipelineSchedule::kInterleaved1F1B;
+  out.parallel.virtual_stages =
+      interleaved && spec.parallel.pipeline_schedule == layout.schedule ? spec.parallel.virtual_stages : I::Auto();
+  out.parallel.sequence_parallel = spec.parallel.sequence_parallel && layout.tensor > 1;
+  out.sharding.stage = layout.sharding_stage;
+  out.data.micro_batch_size = layout.micro_batch_size;
+  out.data.global_batch_size = I::Of(global_batch);
+  out.data.grad_accum_steps = I::Auto();
+  out.training.recompute = layout.recompute;
+}
+
+spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
   spec::JobSpec s = spec;
-  s.parallel.data_replicate = I::Of(layout.data_replicate);
-  s.parallel.data_shard = I::Of(layout.data_shard);
-  s.parallel.context = I::Of(layout.context);
-  s.parallel.tensor = I::Of(layout.tensor);
-  s.parallel.pipeline = I::Of(layout.pipeline);
-  s.parallel.pipeline_schedule = layout.schedule;
-  s.parallel.pipeline_microbatches = I::Auto();
-  s.parallel.sequence_parallel = spec.parallel.sequence_parallel && layout.tensor > 1;
-  s.sharding.stage = layout.sharding_stage;
-  s.data.micro_batch_size = layout.micro_batch_size;
-  s.data.global_batch_size = I::Of(global_batch);
-  s.data.grad_accum_steps = I::Auto();
-  s.training.recompute = layout.recompute;
+  ApplyLayoutTo(spec, layout, global_batch, s);
   return s;
 }
 
-absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec) {
+absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec, const SearchOptions& search) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<int64_t> global_batch = GlobalBatch(spec);
   if (!global_batch.ok()) return global_batch.status();
   SearchResult result;
   result.global_batch = *global_batch;
   const std::vector<Layout> layouts = EnumerateLayouts(spec, *global_batch);
-  std::vector<Outcome> outcomes = PlanAll(spec, layouts, *global_batch);
+  ModelParamsCache tables;
+  PlanOptions options;
+  options.allow_not_fitting = true;  // the fit is read from plan.memory, not an error
+  options.summary_only = search.summary_only;
+  options.model_params_cache = &tables;
+  std::vector<Outcome> outcomes = PlanAll(spec, layouts, *global_batch, options, search.threads);
   result.enumerated = static_cast<int64_t>(layouts.size());
   for (Outcome& o : outcomes) {
     result.valid += o.valid;
@@ -182,6 +229,10 @@ absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec) {
                    [](const RankedLayout& a, const RankedLayout& b) {
                      return a.step_time.step_seconds() < b.step_time.step_seconds();
                    });
+  if (search.summary_only && !result.ranked.empty()) {
+    absl::Status winner = CheckWinner(spec, result.ranked.front(), *global_batch);
+    if (!winner.ok()) return winner;
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

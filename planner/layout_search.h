@@ -10,9 +10,10 @@
 #include "spec/job_spec.h"
 
 // `accel plan --search`: enumerate the layouts of a job's cluster, plan each one with the real
-// planner (BuildPlan), keep those whose every pipeline stage fits, and rank them by the
-// estimated step time (ir::StepTimeEstimate.step_seconds). No planner rule is repeated here: a
-// candidate is valid exactly when BuildPlan reports no error for it.
+// planner (BuildPlan's passes, in summary mode: PlanOptions.summary_only), keep those whose
+// every pipeline stage fits, and rank them by the estimated step time
+// (ir::StepTimeEstimate.step_seconds). No planner rule is repeated here: a candidate is valid
+// exactly when the planner reports no error for it.
 namespace accel::planner {
 
 // One point of the search space: the values a candidate sets in the job spec.
@@ -36,7 +37,8 @@ struct Layout {
 //     micro_batch_size, kept only when global_batch is a multiple of m × data_replicate ×
 //     data_shard (the batch identity global = micro × dp × accumulation, DESIGN.md "Terms");
 //   - recompute none, selective, full;
-//   - pipeline schedule gpipe and 1f1b when pipeline > 1 (1f1b otherwise).
+//   - pipeline schedule gpipe, 1f1b and interleaved_1f1b (virtual_stages auto: 2 model chunks
+//     per stage) when pipeline > 1 (1f1b otherwise).
 // Order: deterministic (degrees, then stage, micro batch, recompute, schedule).
 std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_batch);
 
@@ -46,6 +48,12 @@ std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_b
 // derives them from the batch identity); parallel.sequence_parallel kept from the spec where
 // tensor > 1 and off where tensor is 1 (it has no meaning there).
 spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch);
+
+// ApplyLayout into `out`, a copy of `spec` (possibly with another layout applied already): sets
+// exactly the fields ApplyLayout sets, reading `spec` for the rest (sequence_parallel), so
+// one copy per thread serves every candidate.
+void ApplyLayoutTo(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch,
+                   spec::JobSpec& out);
 
 // What the search keeps of one fitting candidate's plan (plans themselves are not kept: a
 // 1,024-rank plan is megabytes; replan the winner with ApplyLayout + BuildPlan).
@@ -67,11 +75,26 @@ struct SearchResult {
   std::vector<RankedLayout> ranked;  // the fitting candidates, fastest first (stable on ties)
 };
 
+// How SearchLayouts plans its candidates.
+struct SearchOptions {
+  // Plan candidates in the planner's summary mode (PlanOptions.summary_only): the same checks,
+  // diagnostics, memory and step-time estimates as full plans, without the per-rank,
+  // per-parameter and per-op tables. false plans every candidate in full (tests compare the
+  // two; the results are identical).
+  bool summary_only = true;
+  // Planning threads; 0: one per hardware thread.
+  int threads = 0;
+};
+
 // Searches the layouts of `spec`'s cluster. The global batch is the spec's
 // data.global_batch_size, or, when it is auto, the value the planner resolves for the spec as
-// written. Errors: InvalidArgument when the global batch is auto and the spec as written does
-// not plan through resolve-auto (the message says to set data.global_batch_size).
-absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec);
+// written. In summary mode the winner is then planned in full and must pass ir::VerifyPlan
+// with the same step time and peak memory (SearchResult.seconds includes that plan).
+// Errors: InvalidArgument when the global batch is auto and the spec as written does not plan
+// through resolve-auto (the message says to set data.global_batch_size); Internal when the
+// winner's full plan disagrees with its summary (an accel bug).
+absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec,
+                                           const SearchOptions& options = {});
 
 // "2x4x8x4": dp_replicate x dp_shard x tp x pp, then " cpN" when context N > 1.
 std::string DegreesText(const Layout& layout);

@@ -43,13 +43,17 @@ std::string N(int64_t v) { return FormatCount(v); }
 
 std::string DTypeLabel(int64_t bytes) { return bytes == 4 ? "fp32" : "16-bit"; }
 
-ir::MemoryTerm Term(const char* category, int64_t bytes, std::string formula, const char* source) {
-  ir::MemoryTerm t;
-  t.set_category(category);
-  t.set_bytes(bytes);
-  t.set_formula(std::move(formula));
-  t.set_source(source);
-  return t;
+// Fills term `t` in place (an estimate on a plan's arena copies nothing). `formula()` builds its
+// text, and the source is recorded, only when `explain` (MemoryInputs.explain): the layout
+// search reads the bytes alone.
+template <typename Formula>
+void SetTerm(ir::MemoryTerm* t, bool explain, const char* category, int64_t bytes,
+             const Formula& formula, const char* source) {
+  t->set_category(category);
+  t->set_bytes(bytes);
+  if (!explain) return;
+  t->set_formula(formula());
+  t->set_source(source);
 }
 
 // "n × 2 B" or "ceil(n / 8) × 2 B" depending on whether the state is sharded.
@@ -263,7 +267,7 @@ namespace {
 // executor drops the previous step's: executor/train/bucketed_sync.cc OnNewStep); gradients
 // appear as backward frees activations, so they add to the peak only where they outgrow the
 // activations and logits. Trims the "gradients" device terms to that excess, in order.
-void OverlapGradientsWithActivations(ir::MemoryEstimate& e) {
+void OverlapGradientsWithActivations(bool explain, ir::MemoryEstimate& e) {
   int64_t freed = 0, gradients = 0;
   for (const ir::MemoryTerm& t : e.device()) {
     if (t.category() == "activations" || t.category() == "logits") freed += t.bytes();
@@ -275,8 +279,10 @@ void OverlapGradientsWithActivations(ir::MemoryEstimate& e) {
     const int64_t kept = std::min(t.bytes(), remaining);
     remaining -= kept;
     if (kept == t.bytes()) continue;
-    t.set_formula(t.formula() + "; with 1 micro-step per update only gradients beyond the " +
-                  N(freed) + " B of activations and logits backward frees count: " + N(kept) + " B");
+    if (explain)
+      t.set_formula(t.formula() + "; with 1 micro-step per update only gradients beyond the " +
+                    N(freed) + " B of activations and logits backward frees count: " + N(kept) +
+                    " B");
     t.set_bytes(kept);
   }
 }
@@ -286,26 +292,32 @@ void OverlapGradientsWithActivations(ir::MemoryEstimate& e) {
 // next unit prefetched (the executor launches at least one whole unit whatever
 // prefetch_bucket_size says) into a gather buffer fed from a shard-sized input, and, with a tied
 // head, the embeddings unit kept whole from its forward until its backward.
-void AddStage3GatherTerms(const MemoryInputs& in, const StageLayout& layout, const ModelParams& params,
-                          int64_t largest_unit, int64_t degree, const ModelStateDtypes& dtypes,
-                          ir::MemoryEstimate& e) {
+void AddStage3GatherTerms(bool explain, const MemoryInputs& in, const StageLayout& layout,
+                          const ModelParams& params, int64_t largest_unit, int64_t degree,
+                          const ModelStateDtypes& dtypes, ir::MemoryEstimate& e) {
   const int64_t prefetch = std::max(in.prefetch_bucket_elements, largest_unit);
   const int64_t input = CeilDiv(largest_unit, degree);
-  *e.add_device() = Term(
-      "communication_buffers",
+  SetTerm(
+      e.add_device(), explain, "communication_buffers",
       GatheredParameterBytes(largest_unit, prefetch, dtypes.param_bytes, dtypes.grad_bytes) +
           input * dtypes.param_bytes,
-      "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
-          N(dtypes.grad_bytes) + " B grad) + prefetch max(prefetch_bucket_size " +
-          N(in.prefetch_bucket_elements) + ", next unit) " + N(prefetch) + " x " +
-          N(dtypes.param_bytes) + " B + gather input " + N(input) + " x " + N(dtypes.param_bytes) + " B",
+      [&] {
+        return "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
+               N(dtypes.grad_bytes) + " B grad) + prefetch max(prefetch_bucket_size " +
+               N(in.prefetch_bucket_elements) + ", next unit) " + N(prefetch) + " x " +
+               N(dtypes.param_bytes) + " B + gather input " + N(input) + " x " +
+               N(dtypes.param_bytes) + " B";
+      },
       kGatherSource);
   if (layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings()) {
     const int64_t embedding = LocalCount(params.embedding);
-    *e.add_device() = Term("parameters", embedding * dtypes.param_bytes,
-                           "tied embeddings kept whole from forward to backward: " + N(embedding) +
-                               " x " + N(dtypes.param_bytes) + " B",
-                           kGatherSource);
+    SetTerm(
+        e.add_device(), explain, "parameters", embedding * dtypes.param_bytes,
+        [&] {
+          return "tied embeddings kept whole from forward to backward: " + N(embedding) + " x " +
+                 N(dtypes.param_bytes) + " B";
+        },
+        kGatherSource);
   }
 }
 
@@ -326,208 +338,313 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   return s;
 }
 
+// What every stage's estimate shares: the inputs with their defaults applied.
+struct SharedInputs {
+  const MemoryInputs& in;
+  const ModelParams& params;
+  ModelStateDtypes dtypes;
+  bool explain = true;
+  bool pipeline = false;  // more than one stage
+  int64_t tp = 1, padded_vocab = 0, degree = 1, stage = 0, seq = 0, h = 0, ffn = 0;
+};
+
+// Parameters one stage holds per tp rank, and its largest shard unit (stage-3 gather).
+struct StageCounts {
+  int64_t count = 0;
+  int64_t largest_unit = 0;
+};
+
+StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
+  const MemoryInputs& in = c.in;
+  const ModelParams& params = c.params;
+  StageCounts counts;
+  auto add_unit = [&](int64_t unit) {
+    counts.count += unit;
+    counts.largest_unit = std::max(counts.largest_unit, unit);
+  };
+  if (layout.has_embedding) add_unit(LocalCount(params.embedding));
+  std::vector<std::pair<int64_t, int64_t>> chunks = layout.chunks;
+  if (chunks.empty()) chunks.emplace_back(layout.layer_begin, layout.layer_end);
+  for (const auto& [begin, end] : chunks) {
+    for (int64_t l = begin; l < end && l < static_cast<int64_t>(params.layers.size()); ++l) {
+      add_unit(LocalCount(params.layers[l]));
+    }
+  }
+  if (layout.has_lm_head) {
+    int64_t head = LocalCount(params.head);
+    // A tied head on a stage without the embedding keeps its own copy of the word
+    // embeddings, kept in sync by an all-reduce of their gradients (Megatron-LM).
+    if (in.model.tie_word_embeddings() && !layout.has_embedding) {
+      head += params.embedding.front().local_count;
+    }
+    add_unit(head);
+  }
+  return counts;
+}
+
+// Parameters, gradients, master weights and optimizer states, on the device or, offloaded, the
+// host.
+void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const ModelStateDtypes& dtypes = c.dtypes;
+  const bool explain = c.explain;
+  const int64_t stage = c.stage, degree = c.degree;
+  const bool host_optimizer = in.offload != spec::Offload::kNone;
+  const bool host_params = in.offload == spec::Offload::kAll;
+  const ModelStateBytes ms = ModelStateBytesPerRank(count, dtypes, stage, degree, in.offload);
+  auto device = [&e] { return e.add_device(); };
+  auto host = [&e] { return e.add_host(); };
+
+  const auto params_formula = [&] {
+    return StateFormula(count, dtypes.param_bytes, stage >= 3, degree,
+                        DTypeLabel(dtypes.param_bytes) + " parameters per tp rank");
+  };
+  if (host_params) {
+    SetTerm(host(), explain, "parameters", ms.host_parameters, params_formula, kOffloadSource);
+  } else {
+    SetTerm(device(), explain, "parameters", ms.parameters, params_formula, kZeroSource);
+  }
+  if (ms.gradients > 0) {
+    SetTerm(
+        device(), explain, "gradients", ms.gradients,
+        [&] {
+          return StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
+                              DTypeLabel(dtypes.grad_bytes) + " gradients");
+        },
+        kZeroSource);
+  }
+  if (ms.master_weights + ms.host_master_weights > 0) {
+    const auto f = [&] {
+      return StateFormula(
+          count, 4, stage >= 1, degree,
+          dtypes.master_bytes > 0 ? "fp32 master weights" : "fp32 copy the host optimizer steps");
+    };
+    if (host_optimizer)
+      SetTerm(host(), explain, "master_weights", ms.host_master_weights, f, kOffloadSource);
+    else
+      SetTerm(device(), explain, "master_weights", ms.master_weights, f, kZeroSource);
+  }
+  if (ms.gradient_copy + ms.host_gradient_copy > 0) {
+    const auto f = [&] {
+      return StateFormula(count, 4, stage >= 1, degree,
+                          "fp32 gradient copy for the optimizer step");
+    };
+    if (host_optimizer)
+      SetTerm(host(), explain, "gradients", ms.host_gradient_copy, f, kOffloadSource);
+    else
+      SetTerm(device(), explain, "gradients", ms.gradient_copy, f, kZeroSource);
+  }
+  if (dtypes.optimizer_bytes > 0) {
+    const auto f = [&] {
+      return StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
+                          in.optimizer == "adamw" ? "AdamW m + v in fp32" : "SGD momentum in fp32");
+    };
+    if (host_optimizer)
+      SetTerm(host(), explain, "optimizer_states", ms.host_optimizer_states, f, kOffloadSource);
+    else
+      SetTerm(device(), explain, "optimizer_states", ms.optimizer_states, f, kZeroSource);
+  }
+}
+
+// Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
+// gradients, and the head's logits.
+void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const bool explain = c.explain, pipeline = c.pipeline;
+  const int64_t tp = c.tp, padded_vocab = c.padded_vocab, seq = c.seq, h = c.h, ffn = c.ffn;
+  auto device = [&e] { return e.add_device(); };
+  // Activations: Table 2 assumes 16-bit activations; fp32 compute doubles them.
+  // One activation in flight spans the stage's blocks, or one chunk's when interleaved.
+  const int64_t layers = layout.LargestChunkLayers();
+  ActivationShape shape;
+  shape.seq_len = seq;
+  shape.micro_batch = in.micro_batch_size;
+  shape.hidden = h;
+  shape.heads = in.model.num_heads();
+  shape.ffn = ffn;
+  shape.tp = tp;
+  shape.sequence_parallel = in.sequence_parallel;
+  shape.fused_attention = in.fused_attention;
+  // accel's executor runs tp = 1 today: its own tensors are counted exactly. Other layouts keep
+  // the Megatron-LM formula until the executor runs them.
+  const bool executor_layout = tp == 1;
+  const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
+  const int64_t per_layer =
+      executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
+                      : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+  const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
+  const auto dims = [&] {
+    return executor_layout ? ExecutorActivationFormula(exec_shape, in.recompute)
+                           : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
+                                 " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
+                                 (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
+  };
+  if (layers > 0) {
+    SetTerm(
+        device(), explain, "activations", layers * inflight * per_layer,
+        [&] {
+          const char* what = layout.interleaved()
+                                 ? (inflight == 1 ? " chunk activation in flight x " : " chunk activations in flight x ")
+                                 : (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ");
+          return N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) + what +
+                 N(per_layer) + " B per layer" + (layout.interleaved() ? " (largest chunk)" : "") + "; " +
+                 (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
+        },
+        executor_layout ? kExecutorActivationSource : kActivationSource);
+    if (in.recompute == RecomputeMode::kFull) {
+      // Backward rematerializes one layer at a time with all its activations.
+      const int64_t working =
+          executor_layout
+              ? ExecutorRecomputeWorkingBytes(exec_shape)
+              : ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
+      SetTerm(
+          device(), explain, "activations", working,
+          [&] {
+            return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " +
+                   (executor_layout ? ExecutorActivationFormula(exec_shape) : dims());
+          },
+          executor_layout ? kExecutorActivationSource : kActivationSource);
+    }
+  }
+  // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
+  // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
+  // one microbatch at a time (1F1B on the last virtual stage).
+  const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
+  if (pipeline && executor_layout && awaiting > 0) {
+    const int64_t output = seq * in.micro_batch_size * h * in.param_bytes;
+    SetTerm(
+        device(), explain, "activations", awaiting * output,
+        [&] {
+          return N(awaiting) + " stage output(s) awaiting their gradient x s*b*h " +
+                 N(seq * in.micro_batch_size * h) + " x " + N(in.param_bytes) + " B";
+        },
+        kExecutorActivationSource);
+  }
+  if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
+    const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
+    SetTerm(
+        device(), explain, "logits", (inflight - 1) * kept,
+        [&] {
+          return N(inflight - 1) + " more microbatch(es) in flight x " + N(kept) +
+                 " B final norm + fp32 log-probs + targets kept for backward";
+        },
+        kExecutorActivationSource);
+  }
+  if (layout.has_lm_head && executor_layout) {
+    const int64_t head = ExecutorHeadBytes(exec_shape);
+    SetTerm(
+        device(), explain, "logits", head,
+        [&] {
+          return "final norm + fp32 log-probs 4*s*b*V + loss backward 2 x 4*s*b*V + targets" +
+                 std::string(exec_shape.bf16_compute && !exec_shape.bf16_params
+                                 ? " + bf16 output-weight copy"
+                                 : "") +
+                 ", V_padded " + N(padded_vocab) + ", s=" + N(seq) + " b=" + N(in.micro_batch_size);
+        },
+        kExecutorActivationSource);
+  } else if (layout.has_lm_head) {
+    const int64_t logits =
+        LogitsBytes(seq, in.micro_batch_size, padded_vocab, tp, in.compute_bytes);
+    SetTerm(
+        device(), explain, "logits", logits,
+        [&] {
+          return "s " + N(seq) + " x b " + N(in.micro_batch_size) + " x V_padded/t " +
+                 N(CeilDiv(padded_vocab, tp)) + " x " +
+                 (in.compute_bytes < 4
+                      ? "(4 B fp32 for the loss + " + N(in.compute_bytes) + " B compute copy)"
+                      : std::string("4 B fp32"));
+        },
+        kLogitsSource);
+  }
+}
+
+// Reduce buckets, the stage-3 working set, the allocator reserve and the runtime overhead; then
+// the totals and the fit.
+void AddOverheadTerms(const SharedInputs& c, const StageLayout& layout, int64_t largest_unit,
+                      ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const bool explain = c.explain;
+  const int64_t stage = c.stage, degree = c.degree;
+  auto device = [&e] { return e.add_device(); };
+  if (in.dp_replicate * in.dp_shard > 1 && in.bucket_elements > 0) {
+    SetTerm(
+        device(), explain, "communication_buffers",
+        ReduceBucketBytes(in.bucket_elements, in.reduce_bytes),
+        [&] {
+          return "2 buckets x " + N(in.bucket_elements) + " elements x " + N(in.reduce_bytes) +
+                 " B (reduce dtype, double-buffered)";
+        },
+        kBucketSource);
+  }
+  if (stage >= 3 && degree > 1) {
+    AddStage3GatherTerms(explain, in, layout, c.params, largest_unit, degree, c.dtypes, e);
+  }
+
+  if (in.grad_accum_steps == 1 && in.stages.size() <= 1)
+    OverlapGradientsWithActivations(explain, e);
+  int64_t subtotal = 0;
+  for (const ir::MemoryTerm& t : e.device()) subtotal += t.bytes();
+  const int64_t reserve = AllocatorReserveBytes(subtotal, in.device_type);
+  if (reserve > 0) {
+    SetTerm(
+        device(), explain, "runtime_overhead", reserve,
+        [&] { return "5% of " + N(subtotal) + " B (allocator reserve)"; }, kReserveSource);
+  }
+  SetTerm(
+      device(), explain, "runtime_overhead", in.runtime_overhead_bytes,
+      [&] { return N(in.runtime_overhead_bytes) + " B per device (cluster.runtime_overhead)"; },
+      in.device_type == "cpu" ? kCpuOverheadSource : kOverheadSource);
+
+  int64_t device_total = 0, host_total = 0;
+  for (const ir::MemoryTerm& t : e.device()) device_total += t.bytes();
+  for (const ir::MemoryTerm& t : e.host()) host_total += t.bytes();
+  e.set_device_total_bytes(device_total);
+  e.set_host_total_bytes(host_total);
+  e.set_device_limit_bytes(in.device_memory_bytes);
+  e.set_fits(in.device_memory_bytes <= 0 || device_total <= in.device_memory_bytes);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInputs& in) {
+  google::protobuf::RepeatedPtrField<ir::MemoryEstimate> estimates;
+  ACCEL_RETURN_IF_ERROR(
+      EstimateMemoryInto(in, BuildModelParams(in.model, std::max<int64_t>(in.tp, 1)), estimates));
+  std::vector<ir::MemoryEstimate> out;
+  out.reserve(estimates.size());
+  for (ir::MemoryEstimate& e : estimates) out.push_back(std::move(e));
+  return out;
+}
+
+absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& params,
+                                google::protobuf::RepeatedPtrField<ir::MemoryEstimate>& out) {
   ACCEL_ASSIGN_OR_RETURN(ModelStateDtypes dtypes,
                          ModelStateDtypesFor(in.param_bytes, in.optimizer, in.momentum));
-  const int64_t tp = std::max<int64_t>(in.tp, 1);
-  const ModelParams params = BuildModelParams(in.model, tp);
-  int64_t padded_vocab = in.model.padded_vocab_size();
-  if (padded_vocab < in.model.vocab_size() || padded_vocab % tp != 0) {
-    padded_vocab = PaddedVocabSize(in.model.vocab_size(), tp);
+  SharedInputs c{in, params, dtypes};
+  c.explain = in.explain;
+  c.tp = std::max<int64_t>(in.tp, 1);
+  c.padded_vocab = in.model.padded_vocab_size();
+  if (c.padded_vocab < in.model.vocab_size() || c.padded_vocab % c.tp != 0) {
+    c.padded_vocab = PaddedVocabSize(in.model.vocab_size(), c.tp);
   }
   std::vector<StageLayout> stages = in.stages;
   if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, in.pipeline_schedule, 1);
-
-  const int64_t degree = std::max<int64_t>(in.dp_shard, 1);
-  const int64_t stage = in.sharding_stage;
-  const bool host_optimizer = in.offload != spec::Offload::kNone;
-  const bool host_params = in.offload == spec::Offload::kAll;
-  const int64_t seq = CeilDiv(in.seq_len, std::max<int64_t>(in.cp, 1));
-  const int64_t h = in.model.hidden_size();
-  const int64_t ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * h;
-
-  std::vector<ir::MemoryEstimate> out;
+  c.pipeline = stages.size() > 1;
+  c.degree = std::max<int64_t>(in.dp_shard, 1);
+  c.stage = in.sharding_stage;
+  c.seq = CeilDiv(in.seq_len, std::max<int64_t>(in.cp, 1));
+  c.h = in.model.hidden_size();
+  c.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * c.h;
+  out.Reserve(static_cast<int>(stages.size()));
   for (const StageLayout& layout : stages) {
-    // Parameters this stage holds per tp rank, and its largest shard unit (stage-3 gather).
-    int64_t count = 0, largest_unit = 0;
-    auto add_unit = [&](int64_t unit) {
-      count += unit;
-      largest_unit = std::max(largest_unit, unit);
-    };
-    if (layout.has_embedding) add_unit(LocalCount(params.embedding));
-    std::vector<std::pair<int64_t, int64_t>> chunks = layout.chunks;
-    if (chunks.empty()) chunks.emplace_back(layout.layer_begin, layout.layer_end);
-    for (const auto& [begin, end] : chunks) {
-      for (int64_t l = begin; l < end && l < static_cast<int64_t>(params.layers.size()); ++l) {
-        add_unit(LocalCount(params.layers[l]));
-      }
-    }
-    if (layout.has_lm_head) {
-      int64_t head = LocalCount(params.head);
-      // A tied head on a stage without the embedding keeps its own copy of the word
-      // embeddings, kept in sync by an all-reduce of their gradients (Megatron-LM).
-      if (in.model.tie_word_embeddings() && !layout.has_embedding) {
-        head += params.embedding.front().local_count;
-      }
-      add_unit(head);
-    }
-
-    const ModelStateBytes ms = ModelStateBytesPerRank(count, dtypes, stage, degree, in.offload);
-    ir::MemoryEstimate e;
+    ir::MemoryEstimate& e = *out.Add();
     e.set_stage(layout.index);
-    auto device = [&e](ir::MemoryTerm t) { *e.add_device() = std::move(t); };
-    auto host = [&e](ir::MemoryTerm t) { *e.add_host() = std::move(t); };
-
-    const std::string param_what = DTypeLabel(dtypes.param_bytes) + " parameters per tp rank";
-    const std::string params_formula =
-        StateFormula(count, dtypes.param_bytes, stage >= 3, degree, param_what);
-    if (host_params) {
-      host(Term("parameters", ms.host_parameters, params_formula, kOffloadSource));
-    } else {
-      device(Term("parameters", ms.parameters, params_formula, kZeroSource));
-    }
-    if (ms.gradients > 0) {
-      device(Term("gradients", ms.gradients,
-                  StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
-                               DTypeLabel(dtypes.grad_bytes) + " gradients"),
-                  kZeroSource));
-    }
-    if (ms.master_weights + ms.host_master_weights > 0) {
-      std::string f = StateFormula(count, 4, stage >= 1, degree,
-                                   dtypes.master_bytes > 0 ? "fp32 master weights"
-                                                           : "fp32 copy the host optimizer steps");
-      if (host_optimizer) host(Term("master_weights", ms.host_master_weights, f, kOffloadSource));
-      else device(Term("master_weights", ms.master_weights, f, kZeroSource));
-    }
-    if (ms.gradient_copy + ms.host_gradient_copy > 0) {
-      std::string f = StateFormula(count, 4, stage >= 1, degree,
-                                   "fp32 gradient copy for the optimizer step");
-      if (host_optimizer) host(Term("gradients", ms.host_gradient_copy, f, kOffloadSource));
-      else device(Term("gradients", ms.gradient_copy, f, kZeroSource));
-    }
-    if (dtypes.optimizer_bytes > 0) {
-      std::string f = StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
-                                   in.optimizer == "adamw" ? "AdamW m + v in fp32"
-                                                           : "SGD momentum in fp32");
-      if (host_optimizer) host(Term("optimizer_states", ms.host_optimizer_states, f, kOffloadSource));
-      else device(Term("optimizer_states", ms.optimizer_states, f, kZeroSource));
-    }
-
-    // Activations: Table 2 assumes 16-bit activations; fp32 compute doubles them.
-    // One activation in flight spans the stage's blocks, or one chunk's when interleaved.
-    const int64_t layers = layout.LargestChunkLayers();
-    ActivationShape shape;
-    shape.seq_len = seq;
-    shape.micro_batch = in.micro_batch_size;
-    shape.hidden = h;
-    shape.heads = in.model.num_heads();
-    shape.ffn = ffn;
-    shape.tp = tp;
-    shape.sequence_parallel = in.sequence_parallel;
-    shape.fused_attention = in.fused_attention;
-    // accel's executor runs tp = 1 today: its own tensors are counted exactly. Other layouts keep
-    // the Megatron-LM formula until the executor runs them.
-    const bool executor_layout = tp == 1;
-    const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
-    const int64_t per_layer =
-        executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
-                        : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
-    const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
-    const std::string dims = executor_layout ? ExecutorActivationFormula(exec_shape, in.recompute) : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
-                             " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
-                             (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
-    if (layers > 0) {
-      device(Term("activations", layers * inflight * per_layer,
-                  N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) +
-                      (layout.interleaved()
-                           ? (inflight == 1 ? " chunk activation in flight x " : " chunk activations in flight x ")
-                           : (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ")) +
-                      N(per_layer) + " B per layer" + (layout.interleaved() ? " (largest chunk)" : "") + "; " +
-                      (executor_layout ? dims : std::string(LayoutFormula(in)) + ", " + dims),
-                  executor_layout ? kExecutorActivationSource : kActivationSource));
-      if (in.recompute == RecomputeMode::kFull) {
-        // Backward rematerializes one layer at a time with all its activations.
-        const int64_t working =
-            executor_layout ? ExecutorRecomputeWorkingBytes(exec_shape)
-                            : ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
-        device(Term("activations", working,
-                    "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " +
-                        (executor_layout ? ExecutorActivationFormula(exec_shape) : dims),
-                    executor_layout ? kExecutorActivationSource : kActivationSource));
-      }
-    }
-    const bool pipeline = stages.size() > 1;
-    // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
-    // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
-    // one microbatch at a time (1F1B on the last virtual stage).
-    const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
-    if (pipeline && executor_layout && awaiting > 0) {
-      const int64_t output = seq * in.micro_batch_size * h * in.param_bytes;
-      device(Term("activations", awaiting * output,
-                  N(awaiting) + " stage output(s) awaiting their gradient x s*b*h " + N(seq * in.micro_batch_size * h) +
-                      " x " + N(in.param_bytes) + " B",
-                  kExecutorActivationSource));
-    }
-    if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
-      const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
-      device(Term("logits", (inflight - 1) * kept,
-                  N(inflight - 1) + " more microbatch(es) in flight x " + N(kept) +
-                      " B final norm + fp32 log-probs + targets kept for backward",
-                  kExecutorActivationSource));
-    }
-    if (layout.has_lm_head && executor_layout) {
-      const int64_t head = ExecutorHeadBytes(exec_shape);
-      device(Term("logits", head,
-                  "final norm + fp32 log-probs 4*s*b*V + loss backward 2 x 4*s*b*V + targets" +
-                      std::string(exec_shape.bf16_compute && !exec_shape.bf16_params
-                                      ? " + bf16 output-weight copy"
-                                      : "") +
-                      ", V_padded " + N(padded_vocab) + ", s=" + N(seq) + " b=" +
-                      N(in.micro_batch_size),
-                  kExecutorActivationSource));
-    } else if (layout.has_lm_head) {
-      const int64_t logits = LogitsBytes(seq, in.micro_batch_size, padded_vocab, tp, in.compute_bytes);
-      device(Term("logits", logits,
-                  "s " + N(seq) + " x b " + N(in.micro_batch_size) + " x V_padded/t " +
-                      N(CeilDiv(padded_vocab, tp)) + " x " +
-                      (in.compute_bytes < 4 ? "(4 B fp32 for the loss + " + N(in.compute_bytes) +
-                                                  " B compute copy)"
-                                            : std::string("4 B fp32")),
-                  kLogitsSource));
-    }
-
-    if (in.dp_replicate * in.dp_shard > 1 && in.bucket_elements > 0) {
-      device(Term("communication_buffers", ReduceBucketBytes(in.bucket_elements, in.reduce_bytes),
-                  "2 buckets x " + N(in.bucket_elements) + " elements x " + N(in.reduce_bytes) +
-                      " B (reduce dtype, double-buffered)",
-                  kBucketSource));
-    }
-    if (stage >= 3 && degree > 1) AddStage3GatherTerms(in, layout, params, largest_unit, degree, dtypes, e);
-
-    if (in.grad_accum_steps == 1 && in.stages.size() <= 1) OverlapGradientsWithActivations(e);
-    int64_t subtotal = 0;
-    for (const ir::MemoryTerm& t : e.device()) subtotal += t.bytes();
-    const int64_t reserve = AllocatorReserveBytes(subtotal, in.device_type);
-    if (reserve > 0) {
-      device(Term("runtime_overhead", reserve,
-                  "5% of " + N(subtotal) + " B (allocator reserve)", kReserveSource));
-    }
-    device(Term("runtime_overhead", in.runtime_overhead_bytes,
-                N(in.runtime_overhead_bytes) + " B per device (cluster.runtime_overhead)",
-                in.device_type == "cpu" ? kCpuOverheadSource : kOverheadSource));
-
-    int64_t device_total = 0, host_total = 0;
-    for (const ir::MemoryTerm& t : e.device()) device_total += t.bytes();
-    for (const ir::MemoryTerm& t : e.host()) host_total += t.bytes();
-    e.set_device_total_bytes(device_total);
-    e.set_host_total_bytes(host_total);
-    e.set_device_limit_bytes(in.device_memory_bytes);
-    e.set_fits(in.device_memory_bytes <= 0 || device_total <= in.device_memory_bytes);
-    out.push_back(std::move(e));
+    const StageCounts counts = CountStage(c, layout);
+    AddModelStateTerms(c, counts.count, e);
+    AddActivationTerms(c, layout, e);
+    AddOverheadTerms(c, layout, counts.largest_unit, e);
   }
-  return out;
+  return absl::OkStatus();
 }
 
 std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "ir/plan.pb.h"
 #include "planner/memory_model.h"
+#include "planner/model_params.h"
 #include "spec/job_spec.h"
 
 // The per-rank memory estimate of a whole job, built from a small input struct so callers
@@ -63,6 +64,9 @@ struct MemoryInputs {
   std::string device_type = "cuda";  // "cuda" | "cpu"
   int64_t device_memory_bytes = 0;   // per device; 0: unknown, everything "fits"
   int64_t runtime_overhead_bytes = 0;
+  // Fill each MemoryTerm's formula and source. false (the planner's summary mode): categories
+  // and bytes only, every number unchanged; formulas are most of the estimate's cost.
+  bool explain = true;
 };
 
 // Reads the inputs from a plan after schedule-pipeline (model, batch, precision, training,
@@ -87,6 +91,13 @@ std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
 // its formula with the numbers substituted and its source. Errors: InvalidArgument for an
 // unknown optimizer.
 absl::StatusOr<std::vector<ir::MemoryEstimate>> EstimateMemory(const MemoryInputs& inputs);
+
+// EstimateMemory appending the estimates to `out` (e.g. plan.mutable_memory(): built in place,
+// on the plan's arena if it has one) with the parameter table given: `params` must be
+// BuildModelParams(inputs.model, inputs.tp) (the planner shares one per plan, the layout search
+// one per tensor degree). Errors as EstimateMemory; `out` is unchanged then.
+absl::Status EstimateMemoryInto(const MemoryInputs& inputs, const ModelParams& params,
+                                google::protobuf::RepeatedPtrField<ir::MemoryEstimate>& out);
 
 // A single change to the job that makes every stage fit, re-estimated with EstimateMemory.
 struct FitSuggestion {

@@ -149,6 +149,19 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
   return out;
 }
 
+const ModelParams& ModelParamsCache::Get(const ir::Model& model, int64_t tp) {
+  tp = std::max<int64_t>(tp, 1);
+  std::string key = model.SerializeAsString();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::unique_ptr<Entry>& e : entries_) {
+    if (e->tp == tp && e->model == key) return e->params;
+  }
+  // Built under the lock: a search asks for a handful of tensor degrees, each once.
+  entries_.push_back(
+      std::make_unique<Entry>(Entry{std::move(key), tp, BuildModelParams(model, tp)}));
+  return entries_.back()->params;
+}
+
 ir::ParameterCount CountParameters(const ir::Model& model) {
   const Dims d = ResolveDims(model);
   const int64_t h = d.h;

@@ -2,6 +2,8 @@
 #define ACCEL_PLANNER_MODEL_PARAMS_H_
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,25 @@ int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp);
 // ffn_hidden_size = 4 · hidden_size, padded_vocab_size = PaddedVocabSize(vocab_size, tp) when
 // the model's own value is unset or not a multiple of tp.
 ModelParams BuildModelParams(const ir::Model& model, int64_t tp);
+
+// Parameter tables shared by many plans of one model: the layout search plans thousands of
+// candidates that differ only in layout, and a table depends only on the model and the tensor
+// degree. Thread-safe; a returned table lives as long as the cache.
+class ModelParamsCache {
+ public:
+  // BuildModelParams(model, tp), built on the first request for this model (all of its
+  // fields, padded_vocab_size included) and tp.
+  const ModelParams& Get(const ir::Model& model, int64_t tp);
+
+ private:
+  struct Entry {
+    std::string model;  // serialized ir::Model
+    int64_t tp = 1;
+    ModelParams params;
+  };
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
 
 // Hugging Face module path of transformer block `layer` (0-based): "transformer.h.N" (gpt2) or
 // "model.layers.N" (llama, mistral, qwen2).

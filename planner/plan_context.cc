@@ -48,6 +48,18 @@ void PlanContext::Resolve(const std::string& field, std::string value, std::stri
   resolved->set_pass(current_pass_);
 }
 
+const ModelParams& PlanContext::ModelParamsFor(int64_t tp) {
+  if (params_ != nullptr && params_tp_ == tp) return *params_;
+  if (params_cache_ != nullptr) {
+    params_ = &params_cache_->Get(plan_->model(), tp);
+  } else {
+    own_params_ = BuildModelParams(plan_->model(), tp);
+    params_ = &*own_params_;
+  }
+  params_tp_ = tp;
+  return *params_;
+}
+
 void PlanContext::RecordNote(const Diagnostic& d) {
   ir::PlanNote* note = plan_->add_notes();
   note->set_severity(std::string(SeverityName(d.severity)));

@@ -2,11 +2,14 @@
 #define ACCEL_PLANNER_PLAN_CONTEXT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/diagnostics.h"
 #include "ir/plan.pb.h"
+#include "planner/model_params.h"
+#include "planner/shard_layout.h"
 #include "spec/job_spec.h"
 
 namespace accel::planner {
@@ -31,6 +34,25 @@ class PlanContext {
   // an error (`accel estimate-memory` reports the fit itself).
   void set_allow_not_fitting(bool allow) { allow_not_fitting_ = allow; }
   bool allow_not_fitting() const { return allow_not_fitting_; }
+
+  // Summary mode (PlanOptions.summary_only): passes skip the plan's per-rank and per-parameter
+  // tables and keep what the estimates read in the context instead.
+  void set_summary_only(bool summary) { summary_only_ = summary; }
+  bool summary_only() const { return summary_only_; }
+
+  // Tables shared with other plans of the same model (not owned; null: this plan builds its
+  // own).
+  void set_model_params_cache(ModelParamsCache* cache) { params_cache_ = cache; }
+
+  // The parameter table of the plan's model (plan.model(), padded vocabulary included, so only
+  // after resolve-auto) at tensor degree `tp`: built once per plan, or taken from the shared
+  // cache. Valid for the context's lifetime.
+  const ModelParams& ModelParamsFor(int64_t tp);
+
+  // Summary mode: the per-stage totals of the shard units and buckets build-shard-groups did
+  // not write (null before that pass and in full mode).
+  void set_shard_totals(ShardTotals totals) { shard_totals_ = std::move(totals); }
+  const ShardTotals* shard_totals() const { return shard_totals_ ? &*shard_totals_ : nullptr; }
 
   // The pass now running; diagnostics and resolved values are tagged with it.
   void set_current_pass(std::string_view name) { current_pass_ = name; }
@@ -63,6 +85,12 @@ class PlanContext {
   ir::Plan* plan_ = &owned_plan_;
   std::string current_pass_;
   bool allow_not_fitting_ = false;
+  bool summary_only_ = false;
+  ModelParamsCache* params_cache_ = nullptr;
+  const ModelParams* params_ = nullptr;  // the table for params_tp_
+  int64_t params_tp_ = 0;
+  std::optional<ModelParams> own_params_;
+  std::optional<ShardTotals> shard_totals_;
 };
 
 }  // namespace accel::planner

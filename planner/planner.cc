@@ -39,6 +39,8 @@ namespace {
 void RunPasses(PlanContext& context, const PlanOptions& options, DiagnosticSink& sink,
                PlanResult& result) {
   context.set_allow_not_fitting(options.allow_not_fitting);
+  context.set_summary_only(options.summary_only);
+  context.set_model_params_cache(options.model_params_cache);
   context.plan().set_ir_version(ir::IR_VERSION_CURRENT);
   const int errors_before = sink.error_count();
   for (const auto& pass : DefaultPasses()) {
@@ -46,7 +48,7 @@ void RunPasses(PlanContext& context, const PlanOptions& options, DiagnosticSink&
     pass->Run(context);
     result.last_pass = std::string(pass->name());
     if (sink.error_count() > errors_before) break;
-    if (options.verify_each_pass) {
+    if (options.verify_each_pass && !options.summary_only) {
       for (std::string& violation : ir::VerifyPlan(context.plan())) {
         result.verifier_violations.push_back(result.last_pass + ": " + violation);
       }

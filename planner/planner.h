@@ -8,6 +8,7 @@
 
 #include "common/diagnostics.h"
 #include "ir/plan.pb.h"
+#include "planner/model_params.h"
 #include "spec/job_spec.h"
 
 namespace accel::planner {
@@ -21,6 +22,19 @@ struct PlanOptions {
   // Skip the memory-fit error (estimate-memory still fills the estimate): used by
   // `accel estimate-memory`, which reports fit itself.
   bool allow_not_fitting = false;
+  // Summary mode, for the layout search: every pass runs with every check and diagnostic of a
+  // full plan, and plan.memory and plan.step_time hold the full plan's numbers (without the
+  // formula and source texts), but the tables that grow with the world size, the layer count
+  // or the microbatches are not written: no
+  // plan.ranks or process_groups (the estimates take group sizes and links from the mesh),
+  // no pipeline ops (max_inflight_microbatches is kept), no shard units or buckets (their
+  // per-stage totals stay inside the planner), no recompute_modules. Such a plan is a summary:
+  // it does not pass ir::VerifyPlan (verify_each_pass is ignored) and must not be run; plan the
+  // chosen layout again without this option.
+  bool summary_only = false;
+  // Parameter tables shared by plans of the same model (not owned; null: each plan builds its
+  // own). The layout search passes one cache to all of its candidates.
+  ModelParamsCache* model_params_cache = nullptr;
 };
 
 // Result of planning: the plan (complete, or as it was after `dump_after`, or after the pass

@@ -8,112 +8,141 @@
 #include "ir/plan_access.h"
 #include "planner/collective_cost.h"
 #include "planner/memory_model.h"
+#include "planner/mesh_groups.h"
 
 namespace accel::planner {
+
+GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
+  const char* const names[] = {"dp", "dp_shard", "dp_replicate", "tp", "pp"};
+  const std::array<int64_t, 5> sizes = MeshAxisSizes(plan.mesh());
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const GroupSpan span =
+        SpanOfGroupSet(sizes, plan.topology().devices_per_node(), *FindGroupSetAxes(names[i]));
+    Link& link = links_[i];
+    link.name = names[i];
+    link.size = span.size;
+    link.inter_node = span.inter_node;
+    link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
+                                             : profile.intra_node_bytes_per_second()) *
+                            profile.link_efficiency();
+    link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
+                                           : profile.intra_node_latency_seconds();
+  }
+}
+
+const GroupLinks::Link& GroupLinks::Of(std::string_view group) const {
+  static const Link kNone;
+  for (const Link& link : links_) {
+    if (group == link.name) return link;
+  }
+  return kNone;
+}
+
 namespace {
 
-// One process-group set as the ring sees it.
-struct Link {
-  int64_t size = 1;
-  bool inter_node = false;
-  double bytes_per_second = 0;
-  double latency_seconds = 0;
+// One collective of a stage, kept as numbers: the estimate compares every stage and builds
+// CommunicationTime messages only for the stage the plan shows.
+struct Term {
+  const char* group = "";
+  Collective collective = Collective::kAllReduce;
+  Collective costed = Collective::kAllReduce;  // what the executor runs (see Terms::Add)
+  const char* what = "";
+  const GroupLinks::Link* link = nullptr;
+  int64_t calls = 0;
+  double bytes_per_call = 0;
+  double seconds = 0;
+  double exposed_seconds = 0;
+  bool overlapped = false;  // gradient buckets: exposed is the part not hidden by backward
 };
-
-Link LinkOf(const ir::Plan& plan, const ir::DeviceProfile& profile, const std::string& name) {
-  Link link;
-  for (const ir::ProcessGroupSet& set : plan.process_groups()) {
-    if (set.name() != name || set.groups_size() == 0) continue;
-    link.size = set.groups(0).ranks_size();
-    for (const ir::RankGroup& g : set.groups()) {
-      for (int32_t r : g.ranks()) {
-        if (r < plan.ranks_size() && g.ranks_size() > 0 && g.ranks(0) < plan.ranks_size() &&
-            plan.ranks(r).node() != plan.ranks(g.ranks(0)).node()) {
-          link.inter_node = true;
-        }
-      }
-    }
-  }
-  link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
-                                           : profile.intra_node_bytes_per_second()) *
-                          profile.link_efficiency();
-  link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
-                                         : profile.intra_node_latency_seconds();
-  return link;
-}
 
 // Builds terms for one stage; Add drops collectives over a single rank.
 class Terms {
  public:
-  Terms(const ir::Plan& plan, const ir::DeviceProfile& profile) : plan_(plan), profile_(profile) {}
+  Terms(const ir::Plan& plan, const GroupLinks& links) : plan_(plan), links_(links) {}
 
-  // `calls` collectives of `bytes_per_call` over `group`; returns the term (or nullptr).
-  ir::CommunicationTime* Add(const std::string& group, Collective c, const std::string& what,
-                             int64_t calls, double bytes_per_call) {
-    const Link& link = CachedLink(group);
+  // `calls` collectives of `bytes_per_call` over `group`; returns the term (or nullptr), valid
+  // until the next Add.
+  Term* Add(const char* group, Collective c, const char* what, int64_t calls,
+            double bytes_per_call) {
+    const GroupLinks::Link& link = links_.Of(group);
     if (link.size <= 1 || calls <= 0 || link.bytes_per_second <= 0) return nullptr;
+    Term t;
+    t.group = group;
+    t.collective = c;
     // Gloo has no reduce-scatter: the executor all-reduces a copy (executor/communicator.cc).
-    Collective costed = c;
-    std::string label = what;
-    if (c == Collective::kReduceScatter && plan_.job().backend() == "gloo") {
-      costed = Collective::kAllReduce;
-      label += " (Gloo: all-reduce of a copy)";
-    }
-    ir::CommunicationTime t;
-    t.set_group(group);
-    t.set_collective(CollectiveName(c));
-    t.set_what(label);
-    t.set_group_size(link.size);
-    t.set_link(link.inter_node ? "inter_node" : "intra_node");
-    t.set_calls(calls);
-    // Clamped so a plan at accel's limits cannot overflow the int64 conversion.
-    t.set_bytes(static_cast<int64_t>(
-        std::min(bytes_per_call * static_cast<double>(calls), 9.0e18)));
-    t.set_seconds(RingSeconds(costed, link.size, calls, bytes_per_call, link.bytes_per_second,
-                              link.latency_seconds));
-    t.set_exposed_seconds(t.seconds());
-    t.set_formula(RingFormula(costed, link.size, calls, bytes_per_call, link.bytes_per_second,
-                              link.latency_seconds));
-    terms_.push_back(std::move(t));
+    const bool gloo_copy = c == Collective::kReduceScatter && plan_.job().backend() == "gloo";
+    t.costed = gloo_copy ? Collective::kAllReduce : c;
+    t.what = what;
+    t.link = &link;
+    t.calls = calls;
+    t.bytes_per_call = bytes_per_call;
+    t.seconds = RingSeconds(t.costed, link.size, calls, bytes_per_call, link.bytes_per_second,
+                            link.latency_seconds);
+    t.exposed_seconds = t.seconds;
+    terms_.push_back(t);
     return &terms_.back();
   }
 
-  std::vector<ir::CommunicationTime> Take() { return std::move(terms_); }
-
- private:
-  // LinkOf walks every rank of the set: done once per group name.
-  const Link& CachedLink(const std::string& group) {
-    for (const auto& [name, link] : links_) {
-      if (name == group) return link;
-    }
-    links_.emplace_back(group, LinkOf(plan_, profile_, group));
-    return links_.back().second;
+  // Σ exposed seconds, in the order the messages list them.
+  double ExposedSeconds() const {
+    double total = 0;
+    for (const Term& t : terms_) total += t.exposed_seconds;
+    return total;
   }
 
-  std::vector<std::pair<std::string, Link>> links_;
+  // The terms as messages; `formulas` fills CommunicationTime.formula.
+  std::vector<ir::CommunicationTime> Messages(bool formulas) const {
+    std::vector<ir::CommunicationTime> out;
+    out.reserve(terms_.size());
+    for (const Term& t : terms_) out.push_back(Message(t, formulas));
+    return out;
+  }
+
+ private:
+  static ir::CommunicationTime Message(const Term& t, bool formulas) {
+    const GroupLinks::Link& link = *t.link;
+    ir::CommunicationTime m;
+    m.set_group(t.group);
+    m.set_collective(CollectiveName(t.collective));
+    m.set_what(t.costed != t.collective ? std::string(t.what) + " (Gloo: all-reduce of a copy)"
+                                        : std::string(t.what));
+    m.set_group_size(link.size);
+    m.set_link(link.inter_node ? "inter_node" : "intra_node");
+    m.set_calls(t.calls);
+    // Clamped so a plan at accel's limits cannot overflow the int64 conversion.
+    m.set_bytes(
+        static_cast<int64_t>(std::min(t.bytes_per_call * static_cast<double>(t.calls), 9.0e18)));
+    m.set_seconds(t.seconds);
+    m.set_exposed_seconds(t.exposed_seconds);
+    if (!formulas) return m;
+    m.set_formula(RingFormula(t.costed, link.size, t.calls, t.bytes_per_call, link.bytes_per_second,
+                              link.latency_seconds));
+    if (t.overlapped) {
+      m.set_formula(m.formula() +
+                    "; exposed per reducing micro-step: last bucket + max(0, rest - " +
+                    "backward)");
+    }
+    return m;
+  }
+
   const ir::Plan& plan_;
-  const ir::DeviceProfile& profile_;
-  std::vector<ir::CommunicationTime> terms_;
+  const GroupLinks& links_;
+  std::vector<Term> terms_;
 };
 
 int64_t DtypeBytes(const std::string& name) { return DTypeBytesByName(name).value_or(4); }
 
 // Gradient buckets: the reducing collective per micro-step and the hidden part (see header).
-void AddGradientBuckets(const ir::Plan& plan, int32_t stage, int64_t m, double backward_seconds,
-                        Terms& terms) {
+void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
+                        double backward_seconds, Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
-  double bytes = 0, last = 0;
-  int64_t count = 0;
-  for (const ir::Bucket& bucket : sh.buckets()) {
-    if (bucket.stage() != stage) continue;
-    bytes += static_cast<double>(bucket.bytes());
-    last = static_cast<double>(bucket.bytes());
-    ++count;
-  }
+  const double bytes = static_cast<double>(shards.bucket_bytes);
+  const double last = static_cast<double>(shards.last_bucket_bytes);
+  const int64_t count = shards.buckets;
   if (count == 0) return;
   const bool every_microstep = sh.stage() >= 2;
   const int64_t reducing = every_microstep ? m : 1;
-  ir::CommunicationTime* t =
+  Term* t =
       every_microstep
           ? terms.Add("dp_shard", Collective::kReduceScatter, "gradient buckets, every micro-step",
                       reducing * count, bytes / static_cast<double>(count))
@@ -121,13 +150,12 @@ void AddGradientBuckets(const ir::Plan& plan, int32_t stage, int64_t m, double b
                       bytes / static_cast<double>(count));
   if (t != nullptr) {
     // Per reducing micro-step: the last bucket waits; the others hide behind backward compute.
-    const double per_step = t->seconds() / static_cast<double>(reducing);
+    const double per_step = t->seconds / static_cast<double>(reducing);
     const double last_share = bytes > 0 ? per_step * last / bytes : 0;
     const double rest = per_step - last_share;
     const double exposed = last_share + std::max(0.0, rest - backward_seconds);
-    t->set_exposed_seconds(exposed * static_cast<double>(reducing));
-    t->set_formula(t->formula() + "; exposed per reducing micro-step: last bucket + max(0, rest - " +
-                   "backward)");
+    t->exposed_seconds = exposed * static_cast<double>(reducing);
+    t->overlapped = true;
   }
   if (sh.hybrid() && sh.stage() >= 2) {
     terms.Add("dp_replicate", Collective::kAllReduce, "reduced gradient shards (hybrid)", count,
@@ -136,30 +164,20 @@ void AddGradientBuckets(const ir::Plan& plan, int32_t stage, int64_t m, double b
 }
 
 // Unit all-gathers of sharding stages 1–3 (param dtype; gathered buffer = shard × degree).
-void AddUnitGathers(const ir::Plan& plan, int32_t stage, int64_t m, Terms& terms) {
+void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_t m, Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
   if (sh.stage() < 1 || sh.degree() <= 1) return;
   const double param_bytes = static_cast<double>(DtypeBytes(plan.precision().param_dtype()));
   const double degree = static_cast<double>(sh.degree());
-  double all = 0, forward = 0, backward = 0;
-  int64_t units = 0, forward_calls = 0, backward_calls = 0;
-  const bool tied = plan.model().tie_word_embeddings();
-  for (const ir::ShardUnit& u : sh.units()) {
-    if (u.stage() != stage) continue;
-    ++units;
-    all += static_cast<double>(u.shard_count()) * degree * param_bytes;
-    double gathered = 0;
-    for (const ir::Parameter& p : u.parameters()) {
-      if (!p.persistent()) gathered += static_cast<double>(p.shard_count()) * degree * param_bytes;
-    }
-    if (gathered <= 0) continue;
-    forward += gathered;
-    ++forward_calls;
-    if (!(tied && u.name() == "embeddings")) {
-      backward += gathered;
-      ++backward_calls;
-    }
-  }
+  const auto gathered_bytes = [&](int64_t elements) {
+    return static_cast<double>(elements) * degree * param_bytes;
+  };
+  const double all = gathered_bytes(shards.shard_elements);
+  const double forward = gathered_bytes(shards.forward_gather_elements);
+  const double backward = gathered_bytes(shards.backward_gather_elements);
+  const int64_t units = shards.units;
+  const int64_t forward_calls = shards.forward_gather_units;
+  const int64_t backward_calls = shards.backward_gather_units;
   if (sh.stage() <= 2) {
     if (units > 0) terms.Add("dp_shard", Collective::kAllGather, "updated units after the optimizer step", units, all / static_cast<double>(units));
     return;
@@ -235,15 +253,12 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m,
   }
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<ir::CommunicationTime>> StageCommunication(
-    const ir::Plan& plan, const ir::DeviceProfile& profile, int32_t stage,
-    double backward_seconds_per_microstep) {
-  Terms terms(plan, profile);
+Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShardTotals& shards,
+                 int32_t stage, double backward_seconds_per_microstep) {
+  Terms terms(plan, links);
   const int64_t m = std::max<int64_t>(plan.batch().grad_accum_steps(), 1);
-  AddGradientBuckets(plan, stage, m, backward_seconds_per_microstep, terms);
-  AddUnitGathers(plan, stage, m, terms);
+  AddGradientBuckets(plan, shards, m, backward_seconds_per_microstep, terms);
+  AddUnitGathers(plan, shards, m, terms);
   const StageShape shape = ShapeOf(plan, stage);
   int64_t cp = 1, tp = 1;
   for (const ir::MeshAxis& a : plan.mesh().axes()) {
@@ -261,7 +276,28 @@ absl::StatusOr<std::vector<ir::CommunicationTime>> StageCommunication(
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",
             2 * m * shape.links, p2p);
-  return terms.Take();
+  return terms;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ir::CommunicationTime>> StageCommunication(
+    const ir::Plan& plan, const ir::DeviceProfile& profile, int32_t stage,
+    double backward_seconds_per_microstep) {
+  return StageCommunication(plan, GroupLinks(plan, profile), ShardTotalsFromPlan(plan).Stage(stage),
+                            stage, backward_seconds_per_microstep, true);
+}
+
+absl::StatusOr<std::vector<ir::CommunicationTime>> StageCommunication(
+    const ir::Plan& plan, const GroupLinks& links, const StageShardTotals& shards, int32_t stage,
+    double backward_seconds_per_microstep, bool formulas) {
+  return StageTerms(plan, links, shards, stage, backward_seconds_per_microstep).Messages(formulas);
+}
+
+double StageExposedSeconds(const ir::Plan& plan, const GroupLinks& links,
+                           const StageShardTotals& shards, int32_t stage,
+                           double backward_seconds_per_microstep) {
+  return StageTerms(plan, links, shards, stage, backward_seconds_per_microstep).ExposedSeconds();
 }
 
 double ExposedSeconds(const std::vector<ir::CommunicationTime>& terms) {

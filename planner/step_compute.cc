@@ -18,13 +18,9 @@ double OptimizerBytesPerParam(const MemoryInputs& in) {
 }
 
 // Parameters this stage's ranks update: Σ shard_count (stages ≥ 1) or Σ local_count.
-double OwnedParams(const ir::Plan& plan, int32_t stage) {
-  double owned = 0;
-  for (const ir::ShardUnit& u : plan.sharding().units()) {
-    if (u.stage() != stage) continue;
-    owned += static_cast<double>(plan.sharding().stage() >= 1 ? u.shard_count() : u.local_count());
-  }
-  return owned;
+double OwnedParams(const ir::Plan& plan, const StageShardTotals& shards) {
+  return static_cast<double>(plan.sharding().stage() >= 1 ? shards.shard_elements
+                                                          : shards.local_elements);
 }
 
 }  // namespace
@@ -37,6 +33,11 @@ double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
 
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile) {
+  return StageComputeTimes(plan, profile, ShardTotalsFromPlan(plan));
+}
+
+absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
+    const ir::Plan& plan, const ir::DeviceProfile& profile, const ShardTotals& shards) {
   ACCEL_ASSIGN_OR_RETURN(MemoryInputs in,
                          MemoryInputsFromPlan(plan, plan.mesh().sequence_parallel()));
   const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
@@ -78,7 +79,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     double bytes = m * layers * 3.0 * layer_traffic;
     if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
-    bytes += OwnedParams(plan, st.index) * OptimizerBytesPerParam(in);
+    bytes += OwnedParams(plan, shards.Stage(st.index)) * OptimizerBytesPerParam(in);
     t.set_memory_bytes(bytes);
     const double flops = t.forward_flops() + t.backward_flops() + t.recompute_flops();
     t.set_matmul_seconds(flops_per_second > 0 ? flops / flops_per_second : 0);

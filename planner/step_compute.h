@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/plan.pb.h"
+#include "planner/shard_layout.h"
 
 // Compute time of each pipeline stage for one optimizer step on one of its ranks: matmul FLOPs
 // (planner/step_flops.h) over the profile's matmul peak for the compute dtype, plus
@@ -29,6 +30,11 @@ double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
 // Errors: InvalidArgument for a dtype or recompute name the planner never writes.
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile);
+
+// StageComputeTimes with the owned parameters read from `shards` (planner/shard_layout.h)
+// instead of the plan's shard units.
+absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
+    const ir::Plan& plan, const ir::DeviceProfile& profile, const ShardTotals& shards);
 
 }  // namespace accel::planner
 

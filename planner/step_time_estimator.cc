@@ -22,39 +22,66 @@ double ModelFlopsPerStep(const ir::Plan& plan) {
   return executions * (forward + BackwardFlops(forward));
 }
 
+// The stage that sets the step: the largest compute + exposed communication (the first on
+// ties), and the backward compute per micro-step its gradient buckets hide behind.
+struct SlowestStage {
+  int32_t stage = 0;
+  double compute_seconds = 0;
+  double backward_per_microstep = 0;
+};
+
+SlowestStage FindSlowestStage(const ir::Plan& plan, const GroupLinks& links,
+                              const ShardTotals& shards,
+                              const std::vector<ir::StageComputeTime>& stages) {
+  const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
+  double worst = -1;
+  SlowestStage slowest;
+  for (const ir::StageComputeTime& st : stages) {
+    const double flops = st.forward_flops() + st.backward_flops() + st.recompute_flops();
+    const double backward_share = flops > 0 ? (st.backward_flops() + st.recompute_flops()) / flops : 0;
+    const double backward_per_microstep = st.seconds() * backward_share / m;
+    const double total = st.seconds() + StageExposedSeconds(plan, links, shards.Stage(st.stage()),
+                                                            st.stage(), backward_per_microstep);
+    if (total > worst) {
+      worst = total;
+      slowest = {st.stage(), st.seconds(), backward_per_microstep};
+    }
+  }
+  return slowest;
+}
+
 }  // namespace
 
 absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
                                                       const ir::DeviceProfile& profile) {
   ir::StepTimeEstimate out;
+  ACCEL_RETURN_IF_ERROR(EstimateStepTimeInto(plan, profile, ShardTotalsFromPlan(plan), true, out));
+  return out;
+}
+
+absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile& profile,
+                                  const ShardTotals& shards, bool explain,
+                                  ir::StepTimeEstimate& out) {
+  out.Clear();
   *out.mutable_profile() = profile;
   ACCEL_ASSIGN_OR_RETURN(std::vector<ir::StageComputeTime> stages,
-                         StageComputeTimes(plan, profile));
-  const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
-  double worst = -1;
-  std::vector<ir::CommunicationTime> worst_terms;
-  for (const ir::StageComputeTime& st : stages) {
-    const double flops = st.forward_flops() + st.backward_flops() + st.recompute_flops();
-    const double backward_share = flops > 0 ? (st.backward_flops() + st.recompute_flops()) / flops : 0;
-    const double backward_per_microstep = st.seconds() * backward_share / m;
-    ACCEL_ASSIGN_OR_RETURN(std::vector<ir::CommunicationTime> terms,
-                           StageCommunication(plan, profile, st.stage(), backward_per_microstep));
-    const double total = st.seconds() + ExposedSeconds(terms);
-    if (total > worst) {
-      worst = total;
-      out.set_slowest_stage(st.stage());
-      out.set_compute_seconds(st.seconds());
-      worst_terms = std::move(terms);
-    }
-    *out.add_stages() = st;
-  }
+                         StageComputeTimes(plan, profile, shards));
+  const GroupLinks links(plan, profile);
+  const SlowestStage slowest = FindSlowestStage(plan, links, shards, stages);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<ir::CommunicationTime> terms,
+                         StageCommunication(plan, links, shards.Stage(slowest.stage), slowest.stage,
+                                            slowest.backward_per_microstep, explain));
+  out.set_slowest_stage(slowest.stage);
+  out.set_compute_seconds(slowest.compute_seconds);
+  for (ir::StageComputeTime& st : stages) *out.add_stages() = std::move(st);
   double communication = 0;
-  for (ir::CommunicationTime& t : worst_terms) {
+  const double exposed = ExposedSeconds(terms);
+  for (ir::CommunicationTime& t : terms) {
     communication += t.seconds();
     *out.add_communication() = std::move(t);
   }
   out.set_communication_seconds(communication);
-  out.set_exposed_communication_seconds(ExposedSeconds({out.communication().begin(), out.communication().end()}));
+  out.set_exposed_communication_seconds(exposed);
   const double stage_seconds = out.compute_seconds() + out.exposed_communication_seconds();
   const double f = plan.pipeline().stages_size() > 1 ? plan.pipeline().bubble_fraction() : 0.0;
   out.set_bubble_seconds(f > 0 && f < 1 ? f / (1 - f) * stage_seconds : 0.0);
@@ -69,7 +96,7 @@ absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
   if (out.step_seconds() > 0 && peak > 0) {
     out.set_mfu(out.model_flops_per_step() / (out.step_seconds() * world * peak));
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace accel::planner

@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/plan.pb.h"
+#include "planner/shard_layout.h"
 
 // The step-time estimate of a plan (ir::StepTimeEstimate): per-stage compute
 // (planner/step_compute.h), per-group communication with its overlap
@@ -21,6 +22,16 @@ namespace accel::planner {
 // Errors: InvalidArgument for dtype or recompute names the planner never writes.
 absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
                                                       const ir::DeviceProfile& profile);
+
+// EstimateStepTime written into `out` (e.g. plan.mutable_step_time(), built in place on the
+// plan's arena), with the shard units' and buckets' per-stage totals given
+// (planner/shard_layout.h): the planner's summary mode has no units or buckets in the plan.
+// `explain` false leaves the communication terms' formulas empty (the numbers are the same).
+// The plan-only form reads the totals with ShardTotalsFromPlan and explains. `out` must not be
+// part of `plan` other than plan.step_time, which is not read.
+absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile& profile,
+                                  const ShardTotals& shards, bool explain,
+                                  ir::StepTimeEstimate& out);
 
 }  // namespace accel::planner
 

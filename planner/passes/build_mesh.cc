@@ -1,16 +1,12 @@
 // build-mesh: strides of the mesh axes, the placement of every rank (node, local device, mesh
-// coordinates, stage) and the process groups for every axis and combination the executor uses.
+// coordinates, stage) and the process groups for every axis and combination the executor uses
+// (planner/mesh_groups.h). Summary mode keeps the strides and skips the rank and group lists.
 #include "common/diag_codes.h"
+#include "planner/mesh_groups.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
 namespace {
-
-// A process-group set: `axes` are indices into the mesh axes (outermost first).
-struct GroupSetSpec {
-  const char* name;
-  std::vector<int> axes;
-};
 
 class BuildMeshPass : public Pass {
  public:
@@ -20,22 +16,48 @@ class BuildMeshPass : public Pass {
     ir::Plan& plan = context.plan();
     ir::Mesh* mesh = plan.mutable_mesh();
     const int n_axes = mesh->axes_size();
+    std::vector<int64_t> sizes(n_axes);
+    for (int i = 0; i < n_axes; ++i) sizes[i] = mesh->axes(i).size();
     // Row-major with tp innermost: stride(tp) = 1, stride(cp) = tp, ... (torchtitan's order; it
     // reproduces Megatron-LM's tp-dp-pp rank groups, planner-facts §3).
-    int64_t stride = 1;
-    for (int i = n_axes - 1; i >= 0; --i) {
-      mesh->mutable_axes(i)->set_stride(stride);
-      stride *= mesh->axes(i).size();
-    }
-    const int64_t world = stride;
+    const std::vector<int64_t> strides = MeshStrides(sizes);
+    for (int i = 0; i < n_axes; ++i) mesh->mutable_axes(i)->set_stride(strides[i]);
     const int64_t per_node = plan.topology().devices_per_node();
+    WarnTensorParallelAcrossNodes(context, sizes[4], per_node);
+    if (context.summary_only()) return;
 
-    std::vector<int64_t> sizes(n_axes), strides(n_axes);
-    for (int i = 0; i < n_axes; ++i) {
-      sizes[i] = mesh->axes(i).size();
-      strides[i] = mesh->axes(i).stride();
+    const int64_t world = n_axes > 0 ? strides[0] * sizes[0] : 1;
+    AddRanks(sizes, strides, world, per_node, plan);
+    plan.clear_process_groups();
+    for (const GroupSetAxes& set : MeshGroupSets()) {
+      BuildGroups(set, sizes, strides, world, plan.add_process_groups(), *mesh);
     }
+    if (sizes[0] > 1 && plan.model().tie_word_embeddings()) {
+      const ir::ProcessGroupSet* pp_set = nullptr;
+      for (const ir::ProcessGroupSet& set : plan.process_groups()) {
+        if (set.name() == "pp") pp_set = &set;
+      }
+      ir::ProcessGroupSet embedding = BuildEmbeddingGroups(*pp_set, sizes[0]);
+      *plan.add_process_groups() = std::move(embedding);
+    }
+  }
 
+ private:
+  static void WarnTensorParallelAcrossNodes(PlanContext& context, int64_t tp, int64_t per_node) {
+    if (tp <= 1 || (tp <= per_node && per_node % tp == 0)) return;
+    const int64_t spans = tp > per_node ? (tp + per_node - 1) / per_node : 2;
+    Diagnostic& d = context.Warning(
+        codes::kTensorParallelCrossesNodes, "parallel.tensor",
+        "tensor-parallel groups of " + std::to_string(tp) + " ranks span " +
+            std::to_string(spans) + " nodes (devices_per_node is " + std::to_string(per_node) +
+            "); tensor parallelism across nodes is bandwidth-bound");
+    context.NoteField(d, "cluster.devices_per_node", "devices_per_node set here");
+  }
+
+  // Every rank's node, local device, mesh coordinates and stage (the pp coordinate).
+  static void AddRanks(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                       int64_t world, int64_t per_node, ir::Plan& plan) {
+    const int n_axes = static_cast<int>(sizes.size());
     auto* ranks = plan.mutable_ranks();
     ranks->Clear();
     ranks->Reserve(static_cast<int>(world));
@@ -50,40 +72,8 @@ class BuildMeshPass : public Pass {
       }
       placement->set_stage(placement->coords(0));
     }
-
-    // Axis indices: 0 pp, 1 dp_replicate, 2 dp_shard, 3 cp, 4 tp.
-    const GroupSetSpec sets[] = {
-        {"tp", {4}},           {"cp", {3}},
-        {"dp_shard", {2}},     {"dp_replicate", {1}},
-        {"dp", {1, 2}},        {"dp_shard_cp", {2, 3}},
-        {"pp", {0}},           {"world", {0, 1, 2, 3, 4}},
-    };
-    plan.clear_process_groups();
-    for (const GroupSetSpec& set : sets) {
-      BuildGroups(set, sizes, strides, world, plan.add_process_groups(), *mesh);
-    }
-    if (sizes[0] > 1 && plan.model().tie_word_embeddings()) {
-      const ir::ProcessGroupSet* pp_set = nullptr;
-      for (const ir::ProcessGroupSet& set : plan.process_groups()) {
-        if (set.name() == "pp") pp_set = &set;
-      }
-      ir::ProcessGroupSet embedding = BuildEmbeddingGroups(*pp_set, sizes[0]);
-      *plan.add_process_groups() = std::move(embedding);
-    }
-
-    const int64_t tp = sizes[4];
-    if (tp > 1 && (tp > per_node || per_node % tp != 0)) {
-      const int64_t spans = tp > per_node ? (tp + per_node - 1) / per_node : 2;
-      Diagnostic& d = context.Warning(
-          codes::kTensorParallelCrossesNodes, "parallel.tensor",
-          "tensor-parallel groups of " + std::to_string(tp) + " ranks span " +
-              std::to_string(spans) + " nodes (devices_per_node is " + std::to_string(per_node) +
-              "); tensor parallelism across nodes is bandwidth-bound");
-      context.NoteField(d, "cluster.devices_per_node", "devices_per_node set here");
-    }
   }
 
- private:
   // The first and the last rank of every pipeline ("pp" group, ranks ascending by stage): the
   // tied word embedding and its copy on the last stage (Megatron-LM's embedding group).
   static ir::ProcessGroupSet BuildEmbeddingGroups(const ir::ProcessGroupSet& pp_set, int64_t pp) {
@@ -102,7 +92,7 @@ class BuildMeshPass : public Pass {
   // Enumerates the groups of one set: a group is the ranks that differ only in `set.axes`.
   // Groups are ordered by their smallest rank and ranks ascend within a group, because strides
   // decrease from outer to inner axes.
-  static void BuildGroups(const GroupSetSpec& set, const std::vector<int64_t>& sizes,
+  static void BuildGroups(const GroupSetAxes& set, const std::vector<int64_t>& sizes,
                           const std::vector<int64_t>& strides, int64_t world,
                           ir::ProcessGroupSet* out, const ir::Mesh& mesh) {
     out->set_name(set.name);

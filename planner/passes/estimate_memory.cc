@@ -1,7 +1,8 @@
 // estimate-memory: the per-rank memory of every pipeline stage, term by term with formula and
 // source (planner/memory_estimator.h), written to plan.memory. A stage over the device limit is
 // error E0501 on cluster.device_memory, with the breakdown and the single changes that were
-// re-estimated and found to fit, unless the caller allows plans that do not fit.
+// re-estimated and found to fit, unless the caller allows plans that do not fit. Summary mode
+// records the terms' bytes without formulas and sources (the same totals and fit).
 #include <algorithm>
 #include <string>
 
@@ -21,16 +22,16 @@ class EstimateMemoryPass : public Pass {
     ir::Plan& plan = context.plan();
     absl::StatusOr<MemoryInputs> inputs =
         MemoryInputsFromPlan(plan, plan.mesh().sequence_parallel());
-    absl::StatusOr<std::vector<ir::MemoryEstimate>> estimates =
-        inputs.ok() ? EstimateMemory(*inputs) : absl::StatusOr<std::vector<ir::MemoryEstimate>>(inputs.status());
-    if (!estimates.ok()) {
+    const absl::Status status =
+        inputs.ok() ? Estimate(context, *inputs, !context.summary_only()) : inputs.status();
+    if (!status.ok()) {
       // The earlier passes write only names this pass knows; anything else is an accel bug.
-      context.Error(nullptr, "", "internal error: " + std::string(estimates.status().message()));
+      context.Error(nullptr, "", "internal error: " + std::string(status.message()));
       return;
     }
-    plan.clear_memory();
-    for (ir::MemoryEstimate& e : *estimates) *plan.add_memory() = std::move(e);
-    if (context.allow_not_fitting()) return;
+    if (context.allow_not_fitting() || EveryStageFits(plan)) return;
+    // Summary mode left the formulas out; the error shows them.
+    if (context.summary_only()) Estimate(context, *inputs, true).IgnoreError();
 
     const ir::MemoryEstimate* worst = nullptr;
     std::vector<int32_t> over;
@@ -68,6 +69,22 @@ class EstimateMemoryPass : public Pass {
              "data.micro_batch_size, parallel.tensor or parallel.pipeline makes every stage fit; "
              "combine them or use more devices");
     }
+  }
+
+ private:
+  // Writes plan.memory, with formulas and sources when `explain`.
+  static absl::Status Estimate(PlanContext& context, MemoryInputs& inputs, bool explain) {
+    inputs.explain = explain;
+    context.plan().clear_memory();
+    return EstimateMemoryInto(inputs, context.ModelParamsFor(inputs.tp),
+                              *context.plan().mutable_memory());
+  }
+
+  static bool EveryStageFits(const ir::Plan& plan) {
+    for (const ir::MemoryEstimate& e : plan.memory()) {
+      if (!e.fits()) return false;
+    }
+    return true;
   }
 };
 

@@ -27,12 +27,20 @@ class EstimateStepTimePass : public Pass {
   void Run(PlanContext& context) override {
     std::optional<ir::DeviceProfile> profile = Profile(context);
     if (!profile) return;
-    absl::StatusOr<ir::StepTimeEstimate> estimate = EstimateStepTime(context.plan(), *profile);
-    if (!estimate.ok()) {
-      context.Error(nullptr, "", "internal error: " + std::string(estimate.status().message()));
-      return;
+    // Summary mode wrote no shard units or buckets: their totals are in the context.
+    const ShardTotals* totals = context.shard_totals();
+    const bool summary = totals != nullptr;
+    ShardTotals from_plan;
+    if (!summary) {
+      from_plan = ShardTotalsFromPlan(context.plan());
+      totals = &from_plan;
     }
-    *context.plan().mutable_step_time() = std::move(*estimate);
+    const absl::Status status = EstimateStepTimeInto(context.plan(), *profile, *totals, !summary,
+                                                     *context.plan().mutable_step_time());
+    if (!status.ok()) {
+      context.plan().clear_step_time();
+      context.Error(nullptr, "", "internal error: " + std::string(status.message()));
+    }
   }
 
  private:

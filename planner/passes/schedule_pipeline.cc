@@ -1,5 +1,6 @@
 // schedule-pipeline: the ordered operations of each stage for one optimizer step (GPipe, 1F1B or
 // interleaved 1F1B as planner/pipeline_schedules.h writes them) and what travels between stages.
+// Summary mode records the activations in flight without the op lists.
 #include "ir/plan_access.h"
 #include "planner/pass.h"
 #include "planner/pipeline_schedules.h"
@@ -19,7 +20,16 @@ class SchedulePipelinePass : public Pass {
     shape.virtual_stages = ir::VirtualStages(*pipeline);
     shape.microbatches = static_cast<int32_t>(pipeline->microbatches());
     SetActivation(context.plan(), *pipeline);
-    for (int32_t s = 0; s < shape.stages; ++s) WriteStageOps(shape, s, *pipeline->mutable_stages(s));
+    for (int32_t s = 0; s < shape.stages; ++s) {
+      ir::PipelineStage* stage = pipeline->mutable_stages(s);
+      if (context.summary_only()) {
+        // Summary mode records the activations in flight without the op lists.
+        stage->clear_ops();
+        stage->set_max_inflight_microbatches(static_cast<int32_t>(InflightMicrobatches(shape, s)));
+        continue;
+      }
+      WriteStageOps(shape, s, *stage);
+    }
   }
 
  private:

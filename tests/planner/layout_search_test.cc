@@ -1,11 +1,14 @@
 // The layout search (planner/layout_search.h): the ranking against plans made independently
 // through the loader's --set overrides, the counts, and a job that fits only when sharded.
-#include <catch2/catch.hpp>
+#include "planner/layout_search.h"
 
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "planner/layout_search.h"
+#include "ir/plan_verifier.h"
 #include "planner/step_time_diff.h"
 #include "planner_test_util.h"
 
@@ -154,6 +157,107 @@ TEST_CASE("search: BuildPlanAndInspect sees the plan BuildPlan returns", "[searc
     CHECK(ok == built.ok);
     CHECK(inspected == built.plan.SerializeAsString());
     CHECK(sink_a.diagnostics().size() == sink_b.diagnostics().size());
+  }
+}
+
+// A gpt2 job with tied embeddings on 8 cpu workers: pipelined layouts keep a copy of the word
+// embedding on the last stage; small buckets give every stage several.
+constexpr const char* kTiedCpuJob = R"(version: 1
+name: search-tied
+model: {arch: gpt2, hidden_size: 128, num_layers: 4, num_heads: 4, vocab_size: 256, max_seq_len: 128}
+data:
+  train: {path: corpus.txt, format: text}
+  seq_len: 128
+  micro_batch_size: 2
+  global_batch_size: 32
+training: {steps: 10}
+parallel: {data_replicate: auto}
+sharding: {bucket_size: 40000, param_persistence_threshold: 1000}
+cluster: {nodes: 2, devices_per_node: 4, device: cpu, device_memory: 64MiB, runtime_overhead: 0}
+)";
+
+bool SameLayout(const Layout& a, const Layout& b) {
+  return a.data_replicate == b.data_replicate && a.data_shard == b.data_shard &&
+         a.context == b.context && a.tensor == b.tensor && a.pipeline == b.pipeline &&
+         a.sharding_stage == b.sharding_stage && a.micro_batch_size == b.micro_batch_size &&
+         a.recompute == b.recompute && a.schedule == b.schedule;
+}
+
+// The search in summary mode and with full plans: the same counts and the same ranked list.
+void CheckSummaryRanksAsFull(const spec::JobSpec& job) {
+  SearchOptions full;
+  full.summary_only = false;
+  absl::StatusOr<SearchResult> a = SearchLayouts(job);
+  absl::StatusOr<SearchResult> b = SearchLayouts(job, full);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->global_batch == b->global_batch);
+  CHECK(a->enumerated == b->enumerated);
+  CHECK(a->valid == b->valid);
+  CHECK(a->fitting == b->fitting);
+  REQUIRE(a->ranked.size() == b->ranked.size());
+  CHECK(!a->ranked.empty());
+  for (size_t i = 0; i < a->ranked.size(); ++i) {
+    const RankedLayout& x = a->ranked[i];
+    const RankedLayout& y = b->ranked[i];
+    INFO("rank " << i + 1 << ": " << DegreesText(x.layout) << " vs " << DegreesText(y.layout));
+    CHECK(SameLayout(x.layout, y.layout));
+    CHECK(x.grad_accum_steps == y.grad_accum_steps);
+    CHECK(x.peak_device_bytes == y.peak_device_bytes);
+    CHECK(x.device_limit_bytes == y.device_limit_bytes);
+    // Bit for bit, profile, stages and communication terms included.
+    CHECK(x.step_time.SerializeAsString() == y.step_time.SerializeAsString());
+  }
+}
+
+spec::JobSpec LoadExample(const std::string& path, const std::vector<std::string>& overrides) {
+  REQUIRE(chdir(ACCEL_SOURCE_ROOT) == 0);
+  DiagnosticSink sink;
+  SourceManager sources;
+  spec::LoadOptions load;
+  load.overrides = overrides;
+  std::optional<spec::JobSpec> job = spec::LoadJobSpec(path, load, sink, sources);
+  INFO(RenderText(sink.diagnostics(), sources));
+  REQUIRE(job.has_value());
+  return *job;
+}
+
+TEST_CASE("search: summary mode ranks exactly as full plans", "[search]") {
+  for (const char* yaml : {kSmallJob, kNeedsSharding, kTiedCpuJob}) {
+    INFO(yaml);
+    CheckSummaryRanksAsFull(Load(yaml));
+  }
+  for (const char* path : {"examples/specs/gpt2-mini_cpu8_3d.yaml",
+                           "examples/specs/llama-2-7b_2x8xa100_hybrid.yaml"}) {
+    INFO(path);
+    CheckSummaryRanksAsFull(LoadExample(path, {}));
+  }
+  INFO("llama-2-70b on 2 nodes");
+  CheckSummaryRanksAsFull(
+      LoadExample("examples/specs/llama-2-70b_16x8xh100_3d.yaml", {"cluster.nodes=2"}));
+}
+
+TEST_CASE("search: the winner replanned without summary mode is a verified plan", "[search]") {
+  for (const char* yaml : {kSmallJob, kTiedCpuJob}) {
+    const spec::JobSpec job = Load(yaml);
+    absl::StatusOr<SearchResult> result = SearchLayouts(job);
+    REQUIRE(result.ok());
+    REQUIRE(!result->ranked.empty());
+    const RankedLayout& winner = result->ranked.front();
+    DiagnosticSink sink;
+    PlanOptions options;
+    options.verify_each_pass = true;
+    PlanResult plan =
+        BuildPlan(ApplyLayout(job, winner.layout, result->global_batch), options, sink);
+    REQUIRE(plan.ok);
+    CHECK(ir::VerifyPlan(plan.plan).empty());
+    CHECK(plan.plan.ranks_size() == job.world_size());
+    CHECK(plan.plan.sharding().units_size() > 0);
+    CHECK(plan.plan.step_time().step_seconds() == winner.step_time.step_seconds());
+    int64_t peak = 0;
+    for (const ir::MemoryEstimate& m : plan.plan.memory())
+      peak = std::max(peak, m.device_total_bytes());
+    CHECK(peak == winner.peak_device_bytes);
   }
 }
 
