@@ -97,50 +97,6 @@ std::vector<Case> AllCases() {
           {"llama bf16", Shape(false, true, false)},  {"llama bf16 params", Shape(false, true, true)}};
 }
 
-// Bytes one block's backward holds above what was live when it started (its transients: the
-// gradients of the block's intermediates, minus the saved tensors it frees on the way), measured
-// on a pipeline stage holding one block and nothing else, as a non-last stage runs it. The
-// second of two rounds is measured, so the parameter gradients already exist.
-int64_t BlockBackwardBytes(const planner::ExecutorActivationShape& s) {
-  StageSpan span{0, 1, /*has_embedding=*/false, /*has_head=*/false, {}};
-  std::shared_ptr<CausalLm> model = *BuildCausalLm(ConfigOf(s, 1), 7, {}, {}, span);
-  if (s.bf16_params) model->to(torch::kBFloat16);
-  const auto dtype = s.bf16_params ? torch::kBFloat16 : torch::kFloat;
-  int64_t working = 0;
-  for (int round = 0; round < 2; ++round) {
-    torch::Tensor input = torch::randn({s.micro_batch, s.seq_len, s.hidden}).to(dtype).requires_grad_(true);
-    torch::Tensor out;
-    {
-      AutocastScope autocast(c10::kCPU, s.bf16_compute ? ComputePrecision::kBf16 : ComputePrecision::kFp32);
-      out = model->ForwardStage(input);
-    }
-    torch::Tensor grad = torch::ones_like(out);
-    const int64_t before = LiveTensorBytes();
-    ResetPeakTensorBytes();
-    out.backward(grad);
-    working = PeakTensorBytes() - before;
-  }
-  return working;
-}
-
-TEST_CASE("measure block backward", "[.measure]") {
-  InstallCountingCpuAllocator();
-  at::set_num_threads(1);
-  for (const Case& c0 : AllCases()) {
-    for (int variant = 0; variant < 5; ++variant) {
-      planner::ExecutorActivationShape s = c0.shape;
-      if (variant == 1) s.seq_len *= 2;
-      if (variant == 2) s.micro_batch *= 2;
-      if (variant == 3) s.ffn *= 2;
-      if (variant == 4) s.heads *= 2, s.kv_heads *= 2;
-      const int64_t x = s.seq_len * s.micro_batch * s.hidden, f = s.seq_len * s.micro_batch * s.ffn;
-      const int64_t S = s.micro_batch * s.heads * s.seq_len * s.seq_len, n = s.seq_len * s.micro_batch;
-      WARN(c0.name << " v" << variant << " x=" << x << " f=" << f << " S=" << S << " n=" << n
-                   << " kept=" << planner::ExecutorActivationBytesPerLayer(s) << " working=" << BlockBackwardBytes(s));
-    }
-  }
-}
-
 TEST_CASE("executor activation formula: one block keeps what the planner estimates",
           "[memory][estimate]") {
   InstallCountingCpuAllocator();
