@@ -1,6 +1,7 @@
 // Trainer state of sharding stages 1–3 as flat ranges of global tensors (sharded_tensors.h):
 // every rank writes the ranges it owns and reads the ranges its layout owns on resume, so a
-// checkpoint saved on one layout (stage, degree) loads into another.
+// checkpoint saved on one layout (stage, degree) loads into another. Under another
+// tensor-parallel degree a rank reads each tp-split tensor whole and re-slices it.
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/torch_tensors.h"
+#include "executor/models/tensor_parallel.h"
 #include "executor/train/optimizer_state_key.h"
 #include "executor/train/trainer.h"
 
@@ -76,22 +78,61 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
-// A checkpoint written under another tensor-parallel degree stores other slices.
-absl::Status CheckTpShape(const std::string& dir, const GlobalTensorInfo& info, const TpPlacement& tp) {
-  if (info.shape == tp.shape) return absl::OkStatus();
-  const bool saved_split = info.shape.size() == tp.shape.size() + 1;
-  const bool run_split = tp.shape.size() == info.shape.size() + 1;
-  const int64_t saved = saved_split ? info.shape[0] : 1;
-  const int64_t run = run_split ? tp.shape[0] : 1;
-  if (saved != run && (saved_split || run_split)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        dir, ": tensor ", info.name, " was saved split over ", saved,
-        " tensor-parallel rank(s) but this run has ", run,
-        "; resuming under another tensor-parallel degree is not supported yet"));
+// How a checkpoint tensor relates to this run's layout of it: stored as this run stores it, or
+// (a tp-split parameter) saved under another tensor-parallel degree, split over saved_degree
+// ranks (1: whole), to be read whole, merged and sliced again.
+struct TpSource {
+  bool reshard = false;
+  int64_t saved_degree = 1;
+};
+
+// The whole shape of a tp-split parameter whose local shape is `local`, over `degree` ranks.
+std::vector<int64_t> WholeShape(std::vector<int64_t> local, const ParamSlot& slot, int64_t degree) {
+  if (slot.tp_dim >= 0 && static_cast<size_t>(slot.tp_dim) < local.size()) local[slot.tp_dim] *= degree;
+  return local;
+}
+
+absl::StatusOr<TpSource> MatchTp(const std::string& dir, const GlobalTensorInfo& info, const TpPlacement& tp,
+                                 const ParamSlot& slot, const std::vector<int64_t>& local, int64_t tp_size) {
+  if (info.shape == tp.shape) return TpSource{};
+  if (slot.tp_split) {
+    const std::vector<int64_t> run_whole = WholeShape(local, slot, tp_size);
+    const bool saved_split = info.shape.size() == local.size() + 1;
+    const int64_t saved_degree = saved_split ? info.shape[0] : 1;
+    const std::vector<int64_t> saved_whole =
+        saved_split ? WholeShape({info.shape.begin() + 1, info.shape.end()}, slot, saved_degree) : info.shape;
+    if (saved_whole == run_whole) return TpSource{true, saved_degree};
+    if (saved_whole.size() == run_whole.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          dir, ": tensor ", info.name, " saved under tensor-parallel degree ", saved_degree, " is ",
+          ShapeText(saved_whole), " whole, but this run's degree ", tp_size, " needs ", ShapeText(run_whole),
+          ": the vocabulary is padded to a multiple of 128 x tp (model.padded_vocab_size), and degrees that "
+          "pad it differently cannot resume each other"));
+    }
   }
   return absl::InvalidArgumentError(absl::StrCat(dir, ": tensor ", info.name, " has shape ",
                                                  ShapeText(info.shape), " but this run expects ",
                                                  ShapeText(tp.shape)));
+}
+
+// Reads tensor `name` (saved as `source` says, dtype `dtype`, shape info.shape) whole, merges its
+// tensor-parallel slices, takes this run's slice and of that the flat range `slot` owns, into
+// `target`, casting the dtype. The merge and slice are exact copies (TpMerge, TpSlice), so the
+// values are bitwise the saved ones.
+absl::Status ReadResharded(const ShardedTensorReader& reader, const GlobalTensorInfo& info,
+                           const std::string& dtype, const TpSource& source, const ParamSlot& slot,
+                           int64_t tp_rank, int64_t tp_size, torch::Tensor target) {
+  absl::StatusOr<std::string> bytes = reader.ReadWhole(info.name);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<at::Tensor> saved = SafetensorsToTensor({info.name, dtype, info.shape, *std::move(bytes)});
+  if (!saved.ok()) return saved.status();
+  const TpSplit split{slot.tp_dim, slot.tp_parts};
+  at::Tensor whole = *saved;
+  if (source.saved_degree > 1) whole = TpMerge(saved->unbind(0), split);
+  const at::Tensor local = tp_size > 1 ? TpSlice(whole, split, tp_rank, tp_size) : whole;
+  torch::NoGradGuard no_grad;
+  target.view({-1}).copy_(local.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel()));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -156,10 +197,19 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
       const std::string source = has(master) ? master : slot.name;
       if (!has(source)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", slot.name));
       const TpPlacement tp = PlaceTp(slot, shapes_[i], TpRank(), TpSize());
-      if (absl::Status s = CheckTpShape(reader.dir(), infos.at(source), tp); !s.ok()) return s;
-      slot.owned_begin += tp.offset;
-      slot.owned_end += tp.offset;
-      if (absl::Status s = ReadInto(reader, source, infos.at(source).dtype, slot, opt[i]); !s.ok()) return s;
+      absl::StatusOr<TpSource> from = MatchTp(reader.dir(), infos.at(source), tp, slot, shapes_[i], TpSize());
+      if (!from.ok()) return from.status();
+      // Saved under another tensor-parallel degree: whole, merged, sliced again; else the range.
+      ParamSlot range = slot;
+      range.owned_begin += tp.offset;
+      range.owned_end += tp.offset;
+      auto read = [&](const std::string& name, const std::string& dtype, torch::Tensor target) {
+        if (!from->reshard) return ReadInto(reader, name, dtype, range, target);
+        if (!has(name)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", name));
+        GlobalTensorInfo info = infos.at(name);
+        return ReadResharded(reader, info, dtype, *from, slot, TpRank(), TpSize(), target);
+      };
+      if (absl::Status s = read(source, infos.at(source).dtype, opt[i]); !s.ok()) return s;
       const std::string exp_avg = "optimizer.exp_avg." + slot.name;
       const std::string momentum = "optimizer.momentum." + slot.name;
       if (options_.optimizer == OptimizerKind::kAdamW && has(exp_avg)) {
@@ -167,14 +217,14 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         state->step(step);
         state->exp_avg(torch::zeros_like(opt[i]));
         state->exp_avg_sq(torch::zeros_like(opt[i]));
-        if (absl::Status s = ReadInto(reader, exp_avg, "F32", slot, state->exp_avg()); !s.ok()) return s;
+        if (absl::Status s = read(exp_avg, "F32", state->exp_avg()); !s.ok()) return s;
         const std::string sq = "optimizer.exp_avg_sq." + slot.name;
-        if (absl::Status s = ReadInto(reader, sq, "F32", slot, state->exp_avg_sq()); !s.ok()) return s;
+        if (absl::Status s = read(sq, "F32", state->exp_avg_sq()); !s.ok()) return s;
         optimizer_->state()[OptimizerStateKey(opt[i])] = std::move(state);
       } else if (options_.optimizer == OptimizerKind::kSgd && has(momentum)) {
         auto state = std::make_unique<torch::optim::SGDParamState>();
         state->momentum_buffer(torch::zeros_like(opt[i]));
-        if (absl::Status s = ReadInto(reader, momentum, "F32", slot, state->momentum_buffer()); !s.ok()) return s;
+        if (absl::Status s = read(momentum, "F32", state->momentum_buffer()); !s.ok()) return s;
         optimizer_->state()[OptimizerStateKey(opt[i])] = std::move(state);
       }
     }

@@ -222,7 +222,7 @@ TEST_CASE("the plan's parameter splits are the model's") {
   }
 }
 
-TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2 and is refused under tp 1") {
+TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2") {
   const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_resume_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   const ir::Plan plan = PlanFor(kLlama, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\n"
@@ -235,23 +235,69 @@ TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2 and is refused under tp 
     CHECK(resumed[r].losses[0] == straight[r].losses[2]);
     for (const auto& [name, w] : straight[r].weights) CHECK(torch::equal(resumed[r].weights.at(name), w));
   }
-  // Under another tensor degree the slices are other ones: refused, naming the tensor.
-  const ir::Plan single = PlanFor(kLlama, 2, "parallel: {data_replicate: 1, data_shard: 2}\n"
-                                             "sharding: {stage: 2, bucket_size: 3000}\n");
-  std::vector<std::string> errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the saved weights bitwise") {
+  const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_reshard_" + std::to_string(::getpid()));
+  auto tp_of = [](const ir::Plan& p) { return static_cast<int>(ir::AxisSize(p, ir::Axis::kTp)); };
+  const std::string sharded = "sharding: {stage: 1}\n";
+  auto plan = [&](const char* model, int tp, int shard, const std::vector<std::string>& overrides = {}) {
+    return PlanFor(model, tp * shard,
+                   "parallel: {data_replicate: 1, data_shard: " + std::to_string(shard) +
+                       ", tensor: " + std::to_string(tp) + "}\n" + sharded, overrides);
+  };
+  // Save with one plan, resume with another with 2 steps to go (so nothing more trains): the
+  // resumed ranks' merged weights are the saved ones.
+  auto check = [&](const ir::Plan& saver, const ir::Plan& loader) {
+    INFO("saved with tp " << tp_of(saver) << ", resumed with tp " << tp_of(loader));
+    std::filesystem::remove_all(root);
+    const auto saved = Merged(saver, Train(saver, 2, {root, 2, false}), 0, tp_of(saver));
+    const auto loaded = Merged(loader, Train(loader, 2, {root, 0, true}), 0, tp_of(loader));
+    CHECK(MaxRelativeDifference(loaded, saved) == 0);
+  };
+  // GPT-2's fused c_attn (tp_parts 3), a GQA Llama's q/k/v, the vocabulary-parallel embeddings
+  // and the row-parallel projections are merged and sliced again on load.
+  for (const char* model : {kGpt2, kLlama}) {
+    INFO(model);
+    check(plan(model, 2, 2), plan(model, 1, 2));
+    check(plan(model, 1, 2), plan(model, 2, 2));
+  }
+  // tp 4 pads a 512-token vocabulary as tp 1 and 2 do.
+  const std::vector<std::string> vocab512 = {"model.vocab_size=512"};
+  check(plan(kGpt2, 2, 2, vocab512), plan(kGpt2, 4, 1, vocab512));
+  check(plan(kGpt2, 4, 1, vocab512), plan(kGpt2, 1, 2, vocab512));
+  // The SGD momentum moves too: 2 steps at tp 2 then 2 at tp 1 match 4 at tp 1 (within the
+  // tensor-parallel tolerance).
+  std::filesystem::remove_all(root);
+  const ir::Plan one = plan(kLlama, 1, 2), two = plan(kLlama, 2, 2);
+  const auto straight = Merged(one, Train(one, 4), 0, 1);
+  Train(two, 2, {root, 2, false});
+  CHECK(MaxRelativeDifference(Merged(one, Train(one, 4, {root, 0, true}), 0, 1), straight) < kWeightRel);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("a checkpoint is refused under a tensor-parallel degree that pads the vocabulary differently") {
+  const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_pad_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  // A 256-token vocabulary: tp 2 keeps 256 rows, tp 4 pads to 512 (a multiple of 128 x 4).
+  const ir::Plan two = PlanFor(kGpt2, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\nsharding: {stage: 1}\n");
+  const ir::Plan four = PlanFor(kGpt2, 4, "parallel: {data_replicate: 1, data_shard: 1, tensor: 4}\nsharding: {stage: 1}\n");
+  Train(two, 2, {root, 2, false});
+  std::vector<std::string> errors = RunRanks(4, [&](int rank, Rendezvous& rdzv) {
     auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
     Ok(world_comm.status());
-    auto groups = ProcessGroups::Create(single, rank, rdzv, *world_comm, CommBackend::kGloo);
+    auto groups = ProcessGroups::Create(four, rank, rdzv, *world_comm, CommBackend::kGloo);
     Ok(groups.status());
-    auto model = BuildCausalLm(*ModelConfigFromPlan(single.model()), 1234);
+    TensorParallel tp{groups->Get("tp"), false};
+    auto model = BuildCausalLm(*ModelConfigFromPlan(four.model()), 1234, tp);
     Ok(model.status());
     std::vector<std::pair<std::string, int64_t>> names;
     for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
-    auto layout = ShardLayout::FromPlan(single.sharding(), 0, names, groups->RankIn("dp_shard"));
+    auto layout = ShardLayout::FromPlan(four.sharding(), 0, names, groups->RankIn("dp_shard"));
     Ok(layout.status());
     DataParallelGroups dpg;
-    dpg.dp = groups->Get("dp");
-    dpg.dp_shard = groups->Get("dp_shard");
+    dpg.tp = groups->Get("tp");
     TrainerOptions options;
     options.optimizer = OptimizerKind::kSgd;
     options.momentum = 0.9;
@@ -260,9 +306,10 @@ TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2 and is refused under tp 
     auto latest = CheckpointStore(root, 2).LatestGood();
     Ok(latest.status());
     const std::string message((*trainer)->LoadState(latest->path).status().message());
-    Expect(message == latest->path + ": tensor model.embed_tokens.weight was saved split over 2 "
-                                      "tensor-parallel rank(s) but this run has 1; resuming under another "
-                                      "tensor-parallel degree is not supported yet",
+    Expect(message == latest->path + ": tensor transformer.wte.weight saved under tensor-parallel degree 2 "
+                                      "is [256, 32] whole, but this run's degree 4 needs [512, 32]: the "
+                                      "vocabulary is padded to a multiple of 128 x tp (model.padded_vocab_size), "
+                                      "and degrees that pad it differently cannot resume each other",
            message);
   });
   for (const std::string& e : errors) CHECK(e == "");
