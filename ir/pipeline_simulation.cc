@@ -166,6 +166,48 @@ std::string StallCause(const Pipeline& pipeline, const std::vector<std::vector<c
 
 }  // namespace
 
+std::vector<int> MatchingPeerOps(const Pipeline& pipeline, int stage) {
+  const VirtualStageMap vs(pipeline);
+  // (gradient, sending virtual stage, microbatch) of a send or receive op of stage s.
+  auto key = [&](int s, const PipelineOp& op) {
+    const int self = vs.Of(s, op.chunk());
+    const bool gradient = op.kind() == SEND_GRAD || op.kind() == RECV_GRAD;
+    int from = self;
+    if (op.kind() == RECV_ACTIVATION) from = self - 1;
+    if (op.kind() == RECV_GRAD) from = self + 1;
+    return std::make_tuple(gradient, self < 0 ? -1 : from, op.microbatch());
+  };
+  using Key = std::tuple<bool, int, int32_t, bool>;  // key(...), and whether the op sends
+  // Each peer's sends and receives to or from `stage`, by key: one pass per peer.
+  std::map<int, std::map<Key, int>> peers;
+  auto index_of = [&](int peer) -> const std::map<Key, int>& {
+    auto [it, fresh] = peers.try_emplace(peer);
+    if (!fresh) return it->second;
+    const auto& peer_ops = pipeline.stages(peer).ops();
+    for (int j = 0; j < peer_ops.size(); ++j) {
+      const PipelineOp& other = peer_ops[j];
+      if (other.peer_stage() != stage || !(IsSend(other.kind()) || IsRecv(other.kind()))) continue;
+      const auto [gradient, from, mb] = key(peer, other);
+      it->second.try_emplace(Key{gradient, from, mb, IsSend(other.kind())}, j);
+    }
+    return it->second;
+  };
+  const auto& ops = pipeline.stages(stage).ops();
+  std::vector<int> out(static_cast<size_t>(ops.size()), -1);
+  for (int i = 0; i < ops.size(); ++i) {
+    const PipelineOp& op = ops[i];
+    const bool send = IsSend(op.kind()), recv = IsRecv(op.kind());
+    const int peer = op.peer_stage();
+    if ((!send && !recv) || peer < 0 || peer >= pipeline.stages_size()) continue;
+    const auto [gradient, from, mb] = key(stage, op);
+    const std::map<Key, int>& index = index_of(peer);
+    // A send pairs with the peer's receive, a receive with the peer's send.
+    auto it = index.find(Key{gradient, from, mb, !send});
+    if (it != index.end()) out[static_cast<size_t>(i)] = it->second;
+  }
+  return out;
+}
+
 std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk) {
   std::string name = absl::StrCat(kind == FORWARD ? "F" : "B", microbatch);
   if (chunk >= 0) absl::StrAppend(&name, "c", chunk);

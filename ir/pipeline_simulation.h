@@ -54,6 +54,15 @@ struct PipelineTimeline {
 // schedule picture both read this one simulation.
 PipelineTimeline SimulatePipeline(const Pipeline& pipeline);
 
+// For each op of stage `stage` (an index into Pipeline.stages), the index in its peer stage's op
+// list of the op at the other end of the same message: a send's matching receive, a receive's
+// matching send; −1 for compute ops and for messages with no match (a malformed plan). A message
+// is identified by its direction (activation or gradient), the sending virtual stage and the
+// microbatch. Since every stage runs its list in order, a rank that receives the message its
+// peer sent at index q knows the peer finished every receive before q: the executor uses this to
+// release sent tensors as soon as their receiver has them.
+std::vector<int> MatchingPeerOps(const Pipeline& pipeline, int stage);
+
 // "F3" / "B3": a compute op's short name in pictures and messages; "F3c1" with chunk ≥ 0 (the
 // model chunk of an interleaved schedule).
 std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk = -1);

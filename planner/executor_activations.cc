@@ -99,6 +99,17 @@ int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
   return ExecutorActivationBytesPerLayer(s);
 }
 
+int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {
+  const int64_t n = s.seq_len * s.micro_batch;
+  const int64_t f = n * s.ffn, x = n * s.hidden, w = s.hidden * s.ffn;
+  if (s.gpt2) {
+    if (s.bf16_params) return 3 * f + x;
+    return s.bf16_compute ? 6 * f - 2 * w : 4 * f + 4 * w;
+  }
+  if (s.bf16_params || s.bf16_compute) return 4 * f;
+  return 8 * f;
+}
+
 namespace {
 
 // The head's bytes kept per micro-batch and its fp32 n·V logits size.

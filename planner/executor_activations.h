@@ -77,6 +77,19 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, Recomput
 // block's backward holds at once are not modelled.
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
 
+// Bytes one block's backward holds above what was live when it started: the gradients of its
+// intermediates as they appear, less the saved tensors backward frees on the way, and autograd's
+// weight-gradient temporaries. Measured with the counting allocator on a pipeline stage holding
+// one block (tests/executor/memory/activation_estimate_test.cc), with f = s·b·ffn, x = s·b·h and
+// W = h·ffn elements (the attention scores S do not enter: the MLP's backward is the peak):
+//   GPT-2 fp32: 4f + 4W; bf16 compute: 6f − 2W; bf16 parameters: 3f + x
+//   Llama fp32: 8f;      bf16 compute: 4f;      bf16 parameters: 4f
+// Exact on the measured shapes except GPT-2 with bf16 parameters and Llama with bf16 compute
+// (within 16%; the peak moves between ops as the shape changes). A stage without the head
+// peaks during a block's backward; with the head, the loss backward's larger transients come
+// first (ExecutorHeadBytes).
+int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
+
 // Bytes of the output side for one micro-batch: final norm (GPT-2 fp32 8x + 8n, bf16 6x + 8n,
 // bf16 parameters 4x; Llama fp32 16x, bf16 14x, bf16 parameters 12x), the fp32 log-probabilities the cross-entropy keeps (4·n·V), the
 // targets (8n), with bf16 compute over fp32 parameters the bf16 copy of the output weight (2·V·h), and the backward

@@ -446,6 +446,29 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   }
 }
 
+// A pipeline stage without the head peaks inside a block's backward, holding the gradient it
+// received and the one it will send as well. On the last stage the loss backward's two fp32
+// n·V transients come first and are counted with the logits: only what a block's backward and
+// the sent gradient hold beyond them adds.
+void AddBlockBackwardTerm(const SharedInputs& c, const StageLayout& layout,
+                          const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const int64_t boundary = c.seq * in.micro_batch_size * c.h * in.param_bytes;
+  const int64_t block = ExecutorBlockBackwardBytes(exec_shape);
+  int64_t bytes = block + 2 * boundary;
+  std::string what = "1 block's backward working memory " + N(block) +
+                     " B + the stage's received and sent gradients 2 x s*b*h " +
+                     N(c.seq * in.micro_batch_size * c.h) + " x " + N(in.param_bytes) + " B";
+  if (layout.has_lm_head) {
+    const int64_t loss_backward = 2 * 4 * c.seq * in.micro_batch_size * c.padded_vocab;
+    bytes = std::max<int64_t>(0, block + boundary - loss_backward);
+    what = "1 block's backward working memory " + N(block) + " B + the sent gradient " + N(boundary) +
+           " B beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
+  }
+  if (bytes == 0) return;
+  SetTerm(e.add_device(), c.explain, "activations", bytes, [&] { return what; }, kExecutorActivationSource);
+}
+
 // Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
 // gradients, and the head's logits.
 void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::MemoryEstimate& e) {
@@ -520,6 +543,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
+  if (pipeline && executor_layout && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
   if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
     const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
     SetTerm(

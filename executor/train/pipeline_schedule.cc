@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "ir/pipeline_simulation.h"
 #include "ir/plan_access.h"
 
 namespace accel::exec {
@@ -34,9 +35,14 @@ class StageRun {
     }
   }
 
-  absl::Status Execute(const ir::PipelineOp& op);
+  // Runs op `index` of the stage's list.
+  absl::Status Execute(int index, const ir::PipelineOp& op);
   // Waits for the sends still in flight (all of them when `all`, else those already done).
   absl::Status ReapSends(bool all);
+  // After receiving from `peer` what it sent at index `sent_at` of its op list: every send to
+  // `peer` that it received before that index is complete; waits for them (at once) so their
+  // tensors are released. Gloo reports a send complete only once waited on.
+  absl::Status ReleaseReceived(int peer, int sent_at);
   double loss_sum() const { return loss_sum_; }
   double recv_wait_seconds() const { return recv_wait_seconds_; }
 
@@ -55,7 +61,7 @@ class StageRun {
   absl::Status CheckActivation(const at::Tensor& t, int chunk, int mb) const;
   absl::Status Forward(int chunk, int mb);
   absl::Status Backward(int chunk, int mb);
-  absl::Status Send(at::Tensor tensor, int peer, int tag);
+  absl::Status Send(at::Tensor tensor, int peer, int tag, int received_at);
   // A blocking receive, its time added to recv_wait_seconds_.
   absl::Status Receive(at::Tensor& into, int peer, int tag);
 
@@ -69,7 +75,13 @@ class StageRun {
   std::vector<at::Tensor> outputs_;  // forward outputs awaiting backward
   std::vector<at::Tensor> grads_;    // received gradients of outputs_
   std::vector<at::Tensor> losses_;   // last virtual stage: the microbatch losses awaiting backward
-  std::list<std::unique_ptr<PendingWork>> sends_;
+  // Sends in flight, with the peer and the index of the matching receive in its op list.
+  struct PendingSend {
+    std::unique_ptr<PendingWork> work;
+    int peer = -1;
+    int received_at = -1;
+  };
+  std::list<PendingSend> sends_;
   std::pair<int, int> last_backward_ = {-1, -1};  // (chunk, microbatch) of the op list's last backward
   double loss_sum_ = 0;
   double recv_wait_seconds_ = 0;
@@ -133,13 +145,15 @@ absl::Status StageRun::Backward(int chunk, int mb) {
   return sync_.EndMicroStep();
 }
 
-absl::Status StageRun::Send(at::Tensor tensor, int peer, int tag) {
+absl::Status StageRun::Send(at::Tensor tensor, int peer, int tag, int received_at) {
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<PendingWork> work, c_.pp->SendAsync(std::move(tensor), peer, tag));
-  sends_.push_back(std::move(work));
+  sends_.push_back({std::move(work), peer, received_at});
   return absl::OkStatus();
 }
 
-absl::Status StageRun::Execute(const ir::PipelineOp& op) {
+absl::Status StageRun::Execute(int index, const ir::PipelineOp& op) {
+  const int matching =
+      static_cast<size_t>(index) < c_.matching_peer_ops.size() ? c_.matching_peer_ops[static_cast<size_t>(index)] : -1;
   const int mb = op.microbatch();
   const int chunk = op.chunk();
   const int vs = VirtualStage(chunk);
@@ -153,21 +167,21 @@ absl::Status StageRun::Execute(const ir::PipelineOp& op) {
       at::Tensor t = NewActivation();
       ACCEL_RETURN_IF_ERROR(Receive(t, op.peer_stage(), ActivationTag(vs, mb, m_)));
       inputs_[at] = t.requires_grad_(true);
-      return absl::OkStatus();
+      return ReleaseReceived(op.peer_stage(), matching);
     }
     case ir::SEND_ACTIVATION:
-      return Send(outputs_[at].detach().contiguous(), op.peer_stage(), ActivationTag(vs + 1, mb, m_));
+      return Send(outputs_[at].detach().contiguous(), op.peer_stage(), ActivationTag(vs + 1, mb, m_), matching);
     case ir::RECV_GRAD: {
       at::Tensor g = NewActivation();
       ACCEL_RETURN_IF_ERROR(Receive(g, op.peer_stage(), GradientTag(vs, mb, m_)));
       grads_[at] = g;
-      return absl::OkStatus();
+      return ReleaseReceived(op.peer_stage(), matching);
     }
     case ir::SEND_GRAD: {
       at::Tensor g = inputs_[at].grad();
       if (!g.defined()) g = torch::zeros_like(inputs_[at]);
       inputs_[at] = at::Tensor();
-      return Send(g.contiguous(), op.peer_stage(), GradientTag(vs - 1, mb, m_));
+      return Send(g.contiguous(), op.peer_stage(), GradientTag(vs - 1, mb, m_), matching);
     }
     default:
       return absl::InvalidArgumentError(absl::StrCat("stage ", c_.stage.index(), ": unknown pipeline op kind ",
@@ -177,11 +191,23 @@ absl::Status StageRun::Execute(const ir::PipelineOp& op) {
 
 absl::Status StageRun::ReapSends(bool all) {
   for (auto it = sends_.begin(); it != sends_.end();) {
-    if (!all && !(*it)->Done()) {
+    if (!all && !it->work->Done()) {
       ++it;
       continue;
     }
-    ACCEL_RETURN_IF_ERROR((*it)->Wait());
+    ACCEL_RETURN_IF_ERROR(it->work->Wait());
+    it = sends_.erase(it);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StageRun::ReleaseReceived(int peer, int sent_at) {
+  for (auto it = sends_.begin(); it != sends_.end();) {
+    if (it->peer != peer || it->received_at < 0 || it->received_at >= sent_at) {
+      ++it;
+      continue;
+    }
+    ACCEL_RETURN_IF_ERROR(it->work->Wait());
     it = sends_.erase(it);
   }
   return absl::OkStatus();
@@ -208,6 +234,7 @@ absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, in
   c.chunk_virtual_stages.clear();
   for (const ir::ModelChunk& chunk : ir::StageChunks(c.stage)) c.chunk_virtual_stages.push_back(chunk.virtual_stage());
   c.num_virtual_stages = c.num_stages * ir::VirtualStages(pipeline);
+  c.matching_peer_ops = ir::MatchingPeerOps(pipeline, stage);
   c.activation_shape.assign(pipeline.activation_shape().begin(), pipeline.activation_shape().end());
   c.activation_dtype = DtypeOf(pipeline.activation_dtype());
   if (c.num_stages > 1 && (c.activation_shape.size() != 3 || pipeline.activation_dtype().empty())) {
@@ -235,7 +262,8 @@ absl::StatusOr<double> RunPipelineStage(const PipelineContext& context,
   const auto start = std::chrono::steady_clock::now();
   StageRun run(context, micro_batches, loss_factor, sync, compute);
   try {
-    for (const ir::PipelineOp& op : context.stage.ops()) {
+    for (int index = 0; index < context.stage.ops_size(); ++index) {
+      const ir::PipelineOp& op = context.stage.ops(index);
       if (op.microbatch() < 0 || op.microbatch() >= static_cast<int>(micro_batches.size())) {
         return absl::InvalidArgumentError(absl::StrCat("pipeline op for microbatch ", op.microbatch(), " of ",
                                                        micro_batches.size()));
@@ -244,7 +272,7 @@ absl::StatusOr<double> RunPipelineStage(const PipelineContext& context,
         return absl::InvalidArgumentError(absl::StrCat("pipeline op for chunk ", op.chunk(), " of ",
                                                        context.chunk_virtual_stages.size()));
       }
-      ACCEL_RETURN_IF_ERROR(run.Execute(op));
+      ACCEL_RETURN_IF_ERROR(run.Execute(index, op));
       if (record != nullptr) record->ops.push_back({op.kind(), op.microbatch(), op.chunk()});
       ACCEL_RETURN_IF_ERROR(run.ReapSends(/*all=*/false));
     }

@@ -33,6 +33,10 @@ struct PipelineContext {
   // interleaving), and the number of virtual stages (num_stages × chunks).
   std::vector<int> chunk_virtual_stages = {0};
   int num_virtual_stages = 1;
+  // For each op of the stage's list, the index of the op at the other end of its message in the
+  // peer's list (ir::MatchingPeerOps); −1 for compute ops. Lets a rank release a sent tensor
+  // once its receiver provably has it.
+  std::vector<int> matching_peer_ops;
   // What travels between stages (ir::Pipeline.activation_shape, activation_dtype).
   std::vector<int64_t> activation_shape;
   at::ScalarType activation_dtype = at::kFloat;
@@ -93,7 +97,8 @@ int GradientTag(int to, int microbatch, int microbatches);
 // calls sync.BeginMicroStep (last: the op list's last backward) and sync.EndMicroStep, so data-
 // parallel gradients are reduced once per optimizer step, after the last microbatch's backward.
 // Sends are asynchronous and receives block, as the plan's verifier simulated; a sent tensor is
-// released once its send completes; all sends are complete on return. Returns the sum of the
+// released once its send completes, at the latest when a later message from the receiver shows
+// (through the plan's op lists) that it was received; all sends are complete on return. Returns the sum of the
 // microbatch losses (unscaled) on the last stage, 0 elsewhere; `record` (optional) receives the
 // ops as executed and the time spent waiting in receives. Errors: those of the communicators and the GradSync, InvalidArgument when a
 // stage's output differs from the plan's activation shape or dtype, Internal for LibTorch errors.
