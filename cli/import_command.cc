@@ -49,6 +49,7 @@ int RunImportCommand(const ImportCommandOptions& options, const std::vector<Post
   importers::ImportOptions import;
   import.model_config = options.model;
   import.data_path = options.data;
+  import.launch_dir = options.launch_dir;
   import.output_path = ToStdout(options) ? "" : options.output;
   if (!options.from.empty()) import.format = importers::ParseFormatName(options.from);
   DiagnosticSink sink;
@@ -94,6 +95,9 @@ void RegisterImportCommand(CLI::App& app, AppContext& context) {
   sub->add_option("file", options->file, "The config to import")->required();
   sub->add_option("--model", options->model, "Hugging Face config.json for model.config");
   sub->add_option("--data", options->data, "Training data path for data.train.path");
+  sub->add_option("--launch-dir", options->launch_dir,
+                  "Directory the source tool runs from, where paths in its config start (torchtitan's "
+                  "hf_assets_path; default: the current directory)");
   sub->add_option("-o,--output", options->output, "Spec file to write (default: standard output)");
   sub->add_option("--from", options->from, "Source format (default: detected)")
       ->check(CLI::IsMember(ImportFormats()));

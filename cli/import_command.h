@@ -8,13 +8,15 @@
 
 namespace accel::cli {
 
-// `accel import FILE [--model config.json] [--data PATH] [--from FORMAT] [-o job.yaml]`.
+// `accel import FILE [--model config.json] [--data PATH] [--from FORMAT] [--launch-dir DIR]
+//  [-o job.yaml]`.
 struct ImportCommandOptions {
   std::string file;         // an Accelerate YAML, DeepSpeed JSON or torchtitan TOML config
   std::string model;        // Hugging Face config.json for model.config ("" = placeholder)
   std::string data;         // training data for data.train.path ("" = placeholder)
   std::string output;       // the spec to write; "" or "-" = standard output
   std::string from;         // "accelerate" | "deepspeed" | "torchtitan"; "" detects the format
+  std::string launch_dir;   // where the source tool runs; its config's relative paths start there
 };
 
 // The accepted --from values, in help order.

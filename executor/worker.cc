@@ -659,11 +659,22 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
   ModelInitializer pretrained;
+  PretrainedReadStats pretrained_read;
   if (!plan.model().init_from().empty()) {
-    pretrained = [&plan](CausalLm& whole) { return LoadPretrained(whole, plan.model().init_from()); };
+    pretrained = [&plan, &pretrained_read](CausalLm& kept) {
+      return LoadPretrained(kept, plan.model().init_from(), &pretrained_read);
+    };
   }
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
                          BuildCausalLm(model_config, seed, tp, pretrained, StageSpanFromPlan(plan, env.rank)));
+  if (!plan.model().init_from().empty()) {
+    // This rank's part only: its pipeline stage's tensors, its tensor-parallel slices.
+    Log(absl::StrFormat("rank %d: init_from %s: copied %d bytes of %d tensors (%d bytes whole) "
+                        "out of the mapped files, %d pages",
+                        env.rank, plan.model().init_from(), pretrained_read.bytes_copied,
+                        pretrained_read.tensors, pretrained_read.tensor_bytes,
+                        pretrained_read.pages_touched));
+  }
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   // Text with a real tokenizer is encoded here, on this rank's intra-op threads
   // (executor/data/plan_tokens.h says why in memory and why that is deterministic).

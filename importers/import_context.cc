@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include "common/diag_codes.h"
@@ -32,6 +33,32 @@ std::string Section(const std::string& field) {
 }
 
 }  // namespace
+
+std::string RelativeToSpec(const std::string& target, const std::string& output_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path base = output_path.empty() ? fs::current_path(ec)
+                                      : fs::absolute(output_path, ec).parent_path();
+  if (ec) return target;
+  fs::path absolute = fs::absolute(target, ec);
+  if (ec) return target;
+  absolute = absolute.lexically_normal();
+  base = base.lexically_normal();
+  // Paths that share nothing but the root read better absolute than as ../../../x.
+  auto a = absolute.begin(), b = base.begin();
+  int common = 0;
+  while (a != absolute.end() && b != base.end() && *a == *b) ++a, ++b, ++common;
+  if (common <= 1) return absolute.string();
+  fs::path relative = absolute.lexically_relative(base);
+  return relative.empty() ? target : relative.string();
+}
+
+std::string ImportContext::SpecPath(const std::string& source_path) const {
+  namespace fs = std::filesystem;
+  const fs::path path(source_path);
+  if (path.is_absolute() || launch_dir_.empty()) return RelativeToSpec(source_path, output_path_);
+  return RelativeToSpec((fs::path(launch_dir_) / path).string(), output_path_);
+}
 
 std::string ImportContext::Shown(const YamlNode& value) {
   const YamlNode& v = value.content();

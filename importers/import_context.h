@@ -54,6 +54,19 @@ class ImportContext {
   ImportContext(std::string file, std::string tool, DiagnosticSink& sink, SpecBuilder& spec)
       : file_(std::move(file)), tool_(std::move(tool)), sink_(sink), spec_(spec) {}
 
+  // Where paths named inside the source config resolve from (`launch_dir`, "" = the current
+  // directory: the tools open them relative to their working directory) and where the spec
+  // will be written (`output_path`, "" = standard output): see SpecPath.
+  void SetPaths(std::string launch_dir, std::string output_path) {
+    launch_dir_ = std::move(launch_dir);
+    output_path_ = std::move(output_path);
+  }
+
+  // `source_path`, a path named in the source config, as the spec must name it: an absolute
+  // path stays absolute; a relative one is taken from the launch directory and written
+  // relative to the spec's directory (RelativeToSpec).
+  std::string SpecPath(const std::string& source_path) const;
+
   const std::string& file() const { return file_; }
   const std::string& tool() const { return tool_; }
   SpecBuilder& spec() { return spec_; }
@@ -133,11 +146,18 @@ class ImportContext {
 
   std::string file_;
   std::string tool_;
+  std::string launch_dir_;
+  std::string output_path_;
   DiagnosticSink& sink_;
   SpecBuilder& spec_;
   std::vector<std::string> defaulted_;
   std::vector<std::string> reported_;
 };
+
+// `target` as the job loader will resolve it from a spec written at `output_path` ("" = the
+// current directory): relative to the spec's directory, or absolute when the two share nothing
+// but the root. A relative `target` is taken from the current directory.
+std::string RelativeToSpec(const std::string& target, const std::string& output_path);
 
 }  // namespace accel::importers
 

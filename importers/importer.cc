@@ -21,26 +21,6 @@ namespace {
 
 constexpr size_t kHeaderWidth = 98;
 
-// `target` as the loader will resolve it from a spec written at `output_path`.
-std::string RelativeToSpec(const std::string& target, const std::string& output_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path base = output_path.empty() ? fs::current_path(ec)
-                                      : fs::absolute(output_path, ec).parent_path();
-  if (ec) return target;
-  fs::path absolute = fs::absolute(target, ec);
-  if (ec) return target;
-  absolute = absolute.lexically_normal();
-  base = base.lexically_normal();
-  // Paths that share nothing but the root read better absolute than as ../../../x.
-  auto a = absolute.begin(), b = base.begin();
-  int common = 0;
-  while (a != absolute.end() && b != base.end() && *a == *b) ++a, ++b, ++common;
-  if (common <= 1) return absolute.string();
-  fs::path relative = absolute.lexically_relative(base);
-  return relative.empty() ? target : relative.string();
-}
-
 // The file name without directories and extension, as a job name (the schema's pattern).
 std::string JobName(const std::string& file) {
   std::string stem = std::filesystem::path(file).stem().string();
@@ -109,6 +89,12 @@ void FinishSpec(SpecBuilder& spec, SourceFormat format, const std::string& file,
     spec.Set("data.train.path", YamlString(data), "--data");
     if (data.size() > 4 && data.compare(data.size() - 4, 4, ".bin") == 0) {
       spec.Set("data.train.format", "tokens", "--data names a .bin token file");
+      // Tokens need no tokenizer, and the loader refuses one with them.
+      if (spec.Has("data.train.tokenizer")) {
+        spec.Note("data", "tokenizer " + spec.Get("data.train.tokenizer") +
+                              " omitted: --data names a .bin token file, already tokenized");
+        spec.Erase("data.train.tokenizer");
+      }
     }
   }
   const std::string why = "importer default: " + tool + " configs do not give it";
@@ -142,6 +128,7 @@ ImportResult ImportConfigText(std::string_view text, const std::string& file,
   if (document == nullptr || sink.HasErrors()) return result;
   SpecBuilder spec;
   ImportContext context(file, std::string(ToolName(result.format)), sink, spec);
+  context.SetPaths(options.launch_dir, options.output_path);
   switch (result.format) {
     case SourceFormat::kAccelerate: ImportAccelerate(*document->root, context); break;
     case SourceFormat::kDeepSpeed: ImportDeepSpeed(*document->root, context); break;

@@ -21,6 +21,10 @@ struct ImportOptions {
   // Where the spec will be written ("" = standard output): model.config and data.train.path are
   // written relative to its directory, as the loader resolves them.
   std::string output_path;
+  // The directory the source tool runs from ("" = the current directory): paths inside the
+  // source config (torchtitan's model.hf_assets_path and tokenizer_path, which torchtitan opens
+  // relative to its working directory) resolve from it, and are written relative to the spec.
+  std::string launch_dir;
   // Forces the source format; nullopt detects it (DetectSourceFormat).
   std::optional<SourceFormat> format;
 };

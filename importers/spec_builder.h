@@ -19,6 +19,9 @@ class SpecBuilder {
   // A second Set of the same path replaces the first.
   void Set(const std::string& path, std::string yaml_value, std::string source);
 
+  // Removes the value Set for `path`, if any.
+  void Erase(const std::string& path) { values_.erase(path); }
+
   // Whether `path` was Set.
   bool Has(const std::string& path) const { return values_.count(path) > 0; }
 

@@ -1,5 +1,6 @@
 #include "importers/torchtitan_importer.h"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,8 @@ struct TorchtitanState {
   std::string constant_path;  // decay_ratio = 0: no decay
   bool param_dtype = false, reduce_dtype = false;
   std::string checkpoint_folder = "checkpoint", dump_folder = "./torchtitan/outputs";
+  // model.tokenizer_path and model.hf_assets_path: the nodes live as long as the import.
+  std::optional<SourceKey> tokenizer_path, hf_assets_path;
 };
 
 class TorchtitanImporter {
@@ -145,8 +148,8 @@ class TorchtitanImporter {
         Refuse("converters", "accel has no float8/MX model converters"),
         {"norm_type", {}, {"rmsnorm"}},
         {"print_after_conversion", {}, {"false"}},
-        {"tokenizer_path", {}, {}, "accel reads text with its byte tokenizer or pre-tokenized files"},
-        {"hf_assets_path", {}, {}, "give its config.json to accel import --model"},
+        {"tokenizer_path", [this](const SourceKey& k) { s_.tokenizer_path.emplace(k); }},
+        {"hf_assets_path", [this](const SourceKey& k) { s_.hf_assets_path.emplace(k); }},
     };
   }
 
@@ -420,6 +423,7 @@ class TorchtitanImporter {
   }
 
   void Finish();
+  void FinishTokenizer();
   void FinishLayout();
   void FinishDefaults();
 
@@ -435,8 +439,54 @@ void TorchtitanImporter::Finish() {
                                 "; accel reads the dimensions from model.config");
   }
   if (!s_.dataset.empty()) c_.spec().Note("data", s_.dataset + ": accel reads data.train.path");
+  FinishTokenizer();
   FinishDefaults();
   FinishLayout();
+}
+
+// torchtitan's tokenizer, as its versions in the corpus find it (paths relative to the directory
+// it runs from, the launch directory):
+//  - until mid-2025, model.tokenizer_path names a file: `tokenizer.model`, read with SentencePiece
+//    for model.name llama2 (until Dec 2024) and with tiktoken for llama3 and later models;
+//  - from July 2025 (HuggingFaceTokenizer) it names a directory, and from August 2025
+//    model.hf_assets_path does, which a tokenizer_path still overrides; the tokenizer is the
+//    directory's tokenizer.json (torchtitan falls back to vocab.json/merges.txt, which accel does
+//    not read), and a path ending in tokenizer.model is refused there.
+// accel reads tokenizer.json and SentencePiece models (data.train.tokenizer), not tiktoken.
+// Neither key given leaves accel's default: torchtitan's is a test tokenizer of its repository.
+void TorchtitanImporter::FinishTokenizer() {
+  if (s_.tokenizer_path && s_.hf_assets_path) {
+    c_.Unmapped(*s_.hf_assets_path, "is replaced by model.tokenizer_path, which torchtitan uses "
+                                    "when both are set; not imported");
+  }
+  const std::optional<SourceKey>& key = s_.tokenizer_path ? s_.tokenizer_path : s_.hf_assets_path;
+  if (!key) return;
+  std::optional<std::string> path = c_.String(*key);
+  if (!path) return;
+  if (path->empty()) return c_.Unmapped(*key, "names no path; not imported");
+  const std::string name = std::filesystem::path(*path).filename().string();
+  if (name.ends_with(".model") && key->path == "model.hf_assets_path") {
+    return c_.Unmapped(*key, "has no accel equivalent: torchtitan refuses a tokenizer.model here and "
+                             "wants the directory of a tokenizer.json; not imported");
+  }
+  if (name.ends_with(".model")) {
+    const std::string model = s_.model_name.empty() ? "absent" : s_.model_name;
+    if (s_.model_name == "llama2") {
+      return c_.Set("data.train.tokenizer", YamlString(c_.SpecPath(*path)),
+                    key->path + " (SentencePiece, as torchtitan reads it for model.name llama2)");
+    }
+    return c_.Unmapped(*key, "has no accel equivalent: torchtitan reads a tokenizer.model with "
+                             "tiktoken (model.name " + model + "), which accel cannot read; give "
+                             "data.train.tokenizer the model's Hugging Face tokenizer.json; not "
+                             "imported");
+  }
+  if (name.ends_with(".json")) {
+    // Not a directory as torchtitan expects, but plainly the tokenizer file itself.
+    return c_.Set("data.train.tokenizer", YamlString(c_.SpecPath(*path)), key->path);
+  }
+  c_.Set("data.train.tokenizer",
+         YamlString(c_.SpecPath((std::filesystem::path(*path) / "tokenizer.json").string())),
+         key->path + "/tokenizer.json");
 }
 
 // torchtitan's defaults for what the file leaves out, where accel's differ (JobConfig of the

@@ -16,7 +16,10 @@ namespace accel::importers {
 //   seed, mixed_precision_param/reduce, enable_cpu_offload; [optimizer] name, lr, eps,
 //   beta1/beta2, weight_decay; [lr_scheduler] warmup_steps, decay_type, lr_min / min_lr_factor;
 //   [activation_checkpoint] mode; [checkpoint] enable, interval, keep_latest_k, folder;
-//   [metrics] log_freq. Values the file leaves out take torchtitan's defaults, which the
+//   [metrics] log_freq; [model] hf_assets_path (a directory: its tokenizer.json) or, taking
+//   precedence, the older tokenizer_path (a directory likewise, a tokenizer.json, or llama2's
+//   SentencePiece tokenizer.model) as data.train.tokenizer, resolved from the launch directory
+//   (ImportOptions.launch_dir); a tiktoken tokenizer.model (llama3) is warning W0701. Values the file leaves out take torchtitan's defaults, which the
 //   output states (e.g. lr 8e-4, local_batch_size 8, seq_len 2048, linear decay to 0).
 // torchtitan configs do not give the world size (run_train.sh's NGPU does, default 8): the
 // cluster is 8 devices per node, as many nodes as the explicit degrees need.

@@ -1,11 +1,16 @@
 #include "executor/checkpoint/pretrained.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/checkpoint/mapped_file.h"
 #include "executor/checkpoint/safetensors.h"
 #include "nlohmann/json.hpp"
 
@@ -21,22 +26,19 @@ absl::Status Corrupt(const std::string& file, const std::string& why) {
   return absl::DataLossError(absl::StrCat(file, ": not a safetensors file: ", why));
 }
 
-// Adds the tensors of one file's header to index.
-absl::Status IndexFile(const std::string& file, PretrainedIndex& index) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", file));
-  std::error_code ec;
-  const uint64_t size = fs::file_size(file, ec);
-  unsigned char length_bytes[8] = {};
-  if (ec || size < 8 || !in.read(reinterpret_cast<char*>(length_bytes), 8)) {
-    return Corrupt(file, "shorter than its 8-byte header length");
-  }
+// Adds the tensors of one mapped file's header to index. Every offset is checked against the
+// mapping's size before it is used.
+absl::Status IndexFile(const MappedFile& mapped, PretrainedIndex& index) {
+  const std::string& file = mapped.path();
+  const std::string_view bytes = mapped.bytes();
+  const uint64_t size = bytes.size();
+  if (size < 8) return Corrupt(file, "shorter than its 8-byte header length");
   uint64_t n = 0;
-  for (int k = 7; k >= 0; --k) n = (n << 8) | length_bytes[k];
+  for (int k = 7; k >= 0; --k) n = (n << 8) | static_cast<unsigned char>(bytes[k]);
   if (n > kMaxHeaderBytes || n > size - 8) return Corrupt(file, "header length beyond the file");
-  std::string header(n, '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(n))) return Corrupt(file, "truncated header");
-  const nlohmann::json json = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
+  const std::string_view header = bytes.substr(8, n);
+  const nlohmann::json json = nlohmann::json::parse(header.begin(), header.end(), nullptr,
+                                                    /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return Corrupt(file, "header is not a JSON object");
   const uint64_t data_begin = 8 + n;
   for (const auto& [name, entry] : json.items()) {
@@ -51,21 +53,21 @@ absl::Status IndexFile(const std::string& file, PretrainedIndex& index) {
     t.dtype = entry["dtype"].get<std::string>();
     const int element = SafetensorsDtypeSize(t.dtype);
     if (element == 0) return Corrupt(file, absl::StrCat("entry ", name, " has unknown dtype ", t.dtype));
-    unsigned __int128 bytes = static_cast<unsigned>(element);
+    unsigned __int128 tensor_bytes = static_cast<unsigned>(element);
     for (const nlohmann::json& d : entry["shape"]) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t{INT64_MAX}) {
         return Corrupt(file, absl::StrCat("entry ", name, " has a bad shape"));
       }
       t.shape.push_back(d.get<int64_t>());
-      bytes *= d.get<uint64_t>();
-      if (bytes > size) return Corrupt(file, absl::StrCat("entry ", name, " is larger than the file"));
+      tensor_bytes *= d.get<uint64_t>();
+      if (tensor_bytes > size) return Corrupt(file, absl::StrCat("entry ", name, " is larger than the file"));
     }
     const nlohmann::json& offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
       return Corrupt(file, absl::StrCat("entry ", name, " has bad data_offsets"));
     }
     const uint64_t b = offsets[0].get<uint64_t>(), e = offsets[1].get<uint64_t>();
-    if (b > e || e - b != bytes || e > size - data_begin) {
+    if (b > e || e - b != tensor_bytes || e > size - data_begin) {
       return Corrupt(file, absl::StrCat("entry ", name, "'s data_offsets do not match its shape or "
                                         "leave the file"));
     }
@@ -76,8 +78,22 @@ absl::Status IndexFile(const std::string& file, PretrainedIndex& index) {
   return absl::OkStatus();
 }
 
+// The mappings of a checkpoint's files, by path; each file is mapped once.
+using MappedFiles = std::map<std::string, std::unique_ptr<MappedFile>>;
+
+// Maps `file` (once) and adds its header's tensors to index.
+absl::Status MapAndIndex(const std::string& file, MappedFiles& files, PretrainedIndex& index) {
+  if (files.count(file) > 0) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<MappedFile>> mapped = MappedFile::Open(file);
+  if (!mapped.ok()) return mapped.status();
+  const MappedFile& m = **mapped;
+  files[file] = *std::move(mapped);
+  return IndexFile(m, index);
+}
+
 // model.safetensors.index.json: {"weight_map": {"tensor name": "file name", ...}}.
-absl::Status IndexSharded(const fs::path& dir, const fs::path& index_file, PretrainedIndex& index) {
+absl::Status IndexSharded(const fs::path& dir, const fs::path& index_file, MappedFiles& mapped,
+                          PretrainedIndex& index) {
   std::ifstream in(index_file);
   const nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   const std::string where = index_file.string();
@@ -94,7 +110,7 @@ absl::Status IndexSharded(const fs::path& dir, const fs::path& index_file, Pretr
     files[file.get<std::string>()] = true;
   }
   for (const auto& [file, unused] : files) {
-    if (absl::Status s = IndexFile((dir / file).string(), index); !s.ok()) return s;
+    if (absl::Status s = MapAndIndex((dir / file).string(), mapped, index); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -109,27 +125,129 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-absl::StatusOr<PretrainedIndex> OpenPretrained(const std::string& path) {
+struct PretrainedCheckpoint::Files {
+  MappedFiles mapped;
+  // Per file, which of its pages a Read has copied from (for PretrainedReadStats.pages_touched):
+  // one bit a page, 3 MiB for a 100 GB file, made on the file's first Read.
+  std::map<std::string, std::vector<bool>> touched;
+};
+
+PretrainedCheckpoint::PretrainedCheckpoint() : files_(std::make_unique<Files>()) {}
+PretrainedCheckpoint::PretrainedCheckpoint(PretrainedCheckpoint&&) noexcept = default;
+PretrainedCheckpoint& PretrainedCheckpoint::operator=(PretrainedCheckpoint&&) noexcept = default;
+PretrainedCheckpoint::~PretrainedCheckpoint() = default;
+
+absl::StatusOr<PretrainedCheckpoint> PretrainedCheckpoint::Open(const std::string& path) {
   std::error_code ec;
-  PretrainedIndex index;
+  PretrainedCheckpoint checkpoint;
+  MappedFiles& files = checkpoint.files_->mapped;
+  PretrainedIndex& index = checkpoint.index_;
   if (fs::is_regular_file(path, ec)) {
-    if (absl::Status s = IndexFile(path, index); !s.ok()) return s;
-    return index;
+    if (absl::Status s = MapAndIndex(path, files, index); !s.ok()) return s;
+    return checkpoint;
   }
   if (!fs::is_directory(path, ec)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
   const fs::path dir(path);
   if (fs::is_regular_file(dir / "model.safetensors.index.json", ec)) {
-    if (absl::Status s = IndexSharded(dir, dir / "model.safetensors.index.json", index); !s.ok()) {
+    if (absl::Status s = IndexSharded(dir, dir / "model.safetensors.index.json", files, index); !s.ok()) {
       return s;
     }
-    return index;
+    return checkpoint;
   }
   if (fs::is_regular_file(dir / "model.safetensors", ec)) {
-    if (absl::Status s = IndexFile((dir / "model.safetensors").string(), index); !s.ok()) return s;
-    return index;
+    if (absl::Status s = MapAndIndex((dir / "model.safetensors").string(), files, index); !s.ok()) return s;
+    return checkpoint;
   }
   return absl::NotFoundError(absl::StrCat(
       path, " holds neither model.safetensors nor model.safetensors.index.json"));
+}
+
+absl::StatusOr<SafetensorsTensor> PretrainedCheckpoint::Read(const std::string& name,
+                                                             const PretrainedTensor& t,
+                                                             const TensorSelection& selection) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", name, ": ", why));
+  };
+  auto it = files_->mapped.find(t.file);
+  const int element = SafetensorsDtypeSize(t.dtype);
+  if (it == files_->mapped.end() || element == 0 || t.begin > t.end ||
+      t.end > it->second->bytes().size()) {
+    return absl::InternalError(absl::StrCat("tensor ", name, " does not lie within ", t.file));
+  }
+  const std::string_view file = it->second->bytes();
+  // Index entries satisfy this (IndexFile); a hand-made `t` must too, or the runs below could
+  // leave it. Checked step by step, so no product below overflows (a 0 dim makes them all 0).
+  const auto mismatch = [&] {
+    return absl::InternalError(absl::StrCat("tensor ", name, ": ", t.end - t.begin,
+                                            " bytes do not match its shape"));
+  };
+  unsigned __int128 whole = static_cast<unsigned>(element);
+  for (int64_t n : t.shape) {
+    if (n < 0) return mismatch();
+    whole *= static_cast<uint64_t>(n);
+    if (whole > t.end - t.begin) return mismatch();
+  }
+  if (whole != t.end - t.begin) return mismatch();
+  const int rank = static_cast<int>(t.shape.size());
+  // The tensor as outer x extent x inner: runs of `inner` bytes along the selected dim.
+  const int dim = selection.dim;
+  if (dim >= rank) return bad(absl::StrCat("dim ", dim, " is not one of its ", rank, " dims"));
+  uint64_t outer = 1, extent = 1, inner = static_cast<uint64_t>(element);
+  for (int d = 0; d < rank; ++d) {
+    const uint64_t n = static_cast<uint64_t>(t.shape[d]);
+    if (dim < 0 || d > dim) inner *= n;
+    else if (d < dim) outer *= n;
+    else extent = n;
+  }
+  if (dim < 0) outer = 1;
+  // The ranges, cut to the extent.
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  int64_t previous_end = 0;
+  if (dim < 0) {
+    runs.emplace_back(0, 1);
+  } else {
+    for (const auto& [begin, end] : selection.ranges) {
+      if (begin < previous_end || end < begin) return bad("selected ranges must be increasing and disjoint");
+      previous_end = end;
+      const uint64_t b = std::min<uint64_t>(static_cast<uint64_t>(begin), extent);
+      const uint64_t e = std::min<uint64_t>(static_cast<uint64_t>(end), extent);
+      if (e > b) runs.emplace_back(b, e);
+    }
+  }
+  uint64_t selected = 0;
+  for (const auto& [b, e] : runs) selected += e - b;
+  // outer x selected x inner <= the tensor's bytes, which lie in the file (checked at Open and
+  // above): no overflow.
+  SafetensorsTensor out{name, t.dtype, t.shape, {}};
+  if (dim >= 0) out.shape[dim] = static_cast<int64_t>(selected);
+  out.data.resize(outer * selected * inner);
+  char* dst = out.data.data();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<bool>& touched = files_->touched[t.file];
+  if (touched.empty()) touched.resize((file.size() + page - 1) / page);
+  for (uint64_t o = 0; o < outer; ++o) {
+    for (const auto& [b, e] : runs) {
+      const uint64_t from = t.begin + (o * extent + b) * inner;
+      const uint64_t length = (e - b) * inner;
+      if (length == 0) continue;
+      std::memcpy(dst, file.data() + from, length);
+      dst += length;
+      for (uint64_t p = from / page; p <= (from + length - 1) / page; ++p) {
+        if (!touched[p]) stats_.pages_touched += 1;
+        touched[p] = true;
+      }
+    }
+  }
+  stats_.tensors += 1;
+  stats_.bytes_copied += out.data.size();
+  stats_.tensor_bytes += t.end - t.begin;
+  return out;
+}
+
+absl::StatusOr<PretrainedIndex> OpenPretrained(const std::string& path) {
+  absl::StatusOr<PretrainedCheckpoint> checkpoint = PretrainedCheckpoint::Open(path);
+  if (!checkpoint.ok()) return checkpoint.status();
+  return checkpoint->index();
 }
 
 const PretrainedTensor* FindPretrained(const PretrainedIndex& index, const std::string& name) {
@@ -172,16 +290,6 @@ std::vector<std::string> CheckPretrainedAgainstPlan(const ir::Plan& plan, const 
     }
   }
   return out;
-}
-
-absl::StatusOr<std::string> ReadPretrainedBytes(const PretrainedTensor& t) {
-  std::ifstream in(t.file, std::ios::binary);
-  std::string bytes(t.end - t.begin, '\0');
-  if (!in || !in.seekg(static_cast<std::streamoff>(t.begin)) ||
-      !in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    return absl::InternalError(absl::StrCat("cannot read ", t.file, " at byte ", t.begin));
-  }
-  return bytes;
 }
 
 }  // namespace accel::exec

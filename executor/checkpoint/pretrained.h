@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "executor/checkpoint/safetensors.h"
+#include "executor/checkpoint/tp_layout.h"
 #include "ir/plan.pb.h"
 
 namespace accel::exec {
@@ -28,8 +31,10 @@ struct PretrainedTensor {
 
 using PretrainedIndex = std::map<std::string, PretrainedTensor>;
 
-// Reads the headers of the checkpoint at `path`. Errors: NotFound when nothing is there (or a
-// directory has neither model.safetensors nor model.safetensors.index.json); DataLoss naming the
+// Reads the headers of the checkpoint at `path` (through PretrainedCheckpoint::Open, which maps
+// its files). Errors: NotFound when nothing is there (or a directory has neither
+// model.safetensors nor model.safetensors.index.json, or a file cannot be opened: "cannot open
+// FILE: REASON"); Internal when a file cannot be mapped; DataLoss naming the
 // file for a header that is not safetensors (length beyond the file, not a JSON object, an
 // unknown dtype, offsets that do not match the shape or leave the file) or an index whose
 // weight_map is not an object of file names in the directory.
@@ -46,8 +51,52 @@ const PretrainedTensor* FindPretrained(const PretrainedIndex& index, const std::
 // seeded initialization). Tensors the plan does not name (buffers such as attn.bias) are ignored.
 std::vector<std::string> CheckPretrainedAgainstPlan(const ir::Plan& plan, const PretrainedIndex& index);
 
-// Reads tensor `t`'s bytes. Errors: Internal when the file cannot be read.
-absl::StatusOr<std::string> ReadPretrainedBytes(const PretrainedTensor& t);
+// What a PretrainedCheckpoint copied out of its files.
+struct PretrainedReadStats {
+  int64_t tensors = 0;         // Read calls that succeeded
+  uint64_t bytes_copied = 0;   // bytes copied out of the mappings
+  uint64_t pages_touched = 0;  // distinct pages (of sysconf(_SC_PAGESIZE) bytes) of the files
+                               // those bytes lie on: what the kernel reads at least
+  uint64_t tensor_bytes = 0;   // the whole size of the tensors read, in part or whole
+};
+
+// A checkpoint opened for reading: every file mapped once (MappedFile: read-only, MAP_PRIVATE)
+// and its header indexed from the mapping, so a rank copies out only the bytes it owns and the
+// kernel pages in only those (and the pages around them). Movable, not copyable; the mappings
+// live as long as the object.
+class PretrainedCheckpoint {
+ public:
+  // Opens the checkpoint at `path`: one .safetensors file, or a directory with a sharded
+  // model.safetensors.index.json or model.safetensors. Every header offset is checked against
+  // the file's size before use. Errors: those of OpenPretrained.
+  static absl::StatusOr<PretrainedCheckpoint> Open(const std::string& path);
+
+  PretrainedCheckpoint(PretrainedCheckpoint&&) noexcept;
+  PretrainedCheckpoint& operator=(PretrainedCheckpoint&&) noexcept;
+  ~PretrainedCheckpoint();
+
+  const PretrainedIndex& index() const { return index_; }
+
+  // Copies `selection` of tensor `t` (an entry of index()) out of its file: for selection.dim
+  // d >= 0, the elements whose index along d lies in one of selection.ranges, each range cut to
+  // [0, shape[d]) (rows past a checkpoint's vocabulary are simply absent); the whole tensor for
+  // d < 0. Row-major runs are copied one by one (a strided read when d > 0). The result has t's
+  // dtype and shape, shape[d] being the selected count, and `name`.
+  // Errors: InvalidArgument "tensor NAME: ..." when d is not a dim of t or the ranges are not
+  // increasing and disjoint; Internal when t does not lie within its mapped file.
+  absl::StatusOr<SafetensorsTensor> Read(const std::string& name, const PretrainedTensor& t,
+                                         const TensorSelection& selection = {});
+
+  const PretrainedReadStats& stats() const { return stats_; }
+
+ private:
+  struct Files;
+  PretrainedCheckpoint();
+
+  PretrainedIndex index_;
+  std::unique_ptr<Files> files_;
+  PretrainedReadStats stats_;
+};
 
 }  // namespace accel::exec
 

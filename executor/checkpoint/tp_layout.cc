@@ -8,6 +8,18 @@
 
 namespace accel::exec {
 
+TensorSelection TpSelection(TpSplitRecord split, int64_t extent, int64_t rank, int64_t size) {
+  TensorSelection out;
+  if (split.dim < 0 || size <= 1) return out;
+  out.dim = split.dim;
+  const int64_t block = extent / split.parts;
+  const int64_t slice = block / size;
+  for (int64_t p = 0; p < split.parts; ++p) {
+    out.ranges.emplace_back(p * block + rank * slice, p * block + (rank + 1) * slice);
+  }
+  return out;
+}
+
 std::string TpLayoutJson(const TpLayoutRecord& record) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, split] : record.parameters) params[name] = {{"dim", split.dim}, {"parts", split.parts}};

@@ -10,8 +10,11 @@
 #ifndef ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
 #define ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "executor/checkpoint/safetensors.h"
@@ -32,6 +35,21 @@ struct TpLayoutRecord {
   int64_t degree = 1;
   std::map<std::string, TpSplitRecord> parameters;  // tp-split parameters only
 };
+
+// A part of a tensor along one dim: the indices along dim `dim` in [begin, end) of each range
+// (ranges in increasing order, not overlapping), every index of the other dims. dim −1: the
+// whole tensor.
+struct TensorSelection {
+  int dim = -1;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+};
+
+// What tensor-parallel rank `rank` of `size` holds of a tensor split as `split` whose dim
+// split.dim has `extent` indices in the whole model (the padded vocabulary for embeddings): slice
+// `rank` of each of the split.parts equal blocks, in order (as TpSlice in
+// executor/models/tensor_parallel.h). The whole tensor for dim < 0 or size 1. The caller ensures
+// extent divides into parts × size.
+TensorSelection TpSelection(TpSplitRecord split, int64_t extent, int64_t rank, int64_t size);
 
 // Serializes `record` as tensor_parallel.json (keys sorted, so byte-identical for equal records).
 std::string TpLayoutJson(const TpLayoutRecord& record);

@@ -184,19 +184,28 @@ absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& confi
   try {
     std::shared_ptr<CausalLm> full = MakeModel(config, TensorParallel{});
     InitializeParameters(*full, config, seed);
-    if (initialize) {
-      if (absl::Status s = initialize(*full); !s.ok()) return s;
+    if (!tp.enabled() && span.Whole(config.num_layers)) {
+      if (initialize) {
+        if (absl::Status s = initialize(*full); !s.ok()) return s;
+      }
+      return full;
     }
-    if (!tp.enabled() && span.Whole(config.num_layers)) return full;
     std::shared_ptr<CausalLm> model = MakeModel(config, tp, span);
-    torch::NoGradGuard no_grad;
-    const auto whole = full->named_parameters();
-    for (auto& item : model->named_parameters()) {
-      // A tied head's copy (a stage without the embedding) starts as the word embedding.
-      const torch::Tensor* source = whole.find(item.key());
-      if (source == nullptr) source = whole.find(model->WordEmbeddingName());
-      TORCH_CHECK(source != nullptr, "parameter ", item.key(), " is not in the whole model");
-      item.value().copy_(TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
+    {
+      torch::NoGradGuard no_grad;
+      const auto whole = full->named_parameters();
+      for (auto& item : model->named_parameters()) {
+        // A tied head's copy (a stage without the embedding) starts as the word embedding.
+        const torch::Tensor* source = whole.find(item.key());
+        if (source == nullptr) source = whole.find(model->WordEmbeddingName());
+        TORCH_CHECK(source != nullptr, "parameter ", item.key(), " is not in the whole model");
+        item.value().copy_(TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
+      }
+    }
+    full.reset();  // before the initializer, which may read a checkpoint
+    // On the kept model, so that it reads only this rank's part (LoadPretrained).
+    if (initialize) {
+      if (absl::Status s = initialize(*model); !s.ok()) return s;
     }
     if (tp.sequence_sharded()) SumReplicatedGradients(*model);
     return model;

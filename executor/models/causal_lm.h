@@ -166,7 +166,8 @@ bool SdpaAvailable();
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool fused, bool recompute);
 
-// Overwrites some or all parameters of a freshly drawn whole model (BuildCausalLm).
+// Overwrites some or all parameters of a freshly drawn model: the whole one, a tensor-parallel
+// slice or a pipeline stage (BuildCausalLm).
 using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 
 // Builds the model for config.arch on the CPU and initializes it from seed, identically on every
@@ -178,8 +179,10 @@ using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 // keeps its slices (TpSlice), so every layout starts from the same weights (transiently the full
 // model is in memory). With sequence parallelism the replicated parameters' gradients are summed
 // over the tp group (their inputs are sequence shards; Korthikanti et al. 2022 §4.2.2).
-// `initialize`, when set, runs on the whole model after the seeded draw and before slicing (e.g.
-// LoadPretrained); its error is returned.
+// `initialize`, when set, runs on the model this rank keeps, after the seeded draw, the
+// tensor-parallel slicing and the stage's selection (e.g. LoadPretrained, which then reads only
+// this rank's part of a checkpoint); it overwrites the values it sets, so every layout still
+// starts from the same weights. Its error is returned.
 // A pipeline stage (span) keeps only its parameters of the whole model, so every layout starts
 // from the same weights too; a tied head's copy starts equal to the word embedding.
 // Errors: InvalidArgument from ValidateModelConfig, or when tp.size() does not divide num_heads,

@@ -339,6 +339,17 @@ TEST_CASE("import: writes a spec that validates, warnings on stderr", "[cli][imp
   fs::remove(out);
 }
 
+TEST_CASE("import: --launch-dir is where torchtitan's tokenizer path starts", "[cli][import]") {
+  const fs::path out = fs::temp_directory_path() / ("accel_cli_import_tt." + std::to_string(getpid()) + ".yaml");
+  Result r = Accel("import tests/data/corpus/configs/torchtitan/2026-02_pre-refactor/torchtitan/models/qwen3/"
+                   "train_configs/qwen3_0.6b.toml --model tests/data/import/models/llama-tiny/config.json "
+                   "--launch-dir /opt/torchtitan -o '" + out.string() + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(ReadAll(out).find("    tokenizer: /opt/torchtitan/assets/hf/Qwen3-0.6B/tokenizer.json  "
+                          "# model.hf_assets_path/tokenizer.json\n") != std::string::npos);
+  fs::remove(out);
+}
+
 TEST_CASE("import: a refused config exits 1 and writes nothing", "[cli][import]") {
   Result r = Accel("import tests/data/corpus/configs/accelerate/examples/config_yaml_templates/fp8.yaml");
   CHECK(r.exit_code == 1);

@@ -26,13 +26,22 @@ struct Imported {
   std::string messages;  // RenderText of every diagnostic
 };
 
-// Imports `text` named `file` with the tiny model, data `data/train.txt` next to the spec.
-inline Imported Import(std::string_view text, const std::string& file) {
-  Imported out;
+// The options Import uses: the tiny model, data `data/train.txt` next to the spec, and the spec's
+// directory as the directory the source tool runs from (so torchtitan's relative paths come out
+// as the config writes them).
+inline ImportOptions TestOptions() {
   ImportOptions options;
   options.model_config = TinyModel();
   options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/data/train.txt";
   options.output_path = SpecPath();
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import";
+  return options;
+}
+
+// Imports `text` named `file` with `options`.
+inline Imported Import(std::string_view text, const std::string& file,
+                       const ImportOptions& options = TestOptions()) {
+  Imported out;
   out.yaml = ImportConfigText(text, file, options, out.sink, out.sources).spec_yaml;
   out.messages = RenderText(out.sink.diagnostics(), out.sources);
   return out;

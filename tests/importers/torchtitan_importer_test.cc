@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "common/diag_codes.h"
 #include "tests/importers/import_test_util.h"
 
@@ -7,6 +10,36 @@ namespace accel::importers {
 namespace {
 
 using testing::Import;
+
+// A torchtitan TOML of the corpus (tests/data/corpus/configs/torchtitan; provenance in
+// tests/data/corpus/SOURCES.md).
+std::string Corpus(const std::string& path) {
+  std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/configs/torchtitan/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The lines of top-level section `name` of a spec, its key line included.
+std::string Section(const std::string& yaml, const std::string& name) {
+  std::istringstream in(yaml);
+  std::string line, out;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ' && line[0] != '#') inside = line == name + ":";
+    if (inside) out += line + "\n";
+  }
+  return out;
+}
+
+// The rendered diagnostics whose message contains `text`.
+std::string MessagesAbout(const testing::Imported& out, const std::string& text) {
+  std::vector<Diagnostic> about;
+  for (const Diagnostic& d : out.sink.diagnostics()) {
+    if (d.message.find(text) != std::string::npos) about.push_back(d);
+  }
+  return RenderText(about, out.sources);
+}
 
 TEST_CASE("torchtitan: a 3D TOML job becomes a commented spec", "[importers][torchtitan]") {
   testing::Imported out = Import(R"([job]
@@ -100,6 +133,145 @@ cluster:
         "accel equivalent beyond checkpoint.dir; not imported\n"
         " dump_folder = \"./outputs\"\n"
         " ^\n");
+}
+
+TEST_CASE("torchtitan: model.hf_assets_path gives data.train.tokenizer its tokenizer.json",
+          "[importers][torchtitan][tokenizer]") {
+  // torchtitan (August 2025 to February 2026) loads hf_assets_path/tokenizer.json, the path taken
+  // from the directory it runs from.
+  testing::Imported out = Import(
+      Corpus("2026-02_pre-refactor/torchtitan/models/llama3/train_configs/llama3_8b.toml"), "llama3_8b.toml");
+  REQUIRE(out.yaml);
+  CHECK(Section(*out.yaml, "data") ==
+        "data:\n"
+        "  # training.dataset = c4: accel reads data.train.path\n"
+        "  train:\n"
+        "    path: data/train.txt  # --data\n"
+        "    tokenizer: assets/hf/Llama-3.1-8B/tokenizer.json  # model.hf_assets_path/tokenizer.json\n"
+        "  seq_len: 8192  # training.seq_len\n"
+        "  micro_batch_size: 1  # training.local_batch_size\n");
+  CHECK(MessagesAbout(out, "model.") == "");
+
+  // Another launch directory: the path is written relative to the spec; an absolute one stays.
+  ImportOptions options = testing::TestOptions();
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/torchtitan";
+  testing::Imported moved = Import("[model]\nhf_assets_path = \"./assets/hf/Qwen3-0.6B/\"\n", "qwen3.toml", options);
+  REQUIRE(moved.yaml);
+  CHECK(Section(*moved.yaml, "data").find(
+            "    tokenizer: torchtitan/assets/hf/Qwen3-0.6B/tokenizer.json  # model.hf_assets_path/tokenizer.json\n") !=
+        std::string::npos);
+  testing::Imported absolute = Import("[model]\nhf_assets_path = \"/models/Qwen3-0.6B\"\n", "qwen3.toml");
+  REQUIRE(absolute.yaml);
+  CHECK(Section(*absolute.yaml, "data").find(
+            "    tokenizer: /models/Qwen3-0.6B/tokenizer.json  # model.hf_assets_path/tokenizer.json\n") !=
+        std::string::npos);
+  CHECK(absolute.messages == "");
+}
+
+TEST_CASE("torchtitan: model.tokenizer_path maps a directory, a tokenizer.json and llama2's "
+          "SentencePiece model; a tiktoken file is a located warning",
+          "[importers][torchtitan][tokenizer]") {
+  // Before December 2024 torchtitan read llama2's tokenizer.model with SentencePiece.
+  testing::Imported llama2 = Import(Corpus("2024-12/train_configs/llama2_7b.toml"), "llama2_7b.toml");
+  REQUIRE(llama2.yaml);
+  CHECK(Section(*llama2.yaml, "data").find(
+            "    tokenizer: torchtitan/datasets/tokenizer/tokenizer.model  # model.tokenizer_path "
+            "(SentencePiece, as torchtitan reads it for model.name llama2)\n") != std::string::npos);
+  CHECK(MessagesAbout(llama2, "model.") == "");
+
+  // Llama-3's original/tokenizer.model is tiktoken's format.
+  testing::Imported llama3 = Import(
+      Corpus("benchmark-pinned/2025-06-13_820504e/torchtitan/models/llama3/train_configs/llama3_8b.toml"),
+      "llama3_8b.toml");
+  REQUIRE(llama3.yaml);
+  CHECK(Section(*llama3.yaml, "data").find("tokenizer") == std::string::npos);
+  CHECK(MessagesAbout(llama3, "model.") ==
+        "llama3_8b.toml:21:1: warning[W0701]: torchtitan key 'model.tokenizer_path' = "
+        "\"./assets/tokenizer/original/tokenizer.mo...\" has no accel equivalent: torchtitan reads a "
+        "tokenizer.model with tiktoken (model.name llama3), which accel cannot read; give "
+        "data.train.tokenizer the model's Hugging Face tokenizer.json; not imported\n"
+        " tokenizer_path = \"./assets/tokenizer/original/tokenizer.model\"\n"
+        " ^\n");
+  CHECK(llama3.sink.warning_count() == 6);
+
+  // July 2025: a directory; tokenizer_path wins over hf_assets_path when both are set.
+  testing::Imported both = Import(R"([model]
+name = "llama3"
+hf_assets_path = "./assets/hf/Llama-3.1-8B"
+tokenizer_path = "./assets/tokenizer/Llama-3.1-8B"
+)",
+                                  "both.toml");
+  REQUIRE(both.yaml);
+  CHECK(Section(*both.yaml, "data") ==
+        "data:\n"
+        "  train:\n"
+        "    path: data/train.txt  # --data\n"
+        "    tokenizer: assets/tokenizer/Llama-3.1-8B/tokenizer.json  # model.tokenizer_path/tokenizer.json\n"
+        "  seq_len: 2048  # training.seq_len absent (torchtitan default)\n"
+        "  micro_batch_size: 8  # training.local_batch_size absent (torchtitan default)\n");
+  CHECK(both.messages ==
+        "both.toml:3:1: warning[W0701]: torchtitan key 'model.hf_assets_path' = "
+        "\"./assets/hf/Llama-3.1-8B\" is replaced by model.tokenizer_path, which torchtitan uses "
+        "when both are set; not imported\n"
+        " hf_assets_path = \"./assets/hf/Llama-3.1-8B\"\n"
+        " ^\n");
+
+  // The tokenizer.json itself, though torchtitan wants its directory.
+  testing::Imported file = Import("[model]\ntokenizer_path = \"tok/tokenizer.json\"\n", "file.toml");
+  REQUIRE(file.yaml);
+  CHECK(Section(*file.yaml, "data").find("    tokenizer: tok/tokenizer.json  # model.tokenizer_path\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("torchtitan: tokenizer paths accel cannot use are located warnings",
+          "[importers][torchtitan][tokenizer]") {
+  testing::Imported model = Import("[model]\nhf_assets_path = \"assets/tokenizer.model\"\n", "model.toml");
+  REQUIRE(model.yaml);
+  CHECK(model.yaml->find("tokenizer:") == std::string::npos);
+  CHECK(model.messages ==
+        "model.toml:2:1: warning[W0701]: torchtitan key 'model.hf_assets_path' = "
+        "\"assets/tokenizer.model\" has no accel equivalent: torchtitan refuses a tokenizer.model "
+        "here and wants the directory of a tokenizer.json; not imported\n"
+        " hf_assets_path = \"assets/tokenizer.model\"\n"
+        " ^\n");
+  testing::Imported no_name = Import("[model]\ntokenizer_path = \"test_tiktoken.model\"\n", "tt.toml");
+  REQUIRE(no_name.yaml);
+  CHECK(no_name.messages ==
+        "tt.toml:2:1: warning[W0701]: torchtitan key 'model.tokenizer_path' = \"test_tiktoken.model\" "
+        "has no accel equivalent: torchtitan reads a tokenizer.model with tiktoken (model.name "
+        "absent), which accel cannot read; give data.train.tokenizer the model's Hugging Face "
+        "tokenizer.json; not imported\n"
+        " tokenizer_path = \"test_tiktoken.model\"\n"
+        " ^\n");
+  testing::Imported empty = Import("[model]\nhf_assets_path = \"\"\n", "empty.toml");
+  REQUIRE(empty.yaml);
+  CHECK(empty.messages ==
+        "empty.toml:2:1: warning[W0701]: torchtitan key 'model.hf_assets_path' = \"\" names no path; "
+        "not imported\n"
+        " hf_assets_path = \"\"\n"
+        " ^\n");
+  testing::Imported list = Import("[model]\nhf_assets_path = [\"a\"]\n", "list.toml");
+  CHECK_FALSE(list.yaml);
+  CHECK(list.messages ==
+        "list.toml:2:18: error[E0702]: 'model.hf_assets_path' must be a string, got list\n"
+        " hf_assets_path = [\"a\"]\n"
+        "                  ^\n");
+}
+
+TEST_CASE("torchtitan: pre-tokenized --data leaves the tokenizer out", "[importers][torchtitan][tokenizer]") {
+  ImportOptions options = testing::TestOptions();
+  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/data/train.bin";
+  testing::Imported out = Import("[model]\nhf_assets_path = \"./assets/hf/Qwen3-0.6B\"\n", "qwen3.toml", options);
+  REQUIRE(out.yaml);
+  CHECK(Section(*out.yaml, "data") ==
+        "data:\n"
+        "  # tokenizer assets/hf/Qwen3-0.6B/tokenizer.json omitted: --data names a .bin token file, "
+        "already tokenized\n"
+        "  train:\n"
+        "    path: data/train.bin  # --data\n"
+        "    format: tokens  # --data names a .bin token file\n"
+        "  seq_len: 2048  # training.seq_len absent (torchtitan default)\n"
+        "  micro_batch_size: 8  # training.local_batch_size absent (torchtitan default)\n");
 }
 
 TEST_CASE("torchtitan: float8 and MoE refuse the import", "[importers][torchtitan]") {

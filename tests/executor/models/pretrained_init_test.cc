@@ -1,7 +1,9 @@
 // Starting a model from Hugging Face weights (executor/models/pretrained_init.h): the weights a
 // model was saved with load back into another (identical logits), and its logits match an
 // independent forward pass in Python (tests/executor/models/hf_reference.py on Debian's
-// python3-torch) reading the same model.safetensors, for GPT-2 and the Llama family.
+// python3-torch) reading the same model.safetensors, for GPT-2 and the Llama family; and under
+// tensor or pipeline parallelism each rank copies only the bytes it owns out of the mapped file
+// and ends with exactly its part of the whole loaded model.
 #include "executor/models/pretrained_init.h"
 
 #include <unistd.h>
@@ -9,14 +11,18 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "executor/checkpoint/safetensors.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "executor/models/causal_lm.h"
+#include "executor/models/tensor_parallel.h"
+#include "tests/executor/multi_rank.h"
 
 namespace accel::exec {
 namespace {
@@ -131,6 +137,140 @@ TEST_CASE("weights saved from one model load into another with identical logits 
   CheckRoundTripAndReference(Gpt2Config(), "gpt2");
   CheckRoundTripAndReference(LlamaConfig(/*qwen2=*/false), "llama");
   CheckRoundTripAndReference(LlamaConfig(/*qwen2=*/true), "qwen2");
+}
+
+// The bytes of checkpoint tensor `t` that tensor-parallel rank `rank` of 2 holds of a parameter
+// split as `split` whose whole extent along split.dim is `extent` (rows past the checkpoint's,
+// a padded vocabulary, are not in the file). Written out here independently of TpSelection.
+uint64_t RankBytes(const PretrainedTensor& t, TpSplit split, int64_t extent, int64_t rank) {
+  const uint64_t bytes = t.end - t.begin;
+  if (split.dim < 0) return bytes;
+  const int64_t have = t.shape[split.dim];
+  const int64_t block = extent / split.parts, slice = block / 2;
+  int64_t kept = 0;
+  for (int64_t p = 0; p < split.parts; ++p) {
+    kept += std::max<int64_t>(0, std::min(have, p * block + (rank + 1) * slice) -
+                                     std::min(have, p * block + rank * slice));
+  }
+  return bytes / static_cast<uint64_t>(have) * static_cast<uint64_t>(kept);
+}
+
+using Parameters = std::map<std::string, torch::Tensor>;
+
+Parameters ParametersOf(CausalLm& model) {
+  Parameters out;
+  for (const auto& item : model.named_parameters()) out[item.key()] = item.value().detach().clone();
+  return out;
+}
+
+// Saves a seeded model (its embedding cut to `checkpoint_vocab` rows, as a checkpoint of an
+// unpadded vocabulary, and its tensors as `dtype`), loads it whole, then on 2 tensor-parallel
+// ranks and on 2 pipeline stages: every part equals the whole model's part bitwise, and each rank
+// copied exactly the bytes of its part out of the mapped file.
+void CheckRanksReadTheirPart(const ModelConfig& config, int64_t checkpoint_vocab, torch::ScalarType dtype,
+                             const std::string& label) {
+  INFO(label);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("accel_pretrained_parts_" + label + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::shared_ptr<CausalLm> source = BuildCausalLm(config, /*seed=*/11).value();
+    SafetensorsFile file;
+    for (const auto& item : source->named_parameters()) {
+      torch::Tensor value = item.value().detach();
+      if (item.key() == source->WordEmbeddingName() || item.key() == "lm_head.weight") {
+        value = value.narrow(0, 0, checkpoint_vocab);
+      }
+      file.tensors.push_back(TensorToSafetensors(item.key(), value.to(dtype)).value());
+    }
+    std::ofstream(dir / "model.safetensors", std::ios::binary) << SerializeSafetensors(file).value();
+  }
+  const PretrainedIndex index = OpenPretrained(dir.string()).value();
+  auto load = [&dir](PretrainedReadStats* stats) {
+    return [&dir, stats](CausalLm& kept) { return LoadPretrained(kept, dir.string(), stats); };
+  };
+
+  PretrainedReadStats whole_stats;
+  std::shared_ptr<CausalLm> whole = BuildCausalLm(config, /*seed=*/99, {}, load(&whole_stats)).value();
+  uint64_t file_bytes = 0;
+  for (const auto& [name, t] : index) file_bytes += t.end - t.begin;
+  CHECK(whole_stats.bytes_copied == file_bytes);
+  CHECK(whole_stats.tensor_bytes == file_bytes);
+
+  // Tensor parallelism 2: rank r holds TpSlice(whole, r) and copied only those bytes.
+  std::vector<Parameters> tp_parts(2);
+  std::vector<PretrainedReadStats> tp_stats(2);
+  std::vector<std::string> errors = testing::RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    absl::StatusOr<std::shared_ptr<Communicator>> comm = rdzv.CreateWorld(CommBackend::kGloo);
+    testing::Ok(comm.status());
+    absl::StatusOr<std::shared_ptr<CausalLm>> m =
+        BuildCausalLm(config, /*seed=*/99, TensorParallel{*comm, false}, load(&tp_stats[rank]));
+    testing::Ok(m.status());
+    tp_parts[rank] = ParametersOf(**m);
+  });
+  for (const std::string& e : errors) REQUIRE(e == "");
+  uint64_t split_bytes = 0, replicated_bytes = 0;
+  uint64_t expected[2] = {0, 0};
+  for (const auto& item : whole->named_parameters()) {
+    INFO(item.key());
+    const TpSplit split = whole->TensorParallelSplit(item.key());
+    const PretrainedTensor& t = *FindPretrained(index, item.key());
+    (split.dim < 0 ? replicated_bytes : split_bytes) += t.end - t.begin;
+    for (int64_t rank = 0; rank < 2; ++rank) {
+      CHECK(torch::equal(tp_parts[rank].at(item.key()), TpSlice(item.value(), split, rank, 2)));
+      expected[rank] += RankBytes(t, split, split.dim < 0 ? 0 : item.value().size(split.dim), rank);
+    }
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("tp rank " << rank << ": copied " << tp_stats[rank].bytes_copied << " of " << file_bytes
+                    << " bytes (" << replicated_bytes << " replicated, " << split_bytes << " split), "
+                    << tp_stats[rank].pages_touched << " pages");
+    CHECK(tp_stats[rank].bytes_copied == expected[rank]);
+    // About half of the split tensors (exactly half but for the padded vocabulary's rows).
+    const double split_share = static_cast<double>(tp_stats[rank].bytes_copied - replicated_bytes) /
+                               static_cast<double>(split_bytes);
+    CHECK(split_share == Approx(0.5).margin(0.05));
+  }
+  // Every split byte was copied by exactly one rank.
+  CHECK(tp_stats[0].bytes_copied + tp_stats[1].bytes_copied == file_bytes + replicated_bytes);
+
+  // Pipeline parallelism 2: each stage holds the whole model's tensors of its blocks and copied
+  // only those (a tied head's copy reads the word embedding).
+  const StageSpan spans[2] = {{0, 1, true, false}, {1, -1, false, true}};
+  uint64_t stage_bytes_total = 0;
+  for (int stage = 0; stage < 2; ++stage) {
+    INFO("stage " << stage);
+    PretrainedReadStats stats;
+    std::shared_ptr<CausalLm> part = BuildCausalLm(config, /*seed=*/99, {}, load(&stats), spans[stage]).value();
+    const Parameters whole_parameters = ParametersOf(*whole);
+    uint64_t stage_bytes = 0;
+    for (const auto& item : part->named_parameters()) {
+      INFO(item.key());
+      const bool copy = whole_parameters.count(item.key()) == 0;  // a tied head's copy
+      const std::string source = copy ? whole->WordEmbeddingName() : item.key();
+      CHECK(torch::equal(item.value(), whole_parameters.at(source)));
+      const PretrainedTensor& t = *FindPretrained(index, source);
+      stage_bytes += t.end - t.begin;
+    }
+    INFO("copied " << stats.bytes_copied << " of " << file_bytes << " bytes, " << stats.pages_touched
+                   << " pages");
+    CHECK(stats.bytes_copied == stage_bytes);
+    CHECK(stats.bytes_copied < file_bytes);
+    stage_bytes_total += stats.bytes_copied;
+  }
+  const uint64_t embedding = index.at(whole->WordEmbeddingName()).end - index.at(whole->WordEmbeddingName()).begin;
+  const bool tied = config.arch == ModelArch::kGpt2 || config.tie_embeddings;
+  CHECK(stage_bytes_total == file_bytes + (tied ? embedding : 0));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("with tensor parallelism 2 each rank copies its slices of the mapped checkpoint, with "
+          "pipeline parallelism 2 its stage's tensors, and holds the whole model's part bitwise") {
+  // gpt2: fp32 with a vocabulary padded from 90 to 96 rows (c_attn's fused q/k/v, Conv1D [in,
+  // out] column pieces); llama: bf16 (converted to fp32) with GQA, untied; qwen2: tied, biases.
+  CheckRanksReadTheirPart(Gpt2Config(), 90, torch::kFloat, "gpt2");
+  CheckRanksReadTheirPart(LlamaConfig(/*qwen2=*/false), 96, torch::kBFloat16, "llama");
+  CheckRanksReadTheirPart(LlamaConfig(/*qwen2=*/true), 96, torch::kFloat16, "qwen2");
 }
 
 TEST_CASE("LoadPretrained names a missing tensor and another shape") {
