@@ -21,6 +21,7 @@ struct TorchtitanState {
   bool shard_auto = true;  // torchtitan's data_parallel_shard_degree default is -1
   std::string shard_path;
   std::optional<Sourced> local_batch, pp_microbatch;
+  std::optional<Sourced> interleaved;  // pipeline_parallel_schedule = "Interleaved1F1B"
   std::string reshard = "default", reshard_path;
   std::string model_name, model_flavor, dataset;
   bool optimizer_lr = false, decay_type = false, lr_min = false, warmup = false;
@@ -292,7 +293,11 @@ class TorchtitanImporter {
            if (!v) return;
            if (*v == "1F1B") return c_.Set("parallel.pipeline_schedule", "1f1b", k.path);
            if (*v == "GPipe") return c_.Set("parallel.pipeline_schedule", "gpipe", k.path);
-           c_.Unsupported(k, "accel schedules pipelines with GPipe or 1F1B");
+           if (*v == "Interleaved1F1B") {
+             s_.interleaved = Sourced{1, k.path, k.value.location};
+             return c_.Set("parallel.pipeline_schedule", "interleaved_1f1b", k.path);
+           }
+           c_.Unsupported(k, "accel schedules pipelines with GPipe, 1F1B or Interleaved1F1B");
          }},
         {"pipeline_parallel_microbatch_size",
          [this](const SourceKey& k) {
@@ -532,8 +537,18 @@ void TorchtitanImporter::FinishDefaults() {
              "1F1B with " + std::to_string(microbatches) + " microbatches < " +
                  std::to_string(pp) + " stages is GPipe");
     }
+    if (s_.interleaved) {
+      // torchtitan gives a looped schedule 2 stages per rank unless layers_per_stage says
+      // otherwise; accel's virtual_stages auto is the same 2.
+      c_.Set("parallel.virtual_stages", "auto", "torchtitan's default of 2 stages per rank for Interleaved1F1B");
+    }
   } else {
     c_.Set("data.micro_batch_size", YamlInt(local.value), local.path);
+    if (s_.interleaved) {
+      // One stage: nothing to interleave (accel refuses interleaved_1f1b there, E0422).
+      c_.Set("parallel.pipeline_schedule", "1f1b",
+             s_.interleaved->path + " = Interleaved1F1B has no effect with one pipeline stage");
+    }
   }
 }
 

@@ -274,6 +274,31 @@ TEST_CASE("torchtitan: pre-tokenized --data leaves the tokenizer out", "[importe
         "  micro_batch_size: 8  # training.local_batch_size absent (torchtitan default)\n");
 }
 
+TEST_CASE("torchtitan: Interleaved1F1B maps to interleaved_1f1b, and to 1f1b on one stage",
+          "[importers][torchtitan]") {
+  const std::string layout = R"([training]
+local_batch_size = 8
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+)";
+  testing::Imported two = Import(layout, "pp.toml");
+  REQUIRE(two.yaml);
+  CHECK(Section(*two.yaml, "parallel").find(
+            "  pipeline_schedule: interleaved_1f1b  # parallelism.pipeline_parallel_schedule\n") != std::string::npos);
+  CHECK(Section(*two.yaml, "parallel").find(
+            "  virtual_stages: auto  # torchtitan's default of 2 stages per rank for Interleaved1F1B\n") !=
+        std::string::npos);
+  // The corpus' debug model names the schedule with pipeline_parallel_degree 1.
+  testing::Imported one = Import(Corpus("2026-02_pre-refactor/torchtitan/models/llama3/train_configs/debug_model.toml"),
+                                 "debug_model.toml");
+  REQUIRE(one.yaml);
+  CHECK(Section(*one.yaml, "parallel").find(
+            "  pipeline_schedule: 1f1b  # parallelism.pipeline_parallel_schedule = Interleaved1F1B has no effect "
+            "with one pipeline stage\n") != std::string::npos);
+}
+
 TEST_CASE("torchtitan: float8 and MoE refuse the import", "[importers][torchtitan]") {
   testing::Imported out = Import("[float8]\nenable_float8_linear = true\n\n[parallelism]\n"
                                  "expert_parallel_degree = 8\n",
