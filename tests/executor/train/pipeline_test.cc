@@ -128,17 +128,26 @@ RankOutcome Reference(const char* model, int dp = 1) {
   return Train(PlanFor(model, 1, "parallel: {data_replicate: 1, data_shard: 1}\n", 4, 2 * dp), 4).front();
 }
 
-TEST_CASE("a pipeline stage model holds its blocks under their global names") {
-  const ir::Plan plan = PlanFor(kGpt2, 2, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 1}\n");
+// The two stage models of a 2-stage plan and the whole model, all drawn from seed 1.
+struct TwoStages {
+  std::shared_ptr<CausalLm> first, last, whole;
+};
+
+TwoStages BuildTwoStages(const ir::Plan& plan) {
   auto config = ModelConfigFromPlan(plan.model());
   REQUIRE(config.ok());
   auto first = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 0));
   auto last = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 1));
   auto whole = BuildCausalLm(*config, 1);
   REQUIRE((first.ok() && last.ok() && whole.ok()));
-  const auto w = (*whole)->named_parameters();
-  const auto f = (*first)->named_parameters();
-  const auto l = (*last)->named_parameters();
+  return {*first, *last, *whole};
+}
+
+TEST_CASE("a pipeline stage model holds its blocks under their global names") {
+  const TwoStages m = BuildTwoStages(PlanFor(kGpt2, 2, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 1}\n"));
+  const auto w = m.whole->named_parameters();
+  const auto f = m.first->named_parameters();
+  const auto l = m.last->named_parameters();
   CHECK(f.contains("transformer.wte.weight"));
   CHECK(f.contains("transformer.h.1.attn.c_attn.weight"));
   CHECK_FALSE(f.contains("transformer.h.2.attn.c_attn.weight"));
@@ -154,10 +163,10 @@ TEST_CASE("a pipeline stage model holds its blocks under their global names") {
   torch::manual_seed(3);
   torch::Tensor tokens = torch::randint(0, 256, {2, 16}, torch::kLong);
   torch::NoGradGuard no_grad;
-  torch::Tensor hidden = (*first)->ForwardStage(tokens);
+  torch::Tensor hidden = m.first->ForwardStage(tokens);
   CHECK(hidden.sizes() == torch::IntArrayRef({2, 16, 32}));
-  CHECK(torch::equal((*last)->ForwardStage(hidden), (*whole)->Forward(tokens)));
-  CHECK_THROWS_WITH((*last)->Forward(tokens), Catch::Contains("Forward needs the whole model"));
+  CHECK(torch::equal(m.last->ForwardStage(hidden), m.whole->Forward(tokens)));
+  CHECK_THROWS_WITH(m.last->Forward(tokens), Catch::Contains("Forward needs the whole model"));
 }
 
 TEST_CASE("pipeline parallel training equals one rank: GPipe and 1F1B on 2 and 4 stages") {
@@ -176,16 +185,10 @@ TEST_CASE("pipeline parallel training equals one rank: GPipe and 1F1B on 2 and 4
 }
 
 TEST_CASE("an interleaved stage holds its chunks, and chaining the virtual stages gives the whole model") {
-  const ir::Plan plan = PlanFor(kLlama, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, "
-                                           "data_replicate: 1, data_shard: 1}\n");
-  auto config = ModelConfigFromPlan(plan.model());
-  REQUIRE(config.ok());
-  auto first = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 0));
-  auto last = BuildCausalLm(*config, 1, {}, {}, StageSpanFromPlan(plan, 1));
-  auto whole = BuildCausalLm(*config, 1);
-  REQUIRE((first.ok() && last.ok() && whole.ok()));
-  const auto f = (*first)->named_parameters();
-  const auto l = (*last)->named_parameters();
+  const TwoStages m = BuildTwoStages(PlanFor(kLlama, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, "
+                                                       "data_replicate: 1, data_shard: 1}\n"));
+  const auto f = m.first->named_parameters();
+  const auto l = m.last->named_parameters();
   // Virtual stages 0..3 hold one block each: stage 0 blocks 0 and 2, stage 1 blocks 1 and 3.
   CHECK(f.contains("model.embed_tokens.weight"));
   CHECK(f.contains("model.layers.0.self_attn.q_proj.weight"));
@@ -194,15 +197,15 @@ TEST_CASE("an interleaved stage holds its chunks, and chaining the virtual stage
   CHECK(l.contains("model.layers.1.self_attn.q_proj.weight"));
   CHECK(l.contains("model.layers.3.self_attn.q_proj.weight"));
   CHECK(l.contains("lm_head.weight"));
-  CHECK(f.size() + l.size() == (*whole)->named_parameters().size());
+  CHECK(f.size() + l.size() == m.whole->named_parameters().size());
   torch::manual_seed(3);
   torch::Tensor tokens = torch::randint(0, 256, {2, 16}, torch::kLong);
   torch::NoGradGuard no_grad;
-  torch::Tensor x = (*first)->ForwardStage(tokens, 0);
-  x = (*last)->ForwardStage(x, 0);
-  x = (*first)->ForwardStage(x, 1);
-  CHECK(torch::equal((*last)->ForwardStage(x, 1), (*whole)->Forward(tokens)));
-  CHECK_THROWS_WITH((*first)->ForwardStage(x, 2), Catch::Contains("model chunk 2 of a stage with 2"));
+  torch::Tensor x = m.first->ForwardStage(tokens, 0);
+  x = m.last->ForwardStage(x, 0);
+  x = m.first->ForwardStage(x, 1);
+  CHECK(torch::equal(m.last->ForwardStage(x, 1), m.whole->Forward(tokens)));
+  CHECK_THROWS_WITH(m.first->ForwardStage(x, 2), Catch::Contains("model chunk 2 of a stage with 2"));
 }
 
 TEST_CASE("interleaved 1F1B on 2 stages x 2 chunks trains like one rank") {
