@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "common/diagnostics.h"
 #include "common/status_macros.h"
+#include "executor/blas_threads.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/hf_config.h"
 #include "executor/checkpoint/sharded_tensors.h"
@@ -599,6 +600,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   const auto started = Clock::now();
   const bool leader = env.rank == 0;
   at::set_num_threads(std::max(1, env.num_threads));
+  SetBlasThreads(env.num_threads);
 
   // Plan and environment must agree before anyone opens a socket.
   if (plan.ir_version() != ir::IR_VERSION_CURRENT) {

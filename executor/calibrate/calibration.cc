@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "executor/blas_threads.h"
 #include "executor/communicator.h"
 
 namespace accel::exec {
@@ -29,6 +30,7 @@ double Seconds(Clock::time_point start) {
 int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, int repeats,
                    const std::string& store_file, int out_fd) {
   at::set_num_threads(1);
+  SetBlasThreads(1);
   RendezvousOptions options;
   options.world_size = group_size;
   options.rank = rank;
@@ -74,6 +76,7 @@ absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int
   else return absl::InvalidArgumentError("unknown dtype '" + dtype + "'");
   if (n < 1) return absl::InvalidArgumentError("matrix size must be positive");
   at::set_num_threads(1);
+  SetBlasThreads(1);
   try {
     at::Tensor a = at::randn({n, n}).to(type);
     at::Tensor b = at::randn({n, n}).to(type);
@@ -94,6 +97,7 @@ absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int
 
 absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats) {
   at::set_num_threads(1);
+  SetBlasThreads(1);
   at::Tensor x = at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat);
   at::Tensor y = at::empty_like(x);
   y.copy_(x);

@@ -30,6 +30,8 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const Worker
       {"ACCEL_RUN_DIR", env.run_dir},
       {"ACCEL_NUM_THREADS", absl::StrCat(env.num_threads)},
       {"OMP_NUM_THREADS", absl::StrCat(env.num_threads)},
+      {"OPENBLAS_NUM_THREADS", absl::StrCat(env.num_threads)},
+      {"OMP_WAIT_POLICY", "PASSIVE"},
       {"ACCEL_LAUNCH_UNIX_NS", absl::StrCat(env.launch_unix_ns)},
       {"ACCEL_JOB_TOKEN", env.job_token},
       {"ACCEL_STORE_FILE", env.store_file},

@@ -124,6 +124,8 @@ TEST_CASE("workers get torchrun's environment", "[launcher]") {
     CHECK_THAT(log, Catch::Contains("\nMASTER_PORT=" + port + "\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_NUM_THREADS=1\n"));
     CHECK_THAT(log, Catch::Contains("\nOMP_NUM_THREADS=1\n"));
+    CHECK_THAT(log, Catch::Contains("\nOPENBLAS_NUM_THREADS=1\n"));
+    CHECK_THAT(log, Catch::Contains("\nOMP_WAIT_POLICY=PASSIVE\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_RUN_DIR=" + dir.path() + "\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_LAUNCH_UNIX_NS=42\n"));
     CHECK_THAT(log, Catch::Contains("\nACCEL_JOB_TOKEN=\n"));
