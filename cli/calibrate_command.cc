@@ -4,14 +4,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <vector>
 
 #include "common/exit_codes.h"
 #include "executor/calibrate/calibration.h"
+#include "executor/calibrate/elementwise_costs.h"
 #include "planner/collective_cost.h"
 #include "spec/device_profile_file.h"
 
@@ -53,10 +56,57 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   return all;
 }
 
+// A matmul grid per dtype over `sizes`; a dtype without a CPU matmul is left out, with a note.
+std::vector<spec::MatmulGridValues> MatmulGrids(const std::vector<int64_t>& sizes,
+                                                std::ostream& out, std::string& notes) {
+  std::vector<spec::MatmulGridValues> grids;
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    absl::StatusOr<std::vector<double>> flops = exec::MeasureMatmulGrid(dtype, sizes);
+    if (!flops.ok()) {
+      notes += std::string("; no ") + dtype + " matmul grid";
+      continue;
+    }
+    const auto [low, high] = std::minmax_element(flops->begin(), flops->end());
+    out << "matmul " << dtype << " by shape, " << sizes.front() << " to " << sizes.back()
+        << ": " << G(*low) << " to " << G(*high) << " FLOP/s (one thread)\n";
+    grids.push_back({dtype, sizes, *flops});
+  }
+  return grids;
+}
+
+// Elementwise op costs for fp32 and bf16 compute; a dtype this LibTorch cannot run is left out,
+// with a note.
+std::vector<spec::ElementwiseCostValues> ElementwiseCosts(std::ostream& out, std::string& notes) {
+  std::vector<spec::ElementwiseCostValues> all;
+  for (const char* dtype : {"fp32", "bf16"}) {
+    absl::StatusOr<std::vector<spec::ElementwiseCostValues>> costs =
+        exec::MeasureElementwiseCosts(dtype);
+    if (!costs.ok()) {
+      notes += std::string("; no ") + dtype + " elementwise costs";
+      continue;
+    }
+    out << "elementwise " << dtype << " (ns per element, forward / backward):";
+    for (const spec::ElementwiseCostValues& c : *costs) {
+      out << " " << c.op << " " << G(c.forward_seconds_per_element * 1e9) << " / "
+          << G(c.backward_seconds_per_element * 1e9);
+      all.push_back(c);
+    }
+    out << "\n";
+  }
+  return all;
+}
+
 }  // namespace
 
 int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& out,
                         std::ostream& err) {
+  const std::vector<int64_t>& sizes = options.matmul_sizes;
+  if (sizes.size() < 2 || sizes.size() > spec::kMaxMatmulGridSizes ||
+      !std::is_sorted(sizes.begin(), sizes.end(), std::less_equal<int64_t>())) {
+    err << "error: --matmul-sizes must be 2 to " << spec::kMaxMatmulGridSizes
+        << " strictly increasing sizes\n";
+    return kExitUsage;
+  }
   const int cores = exec::UsableCores();
   const int max_group = options.max_group_size > 0 ? options.max_group_size : std::max(cores, 2);
   auto samples = Collectives(std::max(max_group, 2), out);
@@ -85,6 +135,8 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
     target = flops.ok() ? *flops : *fp32;
     if (!flops.ok()) notes += std::string("; no ") + dtype + " CPU matmul here: fp32 figure used";
   }
+  v.matmul_grids = MatmulGrids(options.matmul_sizes, out, notes);
+  v.elementwise_costs = ElementwiseCosts(out, notes);
   auto memory = exec::MeasureMemoryBytesPerSecond(int64_t{64} << 20, 5);
   if (!memory.ok()) {
     err << "error: " << memory.status().message() << "\n";
@@ -98,7 +150,10 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   v.matmul_efficiency = v.memory_efficiency = v.link_efficiency = 1.0;
   v.shared_cores_per_node = cores;
   v.source = "accel calibrate on " + Hostname() + ": " + std::to_string(options.matmul_size) +
-             "x" + std::to_string(options.matmul_size) + " matmuls and a 64 MiB copy on one " +
+             "x" + std::to_string(options.matmul_size) + " matmuls, matmul grids over " +
+             std::to_string(options.matmul_sizes.size()) + " sizes from " +
+             std::to_string(options.matmul_sizes.front()) + " to " +
+             std::to_string(options.matmul_sizes.back()) + ", elementwise op costs and a 64 MiB copy on one " +
              "thread (per core, " + std::to_string(cores) + " cores), Gloo all-reduce over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;
@@ -129,6 +184,11 @@ void RegisterCalibrateCommand(CLI::App& app, AppContext& context) {
   sub->add_option("--name", options->name, "Profile name")->capture_default_str();
   sub->add_option("--matmul-size", options->matmul_size, "n of the n x n matmuls")
       ->check(CLI::Range(int64_t{16}, int64_t{8192}))
+      ->capture_default_str();
+  sub->add_option("--matmul-sizes", options->matmul_sizes,
+                  "Sizes of the matmul throughput grids (m, n and k each take every one)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{8192}))
       ->capture_default_str();
   sub->add_option("--max-group-size", options->max_group_size,
                   "Largest all-reduce group (default: usable cores, at least 2)")

@@ -4,23 +4,31 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/app.h"
 
 namespace accel::cli {
 
-// `accel calibrate [-o FILE] [--name NAME] [--matmul-size N] [--max-group-size P]`.
+// `accel calibrate [-o FILE] [--name NAME] [--matmul-size N] [--matmul-sizes A,B,...]
+// [--max-group-size P]`.
 struct CalibrateCommandOptions {
   std::string output = "device_profile.json";  // the device-profile JSON written
   std::string name = "cpu-calibrated";         // DeviceProfile.name
-  int64_t matmul_size = 512;                   // n of the n×n matmuls
+  int64_t matmul_size = 512;                   // n of the n×n matmuls giving the peaks
+  // Sizes of the matmul throughput grids (every m, n, k among them; accel.ir.MatmulGrid):
+  // 64 … 2048 covers the products of the small jobs a CPU runs; the step-time model clamps
+  // larger shapes to the largest measured one.
+  std::vector<int64_t> matmul_sizes = {64, 128, 256, 512, 1024, 2048};
   int max_group_size = 0;                      // largest all-reduce group; 0: usable cores, ≥ 2
 };
 
 // Measures this machine (executor/calibrate/calibration.h) and writes a device profile
 // (spec/device_profile_file.h) that `cluster.device_profile: FILE` makes the planner use:
 // matmul FLOP/s per dtype and memory bandwidth on one thread (per core; shared_cores_per_node
-// = usable cores), intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to
+// = usable cores), a matmul throughput grid per dtype over `matmul_sizes` on one thread (the
+// step-time model times each of a job's matmuls at its own shape from it), the per-element
+// cost of the elementwise ops planner/elementwise_ops.h names for fp32 and bf16, intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to
 // Gloo all-reduces of 4 KiB to 4 MiB over 2 … max_group_size local processes. Inter-node links
 // cannot be measured on one machine: they are copies of the intra-node figures, and the source
 // says so. A dtype without a CPU matmul in this LibTorch gets the fp32 figure, also stated.

@@ -136,12 +136,22 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
                                         : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
+  if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0) {
+    std::string grids;
+    for (const MatmulGrid& g : p.matmul_grids()) grids += (grids.empty() ? "" : ", ") + g.dtype();
+    out += "  measured: matmul throughput by shape for " + (grids.empty() ? "no dtype" : grids) +
+           "; " + S(p.elementwise_costs_size()) + " elementwise op costs\n";
+  }
   for (const StageComputeTime& st : e.stages()) {
     out += "  compute stage " + S(st.stage()) + ": " + Seconds(st.seconds()) + " = matmul " +
            Seconds(st.matmul_seconds()) + " (forward " + Si(st.forward_flops(), "FLOP") +
            ", backward " + Si(st.backward_flops(), "FLOP") + ", recompute " +
            Si(st.recompute_flops(), "FLOP") + ") + memory " + Seconds(st.memory_seconds()) +
-           " (" + Si(st.memory_bytes(), "B") + ")\n";
+           " (" + Si(st.memory_bytes(), "B") + ")" +
+           (st.elementwise_seconds() > 0
+                ? " + measured elementwise ops " + Seconds(st.elementwise_seconds())
+                : "") +
+           "\n";
   }
   for (const CommunicationTime& c : e.communication()) {
     out += "  " + c.group() + " " + c.collective() + " x" + S(c.calls()) + ": " +

@@ -113,6 +113,19 @@ ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& v,
   p.set_memory_efficiency(v.memory_efficiency);
   p.set_link_efficiency(v.link_efficiency);
   p.set_shared_cores_per_node(v.shared_cores_per_node);
+  for (const spec::MatmulGridValues& g : v.matmul_grids) {
+    ir::MatmulGrid* grid = p.add_matmul_grids();
+    grid->set_dtype(g.dtype);
+    for (int64_t size : g.sizes) grid->add_sizes(size);
+    for (double f : g.flops_per_second) grid->add_flops_per_second(f);
+  }
+  for (const spec::ElementwiseCostValues& c : v.elementwise_costs) {
+    ir::ElementwiseCost* cost = p.add_elementwise_costs();
+    cost->set_op(c.op);
+    cost->set_dtype(c.dtype);
+    cost->set_forward_seconds_per_element(c.forward_seconds_per_element);
+    cost->set_backward_seconds_per_element(c.backward_seconds_per_element);
+  }
   return p;
 }
 

@@ -1,9 +1,15 @@
 #include "planner/step_compute.h"
 
 #include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/status_macros.h"
 #include "planner/device_profiles.h"
+#include "planner/elementwise_ops.h"
+#include "planner/matmul_throughput.h"
 #include "planner/memory_estimator.h"
 #include "planner/memory_model.h"
 #include "planner/step_flops.h"
@@ -21,6 +27,65 @@ double OptimizerBytesPerParam(const MemoryInputs& in) {
 double OwnedParams(const ir::Plan& plan, const StageShardTotals& shards) {
   return static_cast<double>(plan.sharding().stage() >= 1 ? shards.shard_elements
                                                           : shards.local_elements);
+}
+
+// Seconds of one forward product and its two backward products on one worker (`share` of the
+// profile's figures), each at its own shape's throughput (planner/matmul_throughput.h).
+struct GemmSeconds {
+  double forward = 0;
+  double backward = 0;
+};
+
+GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, std::string_view dtype,
+                     double share) {
+  auto seconds = [&](const Gemm& x) {
+    const double rate = MatmulFlopsPerSecond(profile, dtype, x.m, x.n, x.k) * share;
+    return rate > 0 ? x.Flops() / rate : 0.0;
+  };
+  GemmSeconds t;
+  t.forward = seconds(g);
+  for (const Gemm& b : BackwardGemms(g)) t.backward += seconds(b);
+  return t;
+}
+
+// Matmul seconds of one block per microbatch: forward, backward, and the forward products
+// recompute runs again (selective: the attention products; full: all of them).
+double LayerMatmulSeconds(const std::vector<Gemm>& gemms, RecomputeMode recompute,
+                          const ir::DeviceProfile& profile, std::string_view dtype, double share) {
+  double total = 0;
+  for (const Gemm& g : gemms) {
+    const GemmSeconds t = TimeGemm(g, profile, dtype, share);
+    const bool again = recompute == RecomputeMode::kFull ||
+                       (recompute == RecomputeMode::kSelective && g.attention);
+    total += t.forward * (again ? 2 : 1) + t.backward;
+  }
+  return total;
+}
+
+// Seconds of `elements` of each measured op (forward, backward, and the forward again for the
+// ops `again` marks) on one worker; ops the profile has no cost for count 0.
+double ElementwiseSeconds(const ElementwiseElements& elements, const ir::DeviceProfile& profile,
+                          std::string_view dtype, double share,
+                          const std::array<bool, kElementwiseOpCount>& again) {
+  double total = 0;
+  for (int i = 0; i < kElementwiseOpCount; ++i) {
+    const ir::ElementwiseCost* cost =
+        FindElementwiseCost(profile, static_cast<ElementwiseOp>(i), dtype);
+    if (cost == nullptr || elements[i] == 0) continue;
+    total += elements[i] * (cost->forward_seconds_per_element() * (again[i] ? 2 : 1) +
+                            cost->backward_seconds_per_element());
+  }
+  return share > 0 ? total / share : total;
+}
+
+// Which block ops recompute runs forward again: every one (full), the softmax (selective).
+std::array<bool, kElementwiseOpCount> RecomputedOps(RecomputeMode mode) {
+  std::array<bool, kElementwiseOpCount> again{};
+  if (mode == RecomputeMode::kFull) again.fill(true);
+  if (mode == RecomputeMode::kSelective) {
+    again[static_cast<int>(ElementwiseOp::kCausalSoftmax)] = true;
+  }
+  return again;
 }
 
 }  // namespace
@@ -59,9 +124,17 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   const double logits = static_cast<double>(
       LogitsBytes(s, b, in.model.padded_vocab_size(), in.tp, in.compute_bytes));
   const double share = WorkerShare(profile, plan.topology().devices_per_node());
-  const double flops_per_second =
-      MatmulPeakFlopsPerSecond(profile, plan.precision().compute_dtype()) *
-      profile.matmul_efficiency() * share;
+  const std::string& dtype = plan.precision().compute_dtype();
+  const double layer_matmul = LayerMatmulSeconds(LayerForwardGemms(in.model, s, b, in.tp, in.cp),
+                                                 in.recompute, profile, dtype, share);
+  const GemmSeconds head_matmul =
+      TimeGemm(HeadForwardGemm(in.model, s, b, in.tp, in.cp), profile, dtype, share);
+  const double layer_elementwise = ElementwiseSeconds(
+      BlockElementwiseElements(in.model, s, b, in.tp, in.cp, in.sequence_parallel), profile,
+      dtype, share, RecomputedOps(in.recompute));
+  const double head_elementwise = ElementwiseSeconds(
+      HeadElementwiseElements(in.model, s, b, in.tp, in.cp, in.sequence_parallel), profile, dtype,
+      share, {});
   const double bytes_per_second =
       profile.memory_bytes_per_second() * profile.memory_efficiency() * share;
 
@@ -81,10 +154,12 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     if (st.has_lm_head) bytes += m * 3.0 * logits;
     bytes += OwnedParams(plan, shards.Stage(st.index)) * OptimizerBytesPerParam(in);
     t.set_memory_bytes(bytes);
-    const double flops = t.forward_flops() + t.backward_flops() + t.recompute_flops();
-    t.set_matmul_seconds(flops_per_second > 0 ? flops / flops_per_second : 0);
+    t.set_matmul_seconds(m * (layers * layer_matmul +
+                              (st.has_lm_head ? head_matmul.forward + head_matmul.backward : 0.0)));
     t.set_memory_seconds(bytes_per_second > 0 ? bytes / bytes_per_second : 0);
-    t.set_seconds(t.matmul_seconds() + t.memory_seconds());
+    t.set_elementwise_seconds(
+        m * (layers * layer_elementwise + (st.has_lm_head ? head_elementwise : 0.0)));
+    t.set_seconds(t.matmul_seconds() + t.memory_seconds() + t.elementwise_seconds());
     out.push_back(std::move(t));
   }
   return out;

@@ -5,8 +5,10 @@
 #include "ir/plan.pb.h"
 #include "planner/shard_layout.h"
 
-// Compute time of each pipeline stage for one optimizer step on one of its ranks: matmul FLOPs
-// (planner/step_flops.h) over the profile's matmul peak for the compute dtype, plus
+// Compute time of each pipeline stage for one optimizer step on one of its ranks: every matmul
+// (planner/step_flops.h: forward, its two backward products, recompute) timed at its own shape
+// with the profile's throughput for the compute dtype (planner/matmul_throughput.h), plus the
+// measured elementwise ops (planner/elementwise_ops.h) when the profile has their costs, plus
 // bandwidth-bound bytes over its memory bandwidth (a roofline sum: Williams et al. 2009, with
 // no overlap of the two assumed).
 namespace accel::planner {
@@ -27,6 +29,13 @@ double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
 //               + head? m · 3 · LogitsBytes, + the optimizer step: owned parameters ×
 //               (adamw 28 B: parameter, m and v read and written, gradient read, fp32;
 //               sgd 12 B, 20 B with momentum).
+//   matmul    = m · (layers · Σ_block products (t(fwd) · (1 + recomputed) + t(dA) + t(dB))
+//               + head? t(fwd) + t(dA) + t(dB)), t(x) = 2·m·n·k·count / MatmulFlopsPerSecond
+//   elementwise = m · (layers · Σ_ops BlockElementwiseElements · (fwd · (1 + recomputed) + bwd)
+//               + head? Σ_ops HeadElementwiseElements · (fwd + bwd)), per-element costs from
+//               the profile (ops without one: 0); recomputed: full every op and product,
+//               selective the causal softmax and the attention products.
+//   seconds   = matmul + memory + elementwise, each over the worker's share (WorkerShare).
 // Errors: InvalidArgument for a dtype or recompute name the planner never writes.
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile);

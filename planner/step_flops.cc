@@ -38,6 +38,40 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
   return f;
 }
 
+std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
+                                    int64_t tp, int64_t cp) {
+  const int64_t t = std::max<int64_t>(tp, 1);
+  const int64_t c = std::max<int64_t>(cp, 1);
+  const int64_t heads = model.num_heads();
+  const int64_t kv = model.num_kv_heads() > 0 ? model.num_kv_heads() : heads;
+  const int64_t d = model.head_dim() > 0 ? model.head_dim()
+                                         : model.hidden_size() / std::max<int64_t>(heads, 1);
+  const int64_t h = model.hidden_size();
+  const int64_t ffn = model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * h;
+  const int64_t tokens = micro_batch * seq_len / c;
+  const int64_t q_len = seq_len / c;
+  std::vector<Gemm> gemms;
+  gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false});
+  gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true});
+  gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true});
+  gemms.push_back({tokens, h, heads * d / t, 1, false});
+  gemms.push_back({tokens, ffn / t, h, model.arch() == "llama" ? 2 : 1, false});
+  gemms.push_back({tokens, h, ffn / t, 1, false});
+  return gemms;
+}
+
+Gemm HeadForwardGemm(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
+                     int64_t cp) {
+  const int64_t vocab = model.padded_vocab_size() > 0 ? model.padded_vocab_size()
+                                                      : model.vocab_size();
+  return {micro_batch * seq_len / std::max<int64_t>(cp, 1), vocab / std::max<int64_t>(tp, 1),
+          model.hidden_size(), 1, false};
+}
+
+std::array<Gemm, 2> BackwardGemms(const Gemm& f) {
+  return {Gemm{f.m, f.k, f.n, f.count, f.attention}, Gemm{f.k, f.n, f.m, f.count, f.attention}};
+}
+
 double HeadForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
                         int64_t cp) {
   const double vocab = static_cast<double>(

@@ -1,7 +1,9 @@
 #ifndef ACCEL_PLANNER_STEP_FLOPS_H_
 #define ACCEL_PLANNER_STEP_FLOPS_H_
 
+#include <array>
 #include <cstdint>
+#include <vector>
 
 #include "ir/plan.pb.h"
 #include "planner/memory_model.h"
@@ -23,6 +25,39 @@ struct LayerFlops {
   double mlp = 0;        // gpt2 2 matmuls: 4·b·s·h·ffn; llama gated 3 matmuls: 6·b·s·h·ffn
   double Total() const { return qkv + attention + output + mlp; }
 };
+
+// One matrix multiply of a forward pass: `count` products C[m×n] = A[m×k]·B[k×n] (count > 1
+// for the batched attention products, one per sequence and head).
+struct Gemm {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t count = 1;
+  bool attention = false;  // Q·Kᵀ or probabilities·V (selective recompute re-runs these)
+  double Flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(count);
+  }
+};
+
+// The forward matmuls of one block for one microbatch on one rank, in execution order, with
+// the shapes LayerForwardFlops counts (their Flops() sum to LayerForwardFlops(...).Total()):
+// t = b·s/cp tokens; qkv [t×h]·[h×(a+2kv)d/tp] (llama as three products of the same total
+// width, counted as one), Q·Kᵀ b·a/tp products [s/cp×d]·[d×s], probabilities·V
+// [s/cp×s]·[s×d], output [t×ad/tp]·[ad/tp×h], MLP input [t×h]·[h×ffn/tp] (twice for llama's
+// gate and up), MLP output [t×ffn/tp]·[ffn/tp×h]. Sequence parallelism gathers the sequence
+// before these, so t does not shrink with it.
+std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
+                                    int64_t tp, int64_t cp);
+
+// The LM head's forward matmul: [t×h]·[h×V_padded/tp].
+Gemm HeadForwardGemm(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
+                     int64_t cp);
+
+// The two backward matmuls of a forward product C = A·B: dA = dC·Bᵀ, shape (m, k, n), and
+// dB = Aᵀ·dC, shape (k, n, m); each as many times as the forward one (Narayanan et al. 2021
+// §5.1: backward is twice the forward FLOPs).
+std::array<Gemm, 2> BackwardGemms(const Gemm& forward);
 
 // The forward FLOPs of one block of `model` for `micro_batch` sequences of `seq_len` tokens,
 // divided over `tp` tensor-parallel and `cp` context-parallel ranks (heads, ffn columns and

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "common/diag_codes.h"
@@ -103,6 +104,200 @@ void ReadKeys(const Json& object, DeviceProfileResult& result, DeviceProfileValu
   }
 }
 
+bool IsSize(const Json& v) {
+  return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 1 << 20;
+}
+
+bool IsPositive(const Json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0;
+}
+
+// One grid of "matmul_grids"; `where` is "matmul_grids[i]". Issues are added to `result`.
+std::optional<MatmulGridValues> ReadGrid(const Json& grid, const std::string& where,
+                                         DeviceProfileResult& result) {
+  if (!grid.is_object()) {
+    Issue(result, "has '" + where + "' = " + Shown(grid) + "; it must be an object");
+    return std::nullopt;
+  }
+  const size_t before = result.issues.size();
+  MatmulGridValues out;
+  const auto dtype = grid.find("dtype");
+  if (dtype == grid.end() || !dtype->is_string() ||
+      (*dtype != "fp32" && *dtype != "bf16" && *dtype != "fp16")) {
+    Issue(result, "has '" + where + ".dtype' = " +
+                      (dtype == grid.end() ? std::string("nothing") : Shown(*dtype)) +
+                      "; it must be \"fp32\", \"bf16\" or \"fp16\"");
+  } else {
+    out.dtype = dtype->get<std::string>();
+  }
+  const auto sizes = grid.find("sizes");
+  bool sizes_ok = sizes != grid.end() && sizes->is_array() && sizes->size() >= 2 &&
+                  sizes->size() <= kMaxMatmulGridSizes;
+  for (size_t i = 0; sizes_ok && i < sizes->size(); ++i) {
+    sizes_ok = IsSize((*sizes)[i]) && (i == 0 || (*sizes)[i].get<int64_t>() > out.sizes.back());
+    if (sizes_ok) out.sizes.push_back((*sizes)[i].get<int64_t>());
+  }
+  if (!sizes_ok) {
+    Issue(result, "has '" + where + ".sizes' = " +
+                      (sizes == grid.end() ? std::string("nothing") : Shown(*sizes)) +
+                      "; it must be 2 to " + std::to_string(kMaxMatmulGridSizes) +
+                      " strictly increasing integers from 1 to 1048576");
+  }
+  const auto flops = grid.find("flops_per_second");
+  const size_t want = sizes_ok ? out.sizes.size() * out.sizes.size() * out.sizes.size() : 0;
+  bool flops_ok = flops != grid.end() && flops->is_array() && (!sizes_ok || flops->size() == want);
+  for (size_t i = 0; flops_ok && i < flops->size(); ++i) {
+    flops_ok = IsPositive((*flops)[i]);
+    if (flops_ok) out.flops_per_second.push_back((*flops)[i].get<double>());
+  }
+  if (!flops_ok) {
+    Issue(result, "has '" + where + ".flops_per_second' that is not " +
+                      (sizes_ok ? std::to_string(want) + " (sizes³) " : std::string()) +
+                      "finite positive numbers");
+  }
+  for (auto it = grid.begin(); it != grid.end(); ++it) {
+    if (it.key() != "dtype" && it.key() != "sizes" && it.key() != "flops_per_second") {
+      const std::string key = it.key().size() <= 40 ? it.key() : it.key().substr(0, 40) + "...";
+      Issue(result, "has unknown key '" + where + "." + key + "'");
+    }
+  }
+  if (result.issues.size() != before) return std::nullopt;
+  return out;
+}
+
+void ReadGrids(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
+  const auto grids = object.find("matmul_grids");
+  if (grids == object.end()) return;
+  if (!grids->is_array() || grids->size() > 3) {
+    Issue(result, "has 'matmul_grids' = " + Shown(*grids) +
+                      "; it must be an array of at most 3 grids, one per dtype");
+    return;
+  }
+  for (size_t i = 0; i < grids->size(); ++i) {
+    std::optional<MatmulGridValues> grid =
+        ReadGrid((*grids)[i], "matmul_grids[" + std::to_string(i) + "]", result);
+    if (!grid) continue;
+    for (const MatmulGridValues& seen : values.matmul_grids) {
+      if (seen.dtype == grid->dtype) Issue(result, "has two matmul_grids for '" + grid->dtype + "'");
+    }
+    values.matmul_grids.push_back(std::move(*grid));
+  }
+}
+
+// One entry of "elementwise_costs"; `where` is "elementwise_costs[i]".
+std::optional<ElementwiseCostValues> ReadCost(const Json& cost, const std::string& where,
+                                              DeviceProfileResult& result) {
+  if (!cost.is_object()) {
+    Issue(result, "has '" + where + "' = " + Shown(cost) + "; it must be an object");
+    return std::nullopt;
+  }
+  const size_t before = result.issues.size();
+  ElementwiseCostValues out;
+  const auto op = cost.find("op");
+  bool op_ok = op != cost.end() && op->is_string();
+  if (op_ok) {
+    op_ok = false;
+    for (std::string_view name : kElementwiseOpNames) op_ok = op_ok || *op == name;
+  }
+  if (op_ok) {
+    out.op = op->get<std::string>();
+  } else {
+    std::vector<std::string> names(kElementwiseOpNames.begin(), kElementwiseOpNames.end());
+    std::optional<std::string> close =
+        op != cost.end() && op->is_string() ? ClosestMatch(op->get<std::string>(), names)
+                                            : std::nullopt;
+    Issue(result, "has '" + where + ".op' = " +
+                      (op == cost.end() ? std::string("nothing") : Shown(*op)) +
+                      "; it must name an elementwise op" +
+                      (close ? " (did you mean '" + *close + "'?)" : ""));
+  }
+  const auto dtype = cost.find("dtype");
+  if (dtype == cost.end() || !dtype->is_string() ||
+      (*dtype != "fp32" && *dtype != "bf16" && *dtype != "fp16")) {
+    Issue(result, "has '" + where + ".dtype' = " +
+                      (dtype == cost.end() ? std::string("nothing") : Shown(*dtype)) +
+                      "; it must be \"fp32\", \"bf16\" or \"fp16\"");
+  } else {
+    out.dtype = dtype->get<std::string>();
+  }
+  for (auto [key, field] : {std::pair{"forward_seconds_per_element",
+                                      &ElementwiseCostValues::forward_seconds_per_element},
+                            std::pair{"backward_seconds_per_element",
+                                      &ElementwiseCostValues::backward_seconds_per_element}}) {
+    const auto it = cost.find(key);
+    if (it == cost.end() || !IsPositive(*it)) {
+      Issue(result, "has '" + where + "." + key + "' = " +
+                        (it == cost.end() ? std::string("nothing") : Shown(*it)) +
+                        "; it must be a positive number");
+    } else {
+      out.*field = it->get<double>();
+    }
+  }
+  for (auto it = cost.begin(); it != cost.end(); ++it) {
+    if (it.key() != "op" && it.key() != "dtype" && it.key() != "forward_seconds_per_element" &&
+        it.key() != "backward_seconds_per_element") {
+      const std::string key = it.key().size() <= 40 ? it.key() : it.key().substr(0, 40) + "...";
+      Issue(result, "has unknown key '" + where + "." + key + "'");
+    }
+  }
+  if (result.issues.size() != before) return std::nullopt;
+  return out;
+}
+
+void ReadCosts(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
+  const auto costs = object.find("elementwise_costs");
+  if (costs == object.end()) return;
+  const size_t limit = kElementwiseOpNames.size() * 3;
+  if (!costs->is_array() || costs->size() > limit) {
+    Issue(result, "has 'elementwise_costs' = " + Shown(*costs) + "; it must be an array of at most " +
+                      std::to_string(limit) + " costs, one per op and dtype");
+    return;
+  }
+  for (size_t i = 0; i < costs->size(); ++i) {
+    std::optional<ElementwiseCostValues> cost =
+        ReadCost((*costs)[i], "elementwise_costs[" + std::to_string(i) + "]", result);
+    if (!cost) continue;
+    for (const ElementwiseCostValues& seen : values.elementwise_costs) {
+      if (seen.op == cost->op && seen.dtype == cost->dtype) {
+        Issue(result, "has two elementwise_costs for '" + cost->op + "' in " + cost->dtype);
+      }
+    }
+    values.elementwise_costs.push_back(std::move(*cost));
+  }
+}
+
+std::string Number(double value) {
+  char number[40];
+  std::snprintf(number, sizeof(number), "%.17g", value);
+  return number;
+}
+
+std::string GridsToJson(const std::vector<MatmulGridValues>& grids) {
+  std::string out = "  \"matmul_grids\": [";
+  for (size_t g = 0; g < grids.size(); ++g) {
+    out += g == 0 ? "\n    {" : ",\n    {";
+    out += "\"dtype\": " + Json(grids[g].dtype).dump() + ", \"sizes\": " + Json(grids[g].sizes).dump() +
+           ",\n     \"flops_per_second\": [";
+    for (size_t i = 0; i < grids[g].flops_per_second.size(); ++i) {
+      out += (i == 0 ? "" : (i % 6 == 0 ? ",\n       " : ", ")) + Number(grids[g].flops_per_second[i]);
+    }
+    out += "]}";
+  }
+  return out + "\n  ]";
+}
+
+std::string CostsToJson(const std::vector<ElementwiseCostValues>& costs) {
+  std::string out = "  \"elementwise_costs\": [";
+  for (size_t i = 0; i < costs.size(); ++i) {
+    out += (i == 0 ? "\n    {" : ",\n    {") + std::string("\"op\": ") + Json(costs[i].op).dump() +
+           ", \"dtype\": " + Json(costs[i].dtype).dump() +
+           ", \"forward_seconds_per_element\": " + Number(costs[i].forward_seconds_per_element) +
+           ", \"backward_seconds_per_element\": " + Number(costs[i].backward_seconds_per_element) +
+           "}";
+  }
+  return out + "\n  ]";
+}
+
 }  // namespace
 
 const std::vector<std::string>& DeviceProfileKeys() {
@@ -111,6 +306,8 @@ const std::vector<std::string>& DeviceProfileKeys() {
     for (const StringKey& s : kStringKeys) k.emplace_back(s.key);
     for (const NumberKey& n : kNumberKeys) k.emplace_back(n.key);
     k.emplace_back("shared_cores_per_node");
+    k.emplace_back("matmul_grids");
+    k.emplace_back("elementwise_costs");
     return k;
   }();
   return keys;
@@ -128,6 +325,8 @@ DeviceProfileResult ParseDeviceProfile(std::string_view json_text) {
   const Json& json = *parsed;
   DeviceProfileValues values;
   ReadKeys(json, result, values);
+  ReadGrids(json, result, values);
+  ReadCosts(json, result, values);
   if (result.issues.empty()) result.values = std::move(values);
   return result;
 }
@@ -156,13 +355,13 @@ std::string DeviceProfileToJson(const DeviceProfileValues& values) {
   for (const StringKey& k : kStringKeys) {
     out += "  " + Json(k.key).dump() + ": " + Json(values.*k.field).dump() + ",\n";
   }
-  for (size_t i = 0; i < std::size(kNumberKeys); ++i) {
-    char number[40];
-    std::snprintf(number, sizeof(number), "%.17g", values.*kNumberKeys[i].field);
-    out += "  " + Json(kNumberKeys[i].key).dump() + ": " + number + ",\n";
+  for (const NumberKey& k : kNumberKeys) {
+    out += "  " + Json(k.key).dump() + ": " + Number(values.*k.field) + ",\n";
   }
-  return out + "  \"shared_cores_per_node\": " + std::to_string(values.shared_cores_per_node) +
-         "\n}\n";
+  out += "  \"shared_cores_per_node\": " + std::to_string(values.shared_cores_per_node);
+  if (!values.matmul_grids.empty()) out += ",\n" + GridsToJson(values.matmul_grids);
+  if (!values.elementwise_costs.empty()) out += ",\n" + CostsToJson(values.elementwise_costs);
+  return out + "\n}\n";
 }
 
 }  // namespace accel::spec

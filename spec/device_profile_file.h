@@ -1,6 +1,8 @@
 #ifndef ACCEL_SPEC_DEVICE_PROFILE_FILE_H_
 #define ACCEL_SPEC_DEVICE_PROFILE_FILE_H_
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,9 +20,43 @@
 //    "inter_node_bytes_per_second": 1.2e9, "inter_node_latency_seconds": 1e-4,
 //    "matmul_efficiency": 1, "memory_efficiency": 1, "link_efficiency": 1,
 //    "shared_cores_per_node": 2}
-// Every key but shared_cores_per_node (default 0) is required; unknown keys are errors (a
-// misspelt key must not fall back silently).
+// and optionally, as `accel calibrate` writes it, matmul throughput by shape
+// (accel.ir.MatmulGrid), at most one grid per dtype:
+//    "matmul_grids": [{"dtype": "fp32", "sizes": [64, 256],
+//                      "flops_per_second": [8 numbers, (m, n, k) in row-major order]}]
+// and elementwise op costs (accel.ir.ElementwiseCost), at most one per (op, dtype):
+//    "elementwise_costs": [{"op": "gelu_tanh", "dtype": "fp32",
+//                           "forward_seconds_per_element": 5e-9,
+//                           "backward_seconds_per_element": 7e-9}]
+// Every key but shared_cores_per_node (default 0), matmul_grids and elementwise_costs is required; unknown keys
+// are errors (a misspelt key must not fall back silently).
 namespace accel::spec {
+
+// One matmul throughput grid of a profile file (accel.ir.MatmulGrid): dtype "fp32", "bf16" or
+// "fp16"; 2 to kMaxMatmulGridSizes strictly increasing sizes from 1 to 1048576; sizes³ finite,
+// positive FLOP/s.
+struct MatmulGridValues {
+  std::string dtype;
+  std::vector<int64_t> sizes;
+  std::vector<double> flops_per_second;
+};
+
+// The most sizes one grid may have (16³ = 4,096 figures).
+inline constexpr int kMaxMatmulGridSizes = 16;
+
+// The elementwise ops a profile may cost, in planner::ElementwiseOp order (what each is:
+// planner/elementwise_ops.h).
+inline constexpr std::array<std::string_view, 6> kElementwiseOpNames = {
+    "layer_norm", "rms_norm", "gelu_tanh", "silu_mul", "causal_softmax", "cross_entropy"};
+
+// One measured elementwise op of a profile file (accel.ir.ElementwiseCost): op in
+// kElementwiseOpNames, dtype "fp32", "bf16" or "fp16", finite positive seconds per element.
+struct ElementwiseCostValues {
+  std::string op;
+  std::string dtype;
+  double forward_seconds_per_element = 0;
+  double backward_seconds_per_element = 0;
+};
 
 // The numbers of a device-profile file, as read. Units as in accel.ir.DeviceProfile.
 struct DeviceProfileValues {
@@ -38,6 +74,8 @@ struct DeviceProfileValues {
   double memory_efficiency = 0;  // (0, 1]
   double link_efficiency = 0;    // (0, 1]
   int64_t shared_cores_per_node = 0;  // optional key; ≥ 0 (see accel.ir.DeviceProfile)
+  std::vector<MatmulGridValues> matmul_grids;  // optional key; distinct dtypes
+  std::vector<ElementwiseCostValues> elementwise_costs;  // optional key; distinct (op, dtype)
 };
 
 // One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate
@@ -61,7 +99,9 @@ const std::vector<std::string>& DeviceProfileKeys();
 
 // Parses profile JSON text (at most 1 MiB). Issues (all reported): syntax errors (located),
 // a top level that is not an object, a missing key, an unknown key, a string key that is not a
-// non-empty string, a number that is not finite and positive, an efficiency above 1.
+// non-empty string, a number that is not finite and positive, an efficiency above 1, a
+// matmul grid that breaks MatmulGridValues' rules or repeats a dtype, an elementwise cost that
+// breaks ElementwiseCostValues' rules or repeats an (op, dtype).
 DeviceProfileResult ParseDeviceProfile(std::string_view json_text);
 
 // Reads and parses the file at `path`; E0204 when it cannot be read.

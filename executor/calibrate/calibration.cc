@@ -65,15 +65,67 @@ int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, 
   return 0;
 }
 
+absl::StatusOr<at::ScalarType> MatmulType(const std::string& dtype) {
+  if (dtype == "fp32") return at::kFloat;
+  if (dtype == "bf16") return at::kBFloat16;
+  if (dtype == "fp16") return at::kHalf;
+  return absl::InvalidArgumentError("unknown dtype '" + dtype + "'");
+}
+
+// Seconds of one a·b product: the best of three batches, each of enough products to last
+// about 2 ms, after one warm-up product.
+double TimeMatmul(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor c = at::matmul(a, b);
+  Clock::time_point start = Clock::now();
+  c = at::matmul(a, b);
+  const double once = std::max(Seconds(start), 1e-9);
+  const int repeats = static_cast<int>(std::clamp(2e-3 / once, 1.0, 10000.0));
+  double best = once;
+  for (int batch = 0; batch < 3; ++batch) {
+    start = Clock::now();
+    for (int i = 0; i < repeats; ++i) c = at::matmul(a, b);
+    best = std::min(best, Seconds(start) / repeats);
+  }
+  return best;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
+                                                      const std::vector<int64_t>& sizes) {
+  absl::StatusOr<at::ScalarType> type = MatmulType(dtype);
+  if (!type.ok()) return type.status();
+  if (sizes.empty()) return absl::InvalidArgumentError("no matmul sizes");
+  for (int64_t size : sizes) {
+    if (size < 1) return absl::InvalidArgumentError("matrix size must be positive");
+  }
+  at::set_num_threads(1);
+  SetBlasThreads(1);
+  std::vector<double> flops;
+  try {
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : sizes) {
+          const at::Tensor a = at::randn({m, k}).to(*type);
+          const at::Tensor b = at::randn({k, n}).to(*type);
+          const double work = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                              static_cast<double>(k);
+          flops.push_back(work / TimeMatmul(a, b));
+        }
+      }
+    }
+  } catch (const c10::Error& e) {
+    return absl::UnimplementedError(std::string("no CPU matmul for ") + dtype + ": " +
+                                    e.what_without_backtrace());
+  }
+  return flops;
+}
 
 absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int64_t n,
                                                    int repeats) {
-  at::ScalarType type;
-  if (dtype == "fp32") type = at::kFloat;
-  else if (dtype == "bf16") type = at::kBFloat16;
-  else if (dtype == "fp16") type = at::kHalf;
-  else return absl::InvalidArgumentError("unknown dtype '" + dtype + "'");
+  absl::StatusOr<at::ScalarType> matmul_type = MatmulType(dtype);
+  if (!matmul_type.ok()) return matmul_type.status();
+  const at::ScalarType type = *matmul_type;
   if (n < 1) return absl::InvalidArgumentError("matrix size must be positive");
   at::set_num_threads(1);
   SetBlasThreads(1);

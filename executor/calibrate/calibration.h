@@ -21,6 +21,14 @@ namespace accel::exec {
 absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int64_t n,
                                                    int repeats);
 
+// FLOP/s of C[m×n] = A[m×k]·B[k×n] in `dtype` on one CPU thread for every (m, n, k) with each
+// of m, n, k in `sizes`, in accel.ir.MatmulGrid order (index (i·S + j)·S + l): 2·m·n·k over
+// the best of three timed batches after one warm-up, each batch repeating the product until it
+// lasts about 2 ms. Errors as MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes`
+// or a size < 1.
+absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
+                                                      const std::vector<int64_t>& sizes);
+
 // Bytes per second of copying a `bytes`-byte fp32 tensor into another on one thread, counting
 // the read and the write (2·bytes over the fastest of `repeats` copies).
 absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);

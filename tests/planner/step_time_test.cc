@@ -3,10 +3,15 @@
 // pass's profile choice and errors.
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "planner/collective_cost.h"
 #include "planner/device_profiles.h"
+#include "planner/elementwise_ops.h"
+#include "planner/matmul_throughput.h"
 #include "planner/step_communication.h"
 #include "planner/step_flops.h"
 #include "planner/step_time_estimator.h"
@@ -257,6 +262,195 @@ TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile") 
   REQUIRE(one.ok());
   REQUIRE(shared.ok());
   CHECK_THAT(shared->compute_seconds(), WithinRel(2 * one->compute_seconds(), 1e-12));
+}
+
+// A two-size grid: every figure `base`, except `fast` at (hi, hi, hi).
+ir::MatmulGrid TwoSizeGrid(const std::string& dtype, int64_t lo, int64_t hi, double base,
+                           double fast) {
+  ir::MatmulGrid g;
+  g.set_dtype(dtype);
+  g.add_sizes(lo);
+  g.add_sizes(hi);
+  for (int i = 0; i < 7; ++i) g.add_flops_per_second(base);
+  g.add_flops_per_second(fast);
+  return g;
+}
+
+TEST_CASE("matmul throughput: grid points exact, log-linear between them, clamped outside") {
+  ir::DeviceProfile p = TestProfile();
+  *p.add_matmul_grids() = TwoSizeGrid("fp32", 64, 256, 1e9, 4e9);
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 64, 64, 64), WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 256, 256, 256), WithinRel(4e9, 1e-12));
+  // 128 is halfway in log2 on every axis: the (hi, hi, hi) corner weighs 1/8 → 4^(1/8) × 1e9.
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 128, 128, 128), WithinRel(1e9 * std::pow(4.0, 0.125), 1e-12));
+  // Halfway along k only, m = n = 256: between 1e9 and 4e9 in log → 2e9.
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 256, 256, 128), WithinRel(2e9, 1e-12));
+  // Beyond the grid: the edge; below it too (and sizes < 1 count as 1).
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 100000, 9999, 4096), WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 1, 0, -5), WithinRel(1e9, 1e-12));
+  // Other dtypes without a grid fall back to the peak; the efficiency scales both.
+  CHECK(MatmulFlopsPerSecond(p, "bf16", 64, 64, 64) == p.matmul_bf16_flops_per_second());
+  p.set_matmul_efficiency(0.5);
+  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 64, 64, 64), WithinRel(0.5e9, 1e-12));
+  // A malformed grid (7 figures for 2 sizes) is ignored.
+  ir::DeviceProfile bad = TestProfile();
+  *bad.add_matmul_grids() = TwoSizeGrid("fp32", 64, 256, 1e9, 4e9);
+  bad.mutable_matmul_grids(0)->mutable_flops_per_second()->RemoveLast();
+  CHECK(FindMatmulGrid(bad, "fp32") == nullptr);
+  CHECK(MatmulFlopsPerSecond(bad, "fp32", 64, 64, 64) == bad.matmul_fp32_flops_per_second());
+}
+
+TEST_CASE("a block's matmul shapes add up to its FLOPs, forward and backward") {
+  ir::Model gpt2 = Gpt2Small();
+  gpt2.set_padded_vocab_size(50304);  // divisible by tp, as the planner pads it
+  for (const ir::Model& model : {gpt2, Llama7B()}) {
+    for (int64_t tp : {1, 2}) {
+      for (int64_t cp : {1, 2}) {
+        double sum = 0;
+        for (const Gemm& g : LayerForwardGemms(model, 1024, 2, tp, cp)) {
+          sum += g.Flops();
+          double backward = 0;
+          for (const Gemm& b : BackwardGemms(g)) backward += b.Flops();
+          CHECK(backward == 2 * g.Flops());
+        }
+        CHECK_THAT(sum, WithinRel(LayerForwardFlops(model, 1024, 2, tp, cp).Total(), 1e-12));
+        CHECK_THAT(HeadForwardGemm(model, 1024, 2, tp, cp).Flops(),
+                   WithinRel(HeadForwardFlops(model, 1024, 2, tp, cp), 1e-12));
+      }
+    }
+  }
+  // gpt2 small, b = 2, s = 1024, tp 2: qkv [2048×768]·[768×1152]; Q·Kᵀ 12 products
+  // [1024×64]·[64×1024]; the backward of qkv: dA (2048, 768, 1152), dB (768, 1152, 2048).
+  const std::vector<Gemm> g = LayerForwardGemms(Gpt2Small(), 1024, 2, 2, 1);
+  REQUIRE(g.size() == 6);
+  CHECK((g[0].m == 2048 && g[0].n == 1152 && g[0].k == 768 && g[0].count == 1));
+  CHECK((g[1].m == 1024 && g[1].n == 1024 && g[1].k == 64 && g[1].count == 12 && g[1].attention));
+  const std::array<Gemm, 2> b = BackwardGemms(g[0]);
+  CHECK((b[0].m == 2048 && b[0].n == 768 && b[0].k == 1152));
+  CHECK((b[1].m == 768 && b[1].n == 1152 && b[1].k == 2048));
+}
+
+TEST_CASE("with a matmul grid each product is timed at its own shape") {
+  testing::Planned planned = testing::PlanYaml(kCpuSpec, {"cluster.devices_per_node=1"});
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  // A flat grid at the peak gives the peak's time.
+  ir::DeviceProfile flat = TestProfile();
+  *flat.add_matmul_grids() = TwoSizeGrid("fp32", 16, 4096, 96e9, 96e9);
+  auto peak = EstimateStepTime(plan, TestProfile());
+  auto grid = EstimateStepTime(plan, flat);
+  REQUIRE(peak.ok());
+  REQUIRE(grid.ok());
+  CHECK_THAT(grid->stages(0).matmul_seconds(), WithinRel(peak->stages(0).matmul_seconds(), 1e-12));
+  // A grid over (128, 512) that is fast (1e10) for m = 512 and slow (1e9) for m = 128: the
+  // block's token-wise products (b·s = 512 rows) are fast, the attention products (128 × 128 ×
+  // 32, 16 of them) slow, so the step lies strictly between all-slow and all-fast.
+  ir::DeviceProfile shaped = TestProfile();
+  ir::MatmulGrid g = TwoSizeGrid("fp32", 128, 512, 1e9, 1e10);
+  for (int i = 4; i < 8; ++i) g.set_flops_per_second(i, 1e10);  // (512, *, *)
+  *shaped.add_matmul_grids() = g;
+  const Gemm qkv = LayerForwardGemms(plan.model(), 128, 4, 1, 1)[0];
+  CHECK((qkv.m == 512 && qkv.n == 384 && qkv.k == 128));
+  CHECK_THAT(MatmulFlopsPerSecond(shaped, "fp32", qkv.m, qkv.n, qkv.k), WithinRel(1e10, 1e-12));
+  ir::DeviceProfile slow = TestProfile(), fast = TestProfile();
+  *slow.add_matmul_grids() = TwoSizeGrid("fp32", 128, 512, 1e9, 1e9);
+  *fast.add_matmul_grids() = TwoSizeGrid("fp32", 128, 512, 1e10, 1e10);
+  auto slow_step = EstimateStepTime(plan, slow), fast_step = EstimateStepTime(plan, fast);
+  REQUIRE(slow_step.ok());
+  REQUIRE(fast_step.ok());
+  // Selective recompute adds the attention products' forward time, at 1e9.
+  auto none = EstimateStepTime(plan, shaped);
+  testing::Planned selective_plan =
+      testing::PlanYaml(kCpuSpec, {"cluster.devices_per_node=1", "training.recompute=selective"});
+  REQUIRE(selective_plan.result.ok);
+  auto selective = EstimateStepTime(selective_plan.result.plan, shaped);
+  REQUIRE(none.ok());
+  REQUIRE(selective.ok());
+  CHECK(none->stages(0).matmul_seconds() < slow_step->stages(0).matmul_seconds());
+  CHECK(none->stages(0).matmul_seconds() > fast_step->stages(0).matmul_seconds());
+  const LayerFlops f = LayerForwardFlops(plan.model(), 128, 4, 1, 1);
+  CHECK_THAT(selective->stages(0).matmul_seconds() - none->stages(0).matmul_seconds(),
+             WithinRel(4 * f.attention / 1e9, 1e-9));
+}
+
+TEST_CASE("elementwise elements per op, block and head, with tp, sequence parallel and cp") {
+  using E = ElementwiseOp;
+  auto at = [](const ElementwiseElements& e, E op) { return e[static_cast<int>(op)]; };
+  // gpt2 small, b = 2, s = 1024: t = 2048 tokens, h 768, ffn 3072, 12 heads.
+  const ElementwiseElements g = BlockElementwiseElements(Gpt2Small(), 1024, 2, 1, 1, false);
+  CHECK(at(g, E::kLayerNorm) == 2.0 * 2048 * 768);
+  CHECK(at(g, E::kGeluTanh) == 2048.0 * 3072);
+  CHECK(at(g, E::kCausalSoftmax) == 2.0 * 12 * 1024 * 1024);
+  CHECK(at(g, E::kRmsNorm) == 0);
+  CHECK(at(g, E::kSiluMul) == 0);
+  // tp 2 with sequence parallelism halves everything; cp 2 halves tokens and query rows.
+  const ElementwiseElements gs = BlockElementwiseElements(Gpt2Small(), 1024, 2, 2, 1, true);
+  CHECK(at(gs, E::kLayerNorm) == 2048.0 * 768);
+  CHECK(at(gs, E::kGeluTanh) == 1024.0 * 3072);
+  CHECK(at(gs, E::kCausalSoftmax) == 6.0 * 1024 * 1024 * 2);
+  CHECK(at(BlockElementwiseElements(Gpt2Small(), 1024, 2, 2, 1, false), E::kLayerNorm) ==
+        2.0 * 2048 * 768);
+  const ElementwiseElements gc = BlockElementwiseElements(Gpt2Small(), 1024, 2, 1, 2, false);
+  CHECK(at(gc, E::kGeluTanh) == 1024.0 * 3072);
+  CHECK(at(gc, E::kCausalSoftmax) == 2.0 * 12 * 512 * 1024);
+  // llama 7B: RMS norms and silu_mul; the head's cross entropy over V/tp.
+  const ElementwiseElements l = BlockElementwiseElements(Llama7B(), 4096, 1, 1, 1, false);
+  CHECK(at(l, E::kRmsNorm) == 2.0 * 4096 * 4096);
+  CHECK(at(l, E::kSiluMul) == 4096.0 * 11008);
+  CHECK(at(l, E::kLayerNorm) == 0);
+  const ElementwiseElements head = HeadElementwiseElements(Llama7B(), 4096, 1, 2, 1, false);
+  CHECK(at(head, E::kRmsNorm) == 4096.0 * 4096);
+  CHECK(at(head, E::kCrossEntropy) == 4096.0 * 16000);
+  for (int i = 0; i < kElementwiseOpCount; ++i) {
+    CHECK(ElementwiseOpByName(ElementwiseOpName(static_cast<E>(i))) == static_cast<E>(i));
+  }
+  CHECK_FALSE(ElementwiseOpByName("gelu").has_value());
+}
+
+ir::ElementwiseCost Cost(const std::string& op, const std::string& dtype, double f, double b) {
+  ir::ElementwiseCost c;
+  c.set_op(op);
+  c.set_dtype(dtype);
+  c.set_forward_seconds_per_element(f);
+  c.set_backward_seconds_per_element(b);
+  return c;
+}
+
+TEST_CASE("measured elementwise ops add their time; recompute runs their forward again") {
+  // kCpuSpec on one worker: gpt2 h 128, 4 heads, 4 layers, b 4, s 128, V 256; t = 512 tokens.
+  auto plan_with = [](const char* recompute) {
+    return testing::PlanYaml(kCpuSpec, {"cluster.devices_per_node=1",
+                                        std::string("training.recompute=") + recompute});
+  };
+  ir::DeviceProfile p = TestProfile();
+  *p.add_elementwise_costs() = Cost("gelu_tanh", "fp32", 1e-9, 2e-9);
+  *p.add_elementwise_costs() = Cost("causal_softmax", "fp32", 3e-9, 4e-9);
+  *p.add_elementwise_costs() = Cost("cross_entropy", "fp32", 5e-9, 6e-9);
+  *p.add_elementwise_costs() = Cost("layer_norm", "bf16", 1, 1);  // another dtype: unused
+  const double gelu = 512.0 * 512, softmax = 4.0 * 4 * 128 * 128, logits = 512.0 * 256;
+  const double none = 4 * (gelu * 3e-9 + softmax * 7e-9) + logits * 11e-9;
+  testing::Planned base = plan_with("none");
+  REQUIRE(base.result.ok);
+  auto e = EstimateStepTime(base.result.plan, p);
+  REQUIRE(e.ok());
+  CHECK_THAT(e->stages(0).elementwise_seconds(), WithinRel(none, 1e-12));
+  CHECK_THAT(e->stages(0).seconds(),
+             WithinRel(e->stages(0).matmul_seconds() + e->stages(0).memory_seconds() + none, 1e-12));
+  testing::Planned selective = plan_with("selective");
+  REQUIRE(selective.result.ok);
+  auto s = EstimateStepTime(selective.result.plan, p);
+  REQUIRE(s.ok());
+  CHECK_THAT(s->stages(0).elementwise_seconds(), WithinRel(none + 4 * softmax * 3e-9, 1e-12));
+  testing::Planned full = plan_with("full");
+  REQUIRE(full.result.ok);
+  auto f = EstimateStepTime(full.result.plan, p);
+  REQUIRE(f.ok());
+  CHECK_THAT(f->stages(0).elementwise_seconds(),
+             WithinRel(none + 4 * (gelu * 1e-9 + softmax * 3e-9), 1e-12));
+  // Without costs the term is 0 (built-in profiles).
+  auto plain = EstimateStepTime(base.result.plan, TestProfile());
+  REQUIRE(plain.ok());
+  CHECK(plain->stages(0).elementwise_seconds() == 0);
 }
 
 TEST_CASE("estimate-step-time picks the device's built-in profile and records why") {

@@ -2,6 +2,9 @@
 // exactly, and bad files report every problem.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "spec/device_profile_file.h"
 
 namespace accel::spec {
@@ -37,6 +40,100 @@ TEST_CASE("a written device profile reads back exactly") {
   CHECK(r.values->intra_node_latency_seconds == v.intra_node_latency_seconds);
   CHECK(r.values->memory_efficiency == v.memory_efficiency);
   CHECK(r.values->shared_cores_per_node == 2);
+}
+
+TEST_CASE("matmul grids read back exactly and stay optional") {
+  DeviceProfileValues v = Sample();
+  v.matmul_grids.push_back({"fp32", {64, 256}, {1, 2, 3, 4, 5, 6, 7, 8.123456789012345e10}});
+  v.matmul_grids.push_back({"bf16", {16, 32}, {9, 9, 9, 9, 9, 9, 9, 9}});
+  DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
+  REQUIRE(r.issues.empty());
+  REQUIRE(r.values->matmul_grids.size() == 2);
+  CHECK(r.values->matmul_grids[0].dtype == "fp32");
+  CHECK(r.values->matmul_grids[0].sizes == std::vector<int64_t>{64, 256});
+  CHECK(r.values->matmul_grids[0].flops_per_second == v.matmul_grids[0].flops_per_second);
+  CHECK(r.values->matmul_grids[1].dtype == "bf16");
+  CHECK(ParseDeviceProfile(DeviceProfileToJson(Sample())).values->matmul_grids.empty());
+}
+
+// The profile `Sample()` with its "matmul_grids" value replaced by `grids` (JSON text).
+std::vector<std::string> GridIssues(const std::string& grids) {
+  std::string text = DeviceProfileToJson(Sample());
+  text.insert(text.rfind('}'), ", \"matmul_grids\": " + grids);
+  std::vector<std::string> messages;
+  for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) {
+    CHECK(i.code == "E0205");
+    messages.push_back(i.message);
+  }
+  return messages;
+}
+
+TEST_CASE("bad matmul grids are named field by field") {
+  CHECK(GridIssues("{}") == std::vector<std::string>{
+            "has 'matmul_grids' = an object; it must be an array of at most 3 grids, one per "
+            "dtype"});
+  CHECK(GridIssues("[1]") == std::vector<std::string>{
+            "has 'matmul_grids[0]' = 1; it must be an object"});
+  CHECK(GridIssues(R"([{"dtype": "int8", "sizes": [4, 2], "flops_per_second": [1], "x": 1}])") ==
+        std::vector<std::string>{
+            "has 'matmul_grids[0].dtype' = \"int8\"; it must be \"fp32\", \"bf16\" or \"fp16\"",
+            "has 'matmul_grids[0].sizes' = an array; it must be 2 to 16 strictly increasing "
+            "integers from 1 to 1048576",
+            "has unknown key 'matmul_grids[0].x'"});
+  CHECK(GridIssues(R"([{"dtype": "fp32", "sizes": [1, 2], "flops_per_second": [1, 2, 3]}])") ==
+        std::vector<std::string>{
+            "has 'matmul_grids[0].flops_per_second' that is not 8 (sizes³) finite positive "
+            "numbers"});
+  CHECK(GridIssues(R"([{"dtype": "fp32", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 0]}])") ==
+        std::vector<std::string>{
+            "has 'matmul_grids[0].flops_per_second' that is not 8 (sizes³) finite positive "
+            "numbers"});
+  const std::string grid = R"({"dtype": "fp16", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]})";
+  CHECK(GridIssues("[" + grid + ", " + grid + "]") ==
+        std::vector<std::string>{"has two matmul_grids for 'fp16'"});
+  CHECK(GridIssues("[" + grid + "]").empty());
+}
+
+TEST_CASE("elementwise costs read back exactly and stay optional") {
+  DeviceProfileValues v = Sample();
+  v.elementwise_costs.push_back({"gelu_tanh", "fp32", 4.25e-9, 6.5e-9});
+  v.elementwise_costs.push_back({"gelu_tanh", "bf16", 1.0000000000000002e-8, 2e-8});
+  DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
+  REQUIRE(r.issues.empty());
+  REQUIRE(r.values->elementwise_costs.size() == 2);
+  CHECK(r.values->elementwise_costs[0].op == "gelu_tanh");
+  CHECK(r.values->elementwise_costs[1].dtype == "bf16");
+  CHECK(r.values->elementwise_costs[1].forward_seconds_per_element == 1.0000000000000002e-8);
+  CHECK(r.values->elementwise_costs[0].backward_seconds_per_element == 6.5e-9);
+}
+
+// The profile `Sample()` with an "elementwise_costs" value `costs` (JSON text).
+std::vector<std::string> CostIssues(const std::string& costs) {
+  std::string text = DeviceProfileToJson(Sample());
+  text.insert(text.rfind('}'), ", \"elementwise_costs\": " + costs);
+  std::vector<std::string> messages;
+  for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) messages.push_back(i.message);
+  return messages;
+}
+
+TEST_CASE("bad elementwise costs are named field by field, with did-you-mean for ops") {
+  CHECK(CostIssues("7") == std::vector<std::string>{
+            "has 'elementwise_costs' = 7; it must be an array of at most 18 costs, one per op "
+            "and dtype"});
+  CHECK(CostIssues(R"([{"op": "gelu_tan", "dtype": "fp64", "forward_seconds_per_element": 0, "y": 1}])") ==
+        std::vector<std::string>{
+            "has 'elementwise_costs[0].op' = \"gelu_tan\"; it must name an elementwise op (did "
+            "you mean 'gelu_tanh'?)",
+            "has 'elementwise_costs[0].dtype' = \"fp64\"; it must be \"fp32\", \"bf16\" or \"fp16\"",
+            "has 'elementwise_costs[0].forward_seconds_per_element' = 0; it must be a positive "
+            "number",
+            "has 'elementwise_costs[0].backward_seconds_per_element' = nothing; it must be a "
+            "positive number",
+            "has unknown key 'elementwise_costs[0].y'"});
+  const std::string cost = R"({"op": "rms_norm", "dtype": "fp32", "forward_seconds_per_element": 1e-9, "backward_seconds_per_element": 2e-9})";
+  CHECK(CostIssues("[" + cost + ", " + cost + "]") ==
+        std::vector<std::string>{"has two elementwise_costs for 'rms_norm' in fp32"});
+  CHECK(CostIssues("[" + cost + "]").empty());
 }
 
 TEST_CASE("device profile problems are all reported, with did-you-mean for keys") {

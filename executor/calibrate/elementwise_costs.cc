@@ -1,0 +1,125 @@
+#include "executor/calibrate/elementwise_costs.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+
+#include "executor/blas_threads.h"
+#include "executor/models/llama.h"
+#include "executor/train/autocast.h"
+
+namespace accel::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// An op: builds its output from fresh leaf inputs (the timed forward); backward is timed on it.
+using OpForward = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
+
+struct Op {
+  const char* name;
+  std::vector<std::vector<int64_t>> input_shapes;
+  double elements;  // what one element is for this op, planner/elementwise_ops.h
+  OpForward forward;
+};
+
+spec::ElementwiseCostValues Time(const Op& op, at::ScalarType type, ComputePrecision precision,
+                                 const std::string& dtype) {
+  std::vector<double> forward, backward;
+  for (int run = 0; run < 6; ++run) {
+    std::vector<torch::Tensor> inputs;
+    for (const std::vector<int64_t>& shape : op.input_shapes) {
+      inputs.push_back(torch::randn(shape).to(type).requires_grad_(true));
+    }
+    torch::Tensor out;
+    Clock::time_point start = Clock::now();
+    {
+      AutocastScope autocast(c10::DeviceType::CPU, precision);
+      out = op.forward(inputs);
+    }
+    const double f = Seconds(start);
+    torch::Tensor grad = torch::ones_like(out);
+    start = Clock::now();
+    out.backward(grad);
+    const double b = Seconds(start);
+    if (run == 0) continue;  // warm-up
+    forward.push_back(f);
+    backward.push_back(b);
+  }
+  return {op.name, dtype, Median(forward) / op.elements, Median(backward) / op.elements};
+}
+
+std::vector<Op> Ops() {
+  const int64_t rows = 4096, width = 256;
+  auto norm_weight = std::make_shared<torch::Tensor>(torch::ones({width}).requires_grad_(true));
+  auto norm_bias = std::make_shared<torch::Tensor>(torch::zeros({width}).requires_grad_(true));
+  auto rms = std::make_shared<RmsNorm>(width, 1e-5);
+  const double n = static_cast<double>(rows * width);
+  return {
+      {"layer_norm", {{rows, width}}, n,
+       [=](const std::vector<torch::Tensor>& x) {
+         return torch::layer_norm(x[0], {width}, *norm_weight, *norm_bias, 1e-5);
+       }},
+      {"rms_norm", {{rows, width}}, n,
+       [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
+      {"gelu_tanh", {{rows, width}}, n,
+       [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
+      {"silu_mul", {{rows, width}, {rows, width}}, n,
+       [](const std::vector<torch::Tensor>& x) { return torch::silu(x[0]) * x[1]; }},
+      // As executor/models/causal_lm.cc's unfused CausalAttention between its two products.
+      {"causal_softmax", {{16, 256, 256}}, 16.0 * 256 * 256,
+       [](const std::vector<torch::Tensor>& x) {
+         const int64_t t = x[0].size(-1);
+         torch::Tensor future =
+             torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+         torch::Tensor scores = (x[0] * 0.125).masked_fill(
+             future, -std::numeric_limits<double>::infinity());
+         return torch::softmax(scores, -1);
+       }},
+      // As executor/train/trainer.cc's CausalLmLossOfLogits without tensor parallelism.
+      {"cross_entropy", {{1024, 1024}}, 1024.0 * 1024,
+       [](const std::vector<torch::Tensor>& x) {
+         torch::Tensor targets = torch::randint(0, x[0].size(1), {x[0].size(0)}, torch::kLong);
+         return torch::nn::functional::cross_entropy(x[0].to(torch::kFloat), targets);
+       }},
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts(
+    const std::string& dtype) {
+  if (dtype != "fp32" && dtype != "bf16") {
+    return absl::InvalidArgumentError("elementwise costs are measured for fp32 and bf16, not '" +
+                                      dtype + "'");
+  }
+  const bool bf16 = dtype == "bf16";
+  at::set_num_threads(1);
+  SetBlasThreads(1);
+  std::vector<spec::ElementwiseCostValues> costs;
+  try {
+    for (const Op& op : Ops()) {
+      costs.push_back(Time(op, bf16 ? at::kBFloat16 : at::kFloat,
+                           bf16 ? ComputePrecision::kBf16 : ComputePrecision::kFp32, dtype));
+    }
+  } catch (const c10::Error& e) {
+    return absl::UnimplementedError("cannot time " + dtype + " elementwise ops on the CPU: " +
+                                    e.what_without_backtrace());
+  }
+  return costs;
+}
+
+}  // namespace accel::exec

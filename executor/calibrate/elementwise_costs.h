@@ -1,0 +1,26 @@
+// `accel calibrate`'s measurement of the elementwise ops the step-time model times per element
+// (planner/elementwise_ops.h names them and says what an element is). LibTorch stays in the .cc.
+#ifndef ACCEL_EXECUTOR_CALIBRATE_ELEMENTWISE_COSTS_H_
+#define ACCEL_EXECUTOR_CALIBRATE_ELEMENTWISE_COSTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "spec/device_profile_file.h"
+
+namespace accel::exec {
+
+// Seconds per element, forward and backward, of every op in spec::kElementwiseOpNames for
+// compute dtype `dtype` ("fp32" | "bf16"), on one CPU thread, run as the executor runs them:
+// fp32 parameters, activations in `dtype`, under the executor's autocast for bf16
+// (executor/train/autocast.h), on about 2^20 elements (4096 × 256 rows for the norms and the
+// MLP activations, 16 × 256 × 256 scores, 1024 × 1024 logits). Each figure is the median of 5
+// timed runs after one warm-up, over the elements. Errors: InvalidArgument for another dtype;
+// Unimplemented when this LibTorch cannot run an op in that dtype on the CPU.
+absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts(
+    const std::string& dtype);
+
+}  // namespace accel::exec
+
+#endif  // ACCEL_EXECUTOR_CALIBRATE_ELEMENTWISE_COSTS_H_

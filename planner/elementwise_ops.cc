@@ -1,0 +1,80 @@
+#include "planner/elementwise_ops.h"
+
+#include <algorithm>
+
+#include "spec/device_profile_file.h"
+
+namespace accel::planner {
+namespace {
+
+// The profile file's names are the one list (spec/device_profile_file.h).
+constexpr const auto& kNames = spec::kElementwiseOpNames;
+static_assert(kNames.size() == kElementwiseOpCount);
+
+int Index(ElementwiseOp op) { return static_cast<int>(op); }
+
+// Tokens one rank normalizes: t = b·s/cp, split over tp with sequence parallelism.
+double NormTokens(int64_t seq_len, int64_t micro_batch, int64_t tp, int64_t cp, bool sp) {
+  const double t = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
+  return sp ? t / static_cast<double>(std::max<int64_t>(tp, 1)) : t;
+}
+
+ElementwiseOp NormOf(const ir::Model& model) {
+  return model.arch() == "llama" ? ElementwiseOp::kRmsNorm : ElementwiseOp::kLayerNorm;
+}
+
+}  // namespace
+
+std::string_view ElementwiseOpName(ElementwiseOp op) { return kNames[Index(op)]; }
+
+std::optional<ElementwiseOp> ElementwiseOpByName(std::string_view name) {
+  for (int i = 0; i < kElementwiseOpCount; ++i) {
+    if (kNames[i] == name) return static_cast<ElementwiseOp>(i);
+  }
+  return std::nullopt;
+}
+
+ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq_len,
+                                             int64_t micro_batch, int64_t tp, int64_t cp,
+                                             bool sequence_parallel) {
+  ElementwiseElements e{};
+  const double t_tp = static_cast<double>(std::max<int64_t>(tp, 1));
+  const double h = static_cast<double>(model.hidden_size());
+  const double ffn = static_cast<double>(model.ffn_hidden_size() > 0 ? model.ffn_hidden_size()
+                                                                     : 4 * model.hidden_size());
+  const double tokens = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
+  e[Index(NormOf(model))] = 2 * NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) * h;
+  const ElementwiseOp mlp =
+      model.arch() == "llama" ? ElementwiseOp::kSiluMul : ElementwiseOp::kGeluTanh;
+  e[Index(mlp)] = tokens * ffn / t_tp;
+  e[Index(ElementwiseOp::kCausalSoftmax)] =
+      static_cast<double>(micro_batch) * static_cast<double>(model.num_heads()) / t_tp *
+      (static_cast<double>(seq_len) / static_cast<double>(std::max<int64_t>(cp, 1))) *
+      static_cast<double>(seq_len);
+  return e;
+}
+
+ElementwiseElements HeadElementwiseElements(const ir::Model& model, int64_t seq_len,
+                                            int64_t micro_batch, int64_t tp, int64_t cp,
+                                            bool sequence_parallel) {
+  ElementwiseElements e{};
+  const double vocab = static_cast<double>(
+      model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size());
+  const double tokens = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
+  e[Index(NormOf(model))] = NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) *
+                            static_cast<double>(model.hidden_size());
+  e[Index(ElementwiseOp::kCrossEntropy)] =
+      tokens * vocab / static_cast<double>(std::max<int64_t>(tp, 1));
+  return e;
+}
+
+const ir::ElementwiseCost* FindElementwiseCost(const ir::DeviceProfile& profile, ElementwiseOp op,
+                                               std::string_view dtype) {
+  const std::string_view wanted = dtype == "bf16" || dtype == "fp16" ? dtype : "fp32";
+  for (const ir::ElementwiseCost& c : profile.elementwise_costs()) {
+    if (c.op() == ElementwiseOpName(op) && c.dtype() == wanted) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace accel::planner

@@ -1,0 +1,60 @@
+#ifndef ACCEL_PLANNER_ELEMENTWISE_OPS_H_
+#define ACCEL_PLANNER_ELEMENTWISE_OPS_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "ir/plan.pb.h"
+
+// The elementwise kernels of accel's executor whose time is far from their bytes over memory
+// bandwidth, so the step-time model times them from measured per-element costs
+// (accel.ir.ElementwiseCost, written by `accel calibrate`). On one core of the build machine the
+// tanh GELU alone took about 12 ns per element forward and backward, 35x its bytes at the
+// measured copy bandwidth (torch 1.13 profiler, GPT-2 h 256, seq 128, micro batch 8); it was
+// about 15% of the step. Each op is what the executor runs (executor/models/*.cc,
+// executor/train/trainer.cc) and what calibrate times:
+//   layer_norm     at::layer_norm over the hidden size; an element is one input value
+//   rms_norm       exec::RmsNorm (fp32 mean of squares, rsqrt, scale); likewise
+//   gelu_tanh      torch::gelu(x, "tanh") (gpt2 MLP); one input value
+//   silu_mul       silu(gate) · up (llama MLP); one output value
+//   causal_softmax scale, causal mask and softmax of the attention scores (the unfused
+//                  attention path); one score
+//   cross_entropy  fp32 upcast, log-softmax and NLL of the logits; one logit
+namespace accel::planner {
+
+enum class ElementwiseOp { kLayerNorm, kRmsNorm, kGeluTanh, kSiluMul, kCausalSoftmax, kCrossEntropy };
+inline constexpr int kElementwiseOpCount = 6;
+
+// The op's name in profiles: "layer_norm", "rms_norm", "gelu_tanh", "silu_mul",
+// "causal_softmax", "cross_entropy".
+std::string_view ElementwiseOpName(ElementwiseOp op);
+
+// The op named `name`, or nullopt.
+std::optional<ElementwiseOp> ElementwiseOpByName(std::string_view name);
+
+// Elements of each op (indexed by ElementwiseOp) for one microbatch on one rank.
+using ElementwiseElements = std::array<double, kElementwiseOpCount>;
+
+// One block's elements for `micro_batch` sequences of `seq_len` tokens, tp/cp ranks, t = b·s/cp
+// tokens: gpt2 2 layer norms of t·h (t/tp each with sequence parallelism), GELU of t·ffn/tp;
+// llama 2 RMS norms likewise, silu_mul of t·ffn/tp; both the causal softmax of b·(a/tp)·(s/cp)·s
+// scores.
+ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq_len,
+                                             int64_t micro_batch, int64_t tp, int64_t cp,
+                                             bool sequence_parallel);
+
+// The head's elements: the final norm (t·h, t/tp with sequence parallelism) and the cross
+// entropy of t·V_padded/tp logits.
+ElementwiseElements HeadElementwiseElements(const ir::Model& model, int64_t seq_len,
+                                            int64_t micro_batch, int64_t tp, int64_t cp,
+                                            bool sequence_parallel);
+
+// The profile's cost of `op` for activations in `dtype`, or nullptr.
+const ir::ElementwiseCost* FindElementwiseCost(const ir::DeviceProfile& profile, ElementwiseOp op,
+                                               std::string_view dtype);
+
+}  // namespace accel::planner
+
+#endif  // ACCEL_PLANNER_ELEMENTWISE_OPS_H_
