@@ -134,6 +134,10 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
          (p.shared_cores_per_node() > 0 ? "; per core, " + S(p.shared_cores_per_node()) +
                                               " cores per node"
                                         : "") +
+         (p.host_link_bytes_per_second() > 0
+              ? "; host link " + Si(p.host_link_bytes_per_second(), "B/s") + ", host memory " +
+                    Si(p.host_memory_bytes_per_second(), "B/s")
+              : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
   for (const StageComputeTime& st : e.stages()) {
@@ -141,7 +145,11 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
            Seconds(st.matmul_seconds()) + " (forward " + Si(st.forward_flops(), "FLOP") +
            ", backward " + Si(st.backward_flops(), "FLOP") + ", recompute " +
            Si(st.recompute_flops(), "FLOP") + ") + memory " + Seconds(st.memory_seconds()) +
-           " (" + Si(st.memory_bytes(), "B") + ")\n";
+           " (" + Si(st.memory_bytes(), "B") + ")" +
+           (st.host_seconds() > 0 ? " + host optimizer step " + Seconds(st.host_seconds()) +
+                                        " (" + Si(st.host_memory_bytes(), "B") + ")"
+                                  : "") +
+           "\n";
   }
   for (const CommunicationTime& c : e.communication()) {
     out += "  " + c.group() + " " + c.collective() + " x" + S(c.calls()) + ": " +
