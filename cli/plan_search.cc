@@ -53,7 +53,7 @@ std::string Counts(const planner::SearchResult& result) {
   std::string skipped;
   if (result.dominated > 0) {
     skipped += ", " + FormatCount(result.dominated) +
-               " not planned (recompute/offload variants of a fitting twin: never faster)";
+               " not planned (offload or gpipe variants of a fitting twin: never faster)";
   }
   if (result.refused > 0) skipped += ", " + FormatCount(result.refused) + " refused";
   return FormatCount(result.enumerated) + " candidates enumerated, " +
