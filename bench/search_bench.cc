@@ -6,7 +6,10 @@
 // full replan included) and candidates/s, and the winner. Issue 10's targets: >= 10,000
 // candidates/s, a 70B model on 1,024 GPUs in under 1 s.
 //
-// Usage: accel_search_bench [--full] [NODES...]   (default: 16 128; run from the repository root)
+// --all plans the dominated recompute/offload variants too (SearchOptions.skip_dominated off).
+//
+// Usage: accel_search_bench [--full] [--all] [NODES...]   (default: 16 128; run from the
+// repository root)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -38,16 +41,18 @@ int SearchOnce(int64_t nodes, const accel::planner::SearchOptions& options) {
     return 1;
   }
   const double rate = result->seconds > 0 ? result->enumerated / result->seconds : 0;
-  std::printf("llama-2-70b on %lld GPUs%s: %lld candidates, %lld valid, %lld fit; search %.3f s, "
-              "%.0f candidates/s",
+  std::printf("llama-2-70b on %lld GPUs%s: %lld candidates, %lld valid, %lld fit, %lld dominated "
+              "(not planned); search %.3f s, %.0f candidates/s",
               static_cast<long long>(job->world_size()), options.summary_only ? "" : " (full plans)",
               static_cast<long long>(result->enumerated), static_cast<long long>(result->valid),
-              static_cast<long long>(result->fitting), result->seconds, rate);
+              static_cast<long long>(result->fitting), static_cast<long long>(result->dominated),
+              result->seconds, rate);
   if (!result->ranked.empty()) {
     const auto& w = result->ranked.front();
-    std::printf("; winner %s stage %lld micro %lld %s, %.3f s/step",
+    std::printf("; winner %s stage %lld offload %s micro %lld %s, %.3f s/step",
                 accel::planner::DegreesText(w.layout).c_str(),
                 static_cast<long long>(w.layout.sharding_stage),
+                accel::spec::Name(w.layout.offload),
                 static_cast<long long>(w.layout.micro_batch_size),
                 accel::spec::Name(w.layout.recompute), w.step_time.step_seconds());
   }
@@ -63,6 +68,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--full") {
       options.summary_only = false;
+    } else if (std::string(argv[i]) == "--all") {
+      options.skip_dominated = false;
     } else {
       nodes.push_back(std::atoll(argv[i]));
     }

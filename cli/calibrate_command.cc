@@ -83,6 +83,7 @@ std::vector<spec::ElementwiseCostValues> ElementwiseCosts(std::ostream& out, std
         exec::MeasureElementwiseCosts(dtype);
     if (!costs.ok()) {
       notes += std::string("; no ") + dtype + " elementwise costs";
+      out << "no " << dtype << " elementwise costs: " << costs.status().message() << "\n";
       continue;
     }
     out << "elementwise " << dtype << " (ns per element, forward / backward):";

@@ -33,13 +33,16 @@ std::string Row(int64_t rank, const planner::RankedLayout& r, const planner::Ran
                              FormatBytes(r.device_limit_bytes);
   const std::string lost = winner == nullptr ? "-" : planner::DifferenceText(
       planner::LargestDifference(r.step_time, winner->step_time));
+  const std::string degrees = std::to_string(l.data_replicate) + "x" +
+                              std::to_string(l.data_shard) + "x" + std::to_string(l.tensor) + "x" +
+                              std::to_string(l.pipeline);
   char line[512];
-  std::snprintf(line, sizeof line, "%4lld  %-17s  %5lld %5lld %5lld  %-9s %-16s %10s %12s %6s  %-23s %s\n",
-                static_cast<long long>(rank), planner::DegreesText(l).c_str(),
+  std::snprintf(line, sizeof line, "%4lld  %-17s %3lld  %5lld %5lld %5lld  %-9s %-9s %-16s %10s %12s %6s  %-23s %s\n",
+                static_cast<long long>(rank), degrees.c_str(), static_cast<long long>(l.context),
                 static_cast<long long>(l.sharding_stage),
                 static_cast<long long>(l.micro_batch_size),
                 static_cast<long long>(r.grad_accum_steps), spec::Name(l.recompute),
-                schedule.c_str(), Seconds(r.step_time.step_seconds()).c_str(),
+                spec::Name(l.offload), schedule.c_str(), Seconds(r.step_time.step_seconds()).c_str(),
                 FormatCount(static_cast<int64_t>(r.step_time.tokens_per_second())).c_str(),
                 Printf("%.1f%%", r.step_time.mfu() * 100).c_str(), memory.c_str(), lost.c_str());
   return line;
@@ -47,8 +50,15 @@ std::string Row(int64_t rank, const planner::RankedLayout& r, const planner::Ran
 
 std::string Counts(const planner::SearchResult& result) {
   const double rate = result.seconds > 0 ? result.enumerated / result.seconds : 0;
+  std::string skipped;
+  if (result.dominated > 0) {
+    skipped += ", " + FormatCount(result.dominated) +
+               " not planned (offload or gpipe variants of a fitting twin: never faster)";
+  }
+  if (result.refused > 0) skipped += ", " + FormatCount(result.refused) + " refused";
   return FormatCount(result.enumerated) + " candidates enumerated, " +
-         FormatCount(result.valid) + " valid, " + FormatCount(result.fitting) + " fit; searched in " +
+         FormatCount(result.valid) + " valid, " + FormatCount(result.fitting) + " fit" + skipped +
+         "; searched in " +
          Printf("%.3f s", result.seconds) + " (" + FormatCount(static_cast<int64_t>(rate)) +
          " candidates/s)\n";
 }
@@ -105,8 +115,8 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
     return s.str();
   }
   char header[512];
-  std::snprintf(header, sizeof header, "%4s  %-17s  %5s %5s %5s  %-9s %-16s %10s %12s %6s  %-23s %s\n",
-                "rank", "dr x ds x tp x pp", "stage", "micro", "accum", "recompute", "schedule",
+  std::snprintf(header, sizeof header, "%4s  %-17s %3s  %5s %5s %5s  %-9s %-9s %-16s %10s %12s %6s  %-23s %s\n",
+                "rank", "dr x ds x tp x pp", "cp", "stage", "micro", "accum", "recompute", "offload", "schedule",
                 "step", "tokens/s", "MFU", "peak memory / limit", "lost to #1 by");
   s << header;
   const int64_t rows = std::min<int64_t>(top, static_cast<int64_t>(result.ranked.size()));

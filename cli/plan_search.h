@@ -14,10 +14,11 @@
 namespace accel::cli {
 
 // The table of the first `top` ranked layouts of `result`: rank, degrees
-// (dp_replicate x dp_shard x tp x pp), sharding stage, micro batch, accumulation, recompute,
-// schedule ("-" without pipelining), step time, tokens/s, MFU, peak device memory / limit, and
+// (dp_replicate x dp_shard x tp x pp), context degree, sharding stage, micro batch,
+// accumulation, recompute, sharding offload, schedule ("-" without pipelining), step time, tokens/s, MFU, peak device memory / limit, and
 // for every row after the first the step-time term it lost to the winner by
-// (planner/step_time_diff.h). Then the counts (enumerated, valid, fitting) and the search time
+// (planner/step_time_diff.h). Then the counts (enumerated, valid, fitting, and when non-zero
+// the dominated variants not planned and the refused) and the search time
 // with candidates/s. With no fitting layout the table is replaced by a sentence saying so.
 std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& result,
                         int64_t top);

@@ -89,9 +89,10 @@ std::string Header(const std::string& spec_path, const planner::Layout& l, int64
     << " with its --set overrides and\n"
     << "# the fastest fitting layout found by the search. Chosen by --search:\n"
     << "#   parallel: data_replicate " << l.data_replicate << ", data_shard " << l.data_shard
-    << ", tensor " << l.tensor << ", pipeline " << l.pipeline << ", pipeline_schedule "
-    << spec::Name(l.schedule) << ", pipeline_microbatches auto\n"
-    << "#   sharding.stage " << l.sharding_stage << "; data.micro_batch_size "
+    << ", context " << l.context << ", tensor " << l.tensor << ", pipeline " << l.pipeline
+    << ", pipeline_schedule " << spec::Name(l.schedule) << ", pipeline_microbatches auto\n"
+    << "#   sharding.stage " << l.sharding_stage << ", offload " << spec::Name(l.offload)
+    << ", hybrid " << (l.hybrid ? "true" : "false") << "; data.micro_batch_size "
     << l.micro_batch_size << ", global_batch_size " << global_batch
     << " (kept), grad_accum_steps auto; training.recompute " << spec::Name(l.recompute) << "\n"
     << "# Relative paths (model.config, data.train.path, a device profile file) are rewritten\n"
@@ -149,6 +150,8 @@ absl::StatusOr<std::string> SearchedSpecYamlOrThrow(const std::string& spec_path
       {"parallel.pipeline_schedule", YAML::Node(spec::Name(layout.schedule))},
       {"parallel.pipeline_microbatches", YAML::Node("auto")},
       {"sharding.stage", YAML::Node(layout.sharding_stage)},
+      {"sharding.offload", YAML::Node(spec::Name(layout.offload))},
+      {"sharding.hybrid", YAML::Node(layout.hybrid)},
       {"data.micro_batch_size", YAML::Node(layout.micro_batch_size)},
       {"data.global_batch_size", YAML::Node(global_batch)},
       {"data.grad_accum_steps", YAML::Node("auto")},

@@ -14,7 +14,8 @@ namespace accel::cli {
 // The YAML of the spec text `spec_text` (the job file as read) with the `--set` `overrides`
 // applied, then the values planner::ApplyLayout sets for `layout` and `global_batch`
 // (sequences): parallel degrees and schedule, pipeline_microbatches auto, sequence_parallel
-// where tensor > 1, sharding.stage, data.micro_batch_size, data.global_batch_size,
+// where tensor > 1, parallel.context, sharding.stage, sharding.offload, sharding.hybrid,
+// data.micro_batch_size, data.global_batch_size,
 // data.grad_accum_steps auto, training.recompute. Relative model.config, data.train.path and
 // device-profile file paths are rewritten to resolve from `output_path`'s directory (those
 // from the file were relative to the spec's directory, those from --set to the working

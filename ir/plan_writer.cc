@@ -134,6 +134,10 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
          (p.shared_cores_per_node() > 0 ? "; per core, " + S(p.shared_cores_per_node()) +
                                               " cores per node"
                                         : "") +
+         (p.host_link_bytes_per_second() > 0
+              ? "; host link " + Si(p.host_link_bytes_per_second(), "B/s") + ", host memory " +
+                    Si(p.host_memory_bytes_per_second(), "B/s")
+              : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
   if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0) {
@@ -151,6 +155,9 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
            (st.elementwise_seconds() > 0
                 ? " + measured elementwise ops " + Seconds(st.elementwise_seconds())
                 : "") +
+           (st.host_seconds() > 0 ? " + host optimizer step " + Seconds(st.host_seconds()) +
+                                        " (" + Si(st.host_memory_bytes(), "B") + ")"
+                                  : "") +
            "\n";
   }
   for (const CommunicationTime& c : e.communication()) {

@@ -16,6 +16,9 @@ struct Builtin {
   const char* source;
   double fp32, bf16, fp16, memory, intra_bw, intra_lat, inter_bw, inter_lat;
   double matmul_eff, memory_eff, link_eff;
+  // Sharding offload: host link per direction per device and host DRAM bandwidth per device
+  // (node DRAM / 8 GPUs); 0 on cpu, whose memory is the host's (ir::DeviceProfile).
+  double host_link, host_memory;
 };
 
 const Builtin kBuiltins[] = {
@@ -24,22 +27,28 @@ const Builtin kBuiltins[] = {
      "x 3 GHz (Intel 64 and IA-32 Architectures Optimization Reference Manual); bf16/fp16 "
      "emulated at 1/4; 10 GB/s memory; Gloo over loopback TCP 2 GB/s, 50 us; efficiency 1. "
      "Not a datasheet device: run accel calibrate",
-     96e9, 24e9, 24e9, 10e9, 2e9, 50e-6, 1e9, 100e-6, 1.0, 1.0, 1.0},
+     96e9, 24e9, 24e9, 10e9, 2e9, 50e-6, 1e9, 100e-6, 1.0, 1.0, 1.0, 0, 0},
     {"a100",
      "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): fp32 19.5 TFLOP/s, bf16/fp16 312 "
      "TFLOP/s dense, HBM2e 2,039 GB/s, NVLink 600 GB/s (300 GB/s per direction); DGX A100 "
-     "datasheet: HDR InfiniBand 200 Gb/s per GPU",
-     19.5e12, 312e12, 312e12, 2039e9, 300e9, 5e-6, 25e9, 10e-6, 0.6, 0.8, 0.8},
+     "datasheet: HDR InfiniBand 200 Gb/s per GPU, host 2x AMD EPYC 7742 (AMD datasheet: 8 "
+     "channels DDR4-3200, 204.8 GB/s per socket, so 51.2 GB/s per GPU); A100 datasheet: PCIe "
+     "Gen4 64 GB/s (32 GB/s per direction) to the host",
+     19.5e12, 312e12, 312e12, 2039e9, 300e9, 5e-6, 25e9, 10e-6, 0.6, 0.8, 0.8, 32e9, 51.2e9},
     {"h100",
      "NVIDIA H100 Tensor Core GPU datasheet (SXM5): fp32 67 TFLOP/s, bf16/fp16 989.4 TFLOP/s "
      "dense, HBM3 3.35 TB/s, NVLink 900 GB/s (450 GB/s per direction); DGX H100 datasheet: NDR "
-     "InfiniBand 400 Gb/s per GPU",
-     67e12, 989.4e12, 989.4e12, 3350e9, 450e9, 5e-6, 50e9, 10e-6, 0.6, 0.8, 0.8},
+     "InfiniBand 400 Gb/s per GPU, host 2x Intel Xeon Platinum 8480C (Intel ARK: 8 channels "
+     "DDR5-4800, 307.2 GB/s per socket, so 76.8 GB/s per GPU); PCIe Gen5 128 GB/s (64 GB/s per "
+     "direction) to the host",
+     67e12, 989.4e12, 989.4e12, 3350e9, 450e9, 5e-6, 50e9, 10e-6, 0.6, 0.8, 0.8, 64e9, 76.8e9},
     {"h200",
      "NVIDIA H200 Tensor Core GPU datasheet (SXM): fp32 67 TFLOP/s, bf16/fp16 989.4 TFLOP/s "
      "dense, HBM3e 4.8 TB/s, NVLink 900 GB/s (450 GB/s per direction); NDR InfiniBand 400 Gb/s "
-     "per GPU",
-     67e12, 989.4e12, 989.4e12, 4800e9, 450e9, 5e-6, 50e9, 10e-6, 0.6, 0.8, 0.8},
+     "per GPU; DGX H200 host 2x Intel Xeon Platinum 8480C (Intel ARK: 8 channels DDR5-4800, "
+     "307.2 GB/s per socket, so 76.8 GB/s per GPU); PCIe Gen5 128 GB/s (64 GB/s per direction) "
+     "to the host",
+     67e12, 989.4e12, 989.4e12, 4800e9, 450e9, 5e-6, 50e9, 10e-6, 0.6, 0.8, 0.8, 64e9, 76.8e9},
 };
 
 std::string Lower(std::string_view text) {
@@ -72,6 +81,8 @@ std::optional<ir::DeviceProfile> BuiltinDeviceProfile(std::string_view name) {
     p.set_matmul_efficiency(b.matmul_eff);
     p.set_memory_efficiency(b.memory_eff);
     p.set_link_efficiency(b.link_eff);
+    p.set_host_link_bytes_per_second(b.host_link);
+    p.set_host_memory_bytes_per_second(b.host_memory);
     return p;
   }
   return std::nullopt;

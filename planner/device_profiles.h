@@ -22,6 +22,11 @@ namespace accel::planner {
 // - h100 (H100 SXM5 datasheet): fp32 67 TFLOP/s, bf16/fp16 989.4 TFLOP/s, HBM3 3.35 TB/s,
 //   NVLink 4 900 GB/s total = 450 GB/s per direction, NDR 400 Gb/s = 50 GB/s per GPU (DGX H100).
 // - h200 (H200 SXM datasheet): as h100 with HBM3e 4.8 TB/s.
+// - Host side, for sharding offload: PCIe to the host per direction per GPU (A100 datasheet
+//   PCIe Gen4 64 GB/s = 32 GB/s per direction; H100/H200 PCIe Gen5 128 GB/s = 64 GB/s) and
+//   host DRAM bandwidth per GPU of the DGX host (DGX A100: 2 × AMD EPYC 7742, 8 × DDR4-3200
+//   channels each = 409.6 GB/s / 8 GPUs = 51.2 GB/s; DGX H100/H200: 2 × Xeon Platinum 8480C,
+//   8 × DDR5-4800 each = 614.4 GB/s / 8 = 76.8 GB/s). cpu: 0 (its memory is the host's).
 // - cpu: one worker process on one x86-64 core, not a datasheet device: AVX2 2 FMA/cycle ×
 //   8 fp32 lanes × 2 FLOP × 3 GHz = 96 GFLOP/s (Intel optimization manual), bf16/fp16 without
 //   AMX emulated at a quarter of that, 10 GB/s memory per core, loopback TCP (Gloo) 2 GB/s at

@@ -1,6 +1,7 @@
 #include "planner/layout_search.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -85,44 +86,142 @@ bool EveryStageFits(const ir::Plan& plan) {
 struct Outcome {
   bool valid = false;
   bool fits = false;
+  bool refused = false;  // fits, but SearchOptions.refuse named a reason
+  bool planned = false;
   RankedLayout ranked;
 };
 
 // Plans one candidate: `job` is a worker's own copy of the spec, with the candidate's layout
 // applied in place (copying the spec, source map included, per candidate cost more than
 // planning it in summary mode).
-Outcome PlanCandidate(const spec::JobSpec& job, const Layout& layout, const PlanOptions& options) {
+Outcome PlanCandidate(const spec::JobSpec& job, const Layout& layout, const PlanOptions& options,
+                      const SearchOptions& search) {
   DiagnosticSink sink;
   Outcome out;
+  out.planned = true;
   auto inspect = [&](const ir::Plan& plan) {
     out.fits = EveryStageFits(plan);
-    if (out.fits) out.ranked = Summarize(layout, plan);
+    if (out.fits && search.refuse) out.refused = !search.refuse(plan).empty();
+    if (out.fits && !out.refused) out.ranked = Summarize(layout, plan);
   };
   out.valid = BuildPlanAndInspect(job, options, sink, inspect);
   out.fits = out.fits && out.valid;
+  out.refused = out.refused && out.fits;
   return out;
 }
 
-// Plans every candidate on `threads` threads (0: one per hardware thread); outcomes in
-// candidate order.
-std::vector<Outcome> PlanAll(const spec::JobSpec& spec, const std::vector<Layout>& layouts,
-                             int64_t global_batch, const PlanOptions& options, int threads) {
-  std::vector<Outcome> outcomes(layouts.size());
+// Plans the candidates `which` (indices into `layouts`) on `threads` threads (0: one per
+// hardware thread) into `outcomes` (indexed like `layouts`).
+void PlanAll(const spec::JobSpec& spec, const std::vector<Layout>& layouts,
+             const std::vector<size_t>& which, int64_t global_batch, const PlanOptions& options,
+             const SearchOptions& search, std::vector<Outcome>& outcomes) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
     spec::JobSpec job = spec;
-    for (size_t i = next++; i < layouts.size(); i = next++) {
+    for (size_t k = next++; k < which.size(); k = next++) {
+      const size_t i = which[k];
       ApplyLayoutTo(spec, layouts[i], global_batch, job);
-      outcomes[i] = PlanCandidate(job, layouts[i], options);
+      outcomes[i] = PlanCandidate(job, layouts[i], options, search);
     }
   };
+  const int threads = search.threads;
   const unsigned n = threads > 0 ? static_cast<unsigned>(threads)
                                  : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  return outcomes;
+}
+
+// The candidates of EnumerateLayouts with, for each, its wave (1 with offload, plus 2 for
+// gpipe) and its immediate predecessors in the order the dominance skip uses
+// (SearchResult.dominated): the same candidate with offload none, and for gpipe with 1f1b;
+// kNoIndex where there is none.
+constexpr size_t kNoIndex = static_cast<size_t>(-1);
+constexpr int kWaves = 4;
+struct Candidates {
+  std::vector<Layout> layouts;
+  std::vector<int> wave;
+  std::vector<std::array<size_t, 2>> before;
+};
+
+Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply_rules) {
+  Candidates out;
+  const int64_t world = spec.world_size();
+  if (world <= 0 || global_batch <= 0) return out;
+  const int64_t spec_cp = spec.parallel.context.is_auto ? 1 : spec.parallel.context.value;
+  const int64_t per_node = std::max<int64_t>(spec.cluster.devices_per_node, 1);
+  std::vector<int64_t> cps;
+  for (int64_t cp : Divisors(world)) {
+    // E0417 kContextNotDivisible: seq_len must divide into 2·cp chunks.
+    if (apply_rules && cp > 1 && spec.data.seq_len % (2 * cp) != 0) continue;
+    if (cp > per_node && cp != spec_cp) continue;  // cp × tp ≤ devices_per_node below
+    cps.push_back(cp);
+  }
+  const std::vector<int64_t> micros = MicroBatchSizes(spec, global_batch);
+  using spec::Offload;
+  const spec::ModelSpec& model = spec.model;
+  for (int64_t cp : cps) {
+    for (const auto& [dr, ds, tp, pp] : Factorizations4(world / cp)) {
+      if (cp > 1 && cp != spec_cp && cp * tp > per_node) continue;
+      // resolve-auto's layout rules: E0203 kHeadsNotDivisible, kKvHeadsNotDivisible,
+      // kFfnNotDivisible, kTooFewLayers.
+      if (apply_rules && (model.num_heads % tp != 0 || model.num_kv_heads % tp != 0 ||
+                          (model.ffn_hidden_size > 0 && model.ffn_hidden_size % tp != 0) ||
+                          model.num_layers < pp)) {
+        continue;
+      }
+      std::vector<spec::PipelineSchedule> schedules = {spec::PipelineSchedule::k1F1B};
+      if (pp > 1) {
+        schedules.push_back(spec::PipelineSchedule::kGpipe);
+        schedules.push_back(spec::PipelineSchedule::kInterleaved1F1B);
+      }
+      for (int64_t stage = 0; stage <= 3; ++stage) {
+        // E0409 kOffloadNeedsSharding: offload from stage 1; E0414 kParamOffloadNeedsStage3.
+        std::vector<Offload> offloads = {Offload::kNone};
+        if (!apply_rules || stage >= 1) offloads.push_back(Offload::kOptimizer);
+        if (!apply_rules || stage == 3) offloads.push_back(Offload::kAll);
+        // E0416 kHybridNeedsStage3, E0410 kHybridNeedsReplicate (and something to shard).
+        const bool hybrid = stage == 3 && dr > 1 && ds > 1;
+        std::vector<bool> hybrids = {hybrid};
+        if (!apply_rules) hybrids.push_back(!hybrid);
+        for (bool hy : hybrids) {
+          for (int64_t m : micros) {
+            if (global_batch % (m * dr * ds) != 0) continue;
+            const int64_t accum = global_batch / (m * dr * ds);
+            size_t one_f_one_b = kNoIndex;  // the 1f1b group of this micro batch
+            for (spec::PipelineSchedule schedule : schedules) {
+              // E0407 kTooFewMicrobatches: 1f1b needs accum ≥ pp, interleaving accum % pp == 0.
+              if (apply_rules && pp > 1 &&
+                  ((schedule == spec::PipelineSchedule::k1F1B && accum < pp) ||
+                   (schedule == spec::PipelineSchedule::kInterleaved1F1B && accum % pp != 0))) {
+                continue;
+              }
+              const size_t base = out.layouts.size();
+              const size_t n = offloads.size();
+              const bool gpipe = schedule == spec::PipelineSchedule::kGpipe;
+              if (schedule == spec::PipelineSchedule::k1F1B) one_f_one_b = base;
+              int rc_index = 0;
+              for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
+                                         spec::Recompute::kFull}) {
+                for (size_t o = 0; o < n; ++o) {
+                  const size_t here = out.layouts.size();
+                  out.wave.push_back((o > 0 ? 1 : 0) + (gpipe ? 2 : 0));
+                  out.before.push_back(
+                      {o > 0 ? base + static_cast<size_t>(rc_index) * n : kNoIndex,
+                       gpipe && one_f_one_b != kNoIndex ? one_f_one_b + (here - base) : kNoIndex});
+                  out.layouts.push_back(
+                      Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule, offloads[o], hy});
+                }
+                ++rc_index;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 // The winner planned again in full (PlanOptions without summary_only): an ordinary plan that
@@ -151,31 +250,9 @@ absl::Status CheckWinner(const spec::JobSpec& spec, const RankedLayout& winner,
 
 }  // namespace
 
-std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_batch) {
-  const int64_t world = spec.world_size();
-  const int64_t cp = spec.parallel.context.is_auto ? 1 : spec.parallel.context.value;
-  std::vector<Layout> out;
-  if (world <= 0 || cp <= 0 || world % cp != 0 || global_batch <= 0) return out;
-  const std::vector<int64_t> micros = MicroBatchSizes(spec, global_batch);
-  for (const auto& [dr, ds, tp, pp] : Factorizations4(world / cp)) {
-    for (int64_t stage = 0; stage <= 3; ++stage) {
-      for (int64_t m : micros) {
-        if (global_batch % (m * dr * ds) != 0) continue;
-        for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
-                                   spec::Recompute::kFull}) {
-          std::vector<spec::PipelineSchedule> schedules = {spec::PipelineSchedule::k1F1B};
-          if (pp > 1) {
-            schedules.push_back(spec::PipelineSchedule::kGpipe);
-            schedules.push_back(spec::PipelineSchedule::kInterleaved1F1B);
-          }
-          for (spec::PipelineSchedule schedule : schedules) {
-            out.push_back(Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule});
-          }
-        }
-      }
-    }
-  }
-  return out;
+std::vector<Layout> EnumerateLayouts(const spec::JobSpec& spec, int64_t global_batch,
+                                     bool apply_rules) {
+  return Enumerate(spec, global_batch, apply_rules).layouts;
 }
 
 void ApplyLayoutTo(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch,
@@ -198,6 +275,8 @@ void ApplyLayoutTo(const spec::JobSpec& spec, const Layout& layout, int64_t glob
   out.data.global_batch_size = I::Of(global_batch);
   out.data.grad_accum_steps = I::Auto();
   out.training.recompute = layout.recompute;
+  out.sharding.offload = layout.offload;
+  out.sharding.hybrid = layout.hybrid;
 }
 
 spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
@@ -212,18 +291,43 @@ absl::StatusOr<SearchResult> SearchLayouts(const spec::JobSpec& spec, const Sear
   if (!global_batch.ok()) return global_batch.status();
   SearchResult result;
   result.global_batch = *global_batch;
-  const std::vector<Layout> layouts = EnumerateLayouts(spec, *global_batch);
+  const Candidates candidates = Enumerate(spec, *global_batch, true);
+  const std::vector<Layout>& layouts = candidates.layouts;
   ModelParamsCache tables;
+  ShardTotalsCache totals;
   PlanOptions options;
   options.allow_not_fitting = true;  // the fit is read from plan.memory, not an error
   options.summary_only = search.summary_only;
+  options.step_time_only_if_fits = true;  // only fitting candidates are ranked
   options.model_params_cache = &tables;
-  std::vector<Outcome> outcomes = PlanAll(spec, layouts, *global_batch, options, search.threads);
+  options.shard_totals_cache = &totals;
+  std::vector<Outcome> outcomes(layouts.size());
+  // In waves of offload and schedule (SearchResult.dominated): a candidate is planned only
+  // when neither immediate predecessor fits (unrefused) or was itself skipped, since then
+  // something it dominates fits and is never slower.
+  std::vector<char> covered(layouts.size(), 0);  // fits unrefused, or skipped as dominated
+  for (int wave = 0; wave < kWaves; ++wave) {
+    std::vector<size_t> which;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      if (search.skip_dominated ? candidates.wave[i] != wave : wave != 0) continue;
+      bool dominated = false;
+      for (size_t b : candidates.before[i]) dominated = dominated || (b != kNoIndex && covered[b]);
+      if (search.skip_dominated && dominated) {
+        covered[i] = 1;
+        ++result.dominated;
+        continue;
+      }
+      which.push_back(i);
+    }
+    PlanAll(spec, layouts, which, *global_batch, options, search, outcomes);
+    for (size_t i : which) covered[i] = outcomes[i].fits && !outcomes[i].refused;
+  }
   result.enumerated = static_cast<int64_t>(layouts.size());
   for (Outcome& o : outcomes) {
     result.valid += o.valid;
     result.fitting += o.fits;
-    if (o.fits) result.ranked.push_back(std::move(o.ranked));
+    result.refused += o.refused;
+    if (o.fits && !o.refused) result.ranked.push_back(std::move(o.ranked));
   }
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
                    [](const RankedLayout& a, const RankedLayout& b) {

@@ -40,9 +40,18 @@ class PlanContext {
   void set_summary_only(bool summary) { summary_only_ = summary; }
   bool summary_only() const { return summary_only_; }
 
+  // PlanOptions.step_time_only_if_fits: estimate-step-time leaves plan.step_time empty when a
+  // stage does not fit.
+  void set_step_time_only_if_fits(bool only) { step_time_only_if_fits_ = only; }
+  bool step_time_only_if_fits() const { return step_time_only_if_fits_; }
+
   // Tables shared with other plans of the same model (not owned; null: this plan builds its
   // own).
   void set_model_params_cache(ModelParamsCache* cache) { params_cache_ = cache; }
+  // Summary-mode shard totals shared with other plans (PlanOptions.shard_totals_cache; not
+  // owned; null: none).
+  void set_shard_totals_cache(ShardTotalsCache* cache) { shard_totals_cache_ = cache; }
+  ShardTotalsCache* shard_totals_cache() const { return shard_totals_cache_; }
 
   // The parameter table of the plan's model (plan.model(), padded vocabulary included, so only
   // after resolve-auto) at tensor degree `tp`: built once per plan, or taken from the shared
@@ -86,7 +95,9 @@ class PlanContext {
   std::string current_pass_;
   bool allow_not_fitting_ = false;
   bool summary_only_ = false;
+  bool step_time_only_if_fits_ = false;
   ModelParamsCache* params_cache_ = nullptr;
+  ShardTotalsCache* shard_totals_cache_ = nullptr;
   const ModelParams* params_ = nullptr;  // the table for params_tp_
   int64_t params_tp_ = 0;
   std::optional<ModelParams> own_params_;

@@ -40,6 +40,10 @@ void RunPasses(PlanContext& context, const PlanOptions& options, DiagnosticSink&
                PlanResult& result) {
   context.set_allow_not_fitting(options.allow_not_fitting);
   context.set_summary_only(options.summary_only);
+  context.set_step_time_only_if_fits(options.step_time_only_if_fits);
+  if (options.model_params_cache != nullptr) {
+    context.set_shard_totals_cache(options.shard_totals_cache);
+  }
   context.set_model_params_cache(options.model_params_cache);
   context.plan().set_ir_version(ir::IR_VERSION_CURRENT);
   const int errors_before = sink.error_count();

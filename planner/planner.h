@@ -9,6 +9,7 @@
 #include "common/diagnostics.h"
 #include "ir/plan.pb.h"
 #include "planner/model_params.h"
+#include "planner/shard_layout.h"
 #include "spec/job_spec.h"
 
 namespace accel::planner {
@@ -32,9 +33,17 @@ struct PlanOptions {
   // it does not pass ir::VerifyPlan (verify_each_pass is ignored) and must not be run; plan the
   // chosen layout again without this option.
   bool summary_only = false;
+  // With allow_not_fitting: when some stage does not fit, estimate-step-time still checks the
+  // device profile (its errors are the same) but writes no plan.step_time. The layout search
+  // ranks only fitting candidates and sets this to skip the estimate of the others.
+  bool step_time_only_if_fits = false;
   // Parameter tables shared by plans of the same model (not owned; null: each plan builds its
   // own). The layout search passes one cache to all of its candidates.
   ModelParamsCache* model_params_cache = nullptr;
+  // Summary mode: shard totals shared by plans of the same model (not owned; null: each plan
+  // computes its own); used only together with model_params_cache, whose tables key it. The
+  // layout search passes one cache to all of its candidates.
+  ShardTotalsCache* shard_totals_cache = nullptr;
 };
 
 // Result of planning: the plan (complete, or as it was after `dump_after`, or after the pass

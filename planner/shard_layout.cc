@@ -136,4 +136,16 @@ ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, boo
   return totals;
 }
 
+std::optional<ShardTotals> ShardTotalsCache::Find(const std::vector<int64_t>& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = totals_.find(key);
+  if (it == totals_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ShardTotalsCache::Put(std::vector<int64_t> key, const ShardTotals& totals) {
+  std::lock_guard<std::mutex> lock(mu_);
+  totals_.emplace(std::move(key), totals);
+}
+
 }  // namespace accel::planner

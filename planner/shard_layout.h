@@ -2,6 +2,9 @@
 #define ACCEL_PLANNER_SHARD_LAYOUT_H_
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +119,22 @@ ShardTotals ShardTotalsFromPlan(const ir::Plan& plan);
 ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, bool stage3,
                                   int64_t persistence, int64_t cap, int64_t bytes_per,
                                   bool tie_word_embeddings);
+
+// ShardTotals shared by the plans of one layout search (PlanOptions.shard_totals_cache): many
+// candidates differ only in what the totals do not read (micro batch, recompute, offload,
+// schedule with the same stage blocks), so build-shard-groups keys the totals by everything
+// they are computed from (ShardTotalsKey in build_shard_groups.cc) and computes each once.
+// Thread-safe.
+class ShardTotalsCache {
+ public:
+  // The totals stored under `key`, or nullopt.
+  std::optional<ShardTotals> Find(const std::vector<int64_t>& key);
+  void Put(std::vector<int64_t> key, const ShardTotals& totals);
+
+ private:
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, ShardTotals> totals_;
+};
 
 }  // namespace accel::planner
 

@@ -7,27 +7,48 @@
 
 #include "ir/plan_access.h"
 #include "planner/collective_cost.h"
+#include "planner/device_profiles.h"
 #include "planner/memory_model.h"
 #include "planner/mesh_groups.h"
+#include "planner/step_compute.h"
+#include "planner/step_flops.h"
 
 namespace accel::planner {
 
 GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
-  const char* const names[] = {"dp", "dp_shard", "dp_replicate", "tp", "pp"};
+  const char* const names[] = {"dp", "dp_shard", "dp_replicate", "cp", "tp", "pp"};
   const std::array<int64_t, 5> sizes = MeshAxisSizes(plan.mesh());
-  for (size_t i = 0; i < links_.size(); ++i) {
+  for (size_t i = 0; i + 1 < links_.size(); ++i) {
     const GroupSpan span =
         SpanOfGroupSet(sizes, plan.topology().devices_per_node(), *FindGroupSetAxes(names[i]));
     Link& link = links_[i];
     link.name = names[i];
     link.size = span.size;
     link.inter_node = span.inter_node;
+    link.link_class = span.inter_node ? "inter_node" : "intra_node";
     link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
                                              : profile.intra_node_bytes_per_second()) *
                             profile.link_efficiency();
     link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
                                            : profile.intra_node_latency_seconds();
   }
+  // The device and its host memory: PCIe, or on cpu a copy within memory (a read and a write).
+  const int64_t devices_per_node = plan.topology().devices_per_node();
+  const double share = WorkerShare(profile, devices_per_node);
+  Link& host = links_.back();
+  host.name = "host_link";
+  host.size = 2;
+  host.link_class = "host";
+  const bool pcie = profile.host_link_bytes_per_second() > 0;
+  host.bytes_per_second = pcie ? profile.host_link_bytes_per_second()
+                               : profile.memory_bytes_per_second() * profile.memory_efficiency() *
+                                     share / 2;
+  host.latency_seconds = pcie ? kHostCopyLatencySeconds : 0;
+  const std::string& compute = plan.precision().compute_dtype().empty()
+                                   ? plan.precision().param_dtype()
+                                   : plan.precision().compute_dtype();
+  matmul_flops_per_second_ =
+      MatmulPeakFlopsPerSecond(profile, compute) * profile.matmul_efficiency() * share;
 }
 
 const GroupLinks::Link& GroupLinks::Of(std::string_view group) const {
@@ -53,12 +74,15 @@ struct Term {
   double seconds = 0;
   double exposed_seconds = 0;
   bool overlapped = false;  // gradient buckets: exposed is the part not hidden by backward
+  double hidden_seconds = 0;  // ring attention: compute the transfers overlap
 };
 
 // Builds terms for one stage; Add drops collectives over a single rank.
 class Terms {
  public:
-  Terms(const ir::Plan& plan, const GroupLinks& links) : plan_(plan), links_(links) {}
+  Terms(const ir::Plan& plan, const GroupLinks& links) : plan_(plan), links_(links) {
+    terms_.reserve(16);  // every term a stage can have: one allocation
+  }
 
   // `calls` collectives of `bytes_per_call` over `group`; returns the term (or nullptr), valid
   // until the next Add.
@@ -107,7 +131,7 @@ class Terms {
     m.set_what(t.costed != t.collective ? std::string(t.what) + " (Gloo: all-reduce of a copy)"
                                         : std::string(t.what));
     m.set_group_size(link.size);
-    m.set_link(link.inter_node ? "inter_node" : "intra_node");
+    m.set_link(link.link_class);
     m.set_calls(t.calls);
     // Clamped so a plan at accel's limits cannot overflow the int64 conversion.
     m.set_bytes(
@@ -121,6 +145,10 @@ class Terms {
       m.set_formula(m.formula() +
                     "; exposed per reducing micro-step: last bucket + max(0, rest - " +
                     "backward)");
+    }
+    if (t.hidden_seconds > 0) {
+      m.set_formula(m.formula() + "; exposed: max(0, that - " + std::to_string(t.hidden_seconds) +
+                    " s of attention core compute x (cp-1)/cp it overlaps)");
     }
     return m;
   }
@@ -157,9 +185,56 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
     t->exposed_seconds = exposed * static_cast<double>(reducing);
     t->overlapped = true;
   }
-  if (sh.hybrid() && sh.stage() >= 2) {
-    terms.Add("dp_replicate", Collective::kAllReduce, "reduced gradient shards (hybrid)", count,
-              bytes / static_cast<double>(count) / static_cast<double>(std::max<int64_t>(sh.degree(), 1)));
+  // The executor all-reduces the reduced shards over dp_replicate whenever it is > 1 from
+  // stage 2 (zero_sync.cc GradShardSync::Finish), with or without sharding.hybrid.
+  const double owned = every_microstep ? static_cast<double>(std::max<int64_t>(sh.degree(), 1)) : 1.0;
+  if (sh.stage() >= 2) {
+    terms.Add("dp_replicate", Collective::kAllReduce, "reduced gradient shards (hybrid)",
+              reducing * count, bytes / static_cast<double>(count) / owned);
+  }
+  // Context parallel ranks hold the same state and see different tokens: the reduced gradients
+  // (shards) are summed over cp once per step (plan.proto Sharding).
+  terms.Add("cp", Collective::kAllReduce, "reduced gradients of the sequence chunks (cp)", count,
+            bytes / static_cast<double>(count) / owned);
+}
+
+// Sharding offload (ZeRO-Offload, Ren et al. 2021 §4; plan.proto Sharding.offload): copies
+// between the device and its host memory, exposed (the estimate assumes no overlap): the
+// reduced gradient shards to the host on every reducing micro-step (in the reduce dtype), the
+// updated parameter shards back after the host optimizer step (offload optimizer), or with
+// offload all the parameter shards to the device before every stage-3 gather instead.
+void AddOffloadCopies(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
+                      Terms& terms) {
+  const ir::Sharding& sh = plan.sharding();
+  if (sh.offload().empty() || sh.offload() == "none") return;
+  const double degree = static_cast<double>(std::max<int64_t>(sh.degree(), 1));
+  const int64_t reducing = sh.stage() >= 2 ? m : 1;
+  if (shards.buckets > 0) {
+    const double shard_bytes = static_cast<double>(shards.bucket_bytes) / degree;
+    terms.Add("host_link", Collective::kSendRecv, "reduced gradient shards to the host (offload)",
+              reducing * shards.buckets, shard_bytes / static_cast<double>(shards.buckets));
+  }
+  const double param_bytes = static_cast<double>(DtypeBytes(plan.precision().param_dtype()));
+  if (sh.offload() == "all") {
+    if (shards.forward_gather_units > 0) {
+      terms.Add("host_link", Collective::kSendRecv,
+                "parameter shards to the device before forward gathers (offload all)",
+                m * shards.forward_gather_units,
+                static_cast<double>(shards.forward_gather_elements) * param_bytes /
+                    static_cast<double>(shards.forward_gather_units));
+    }
+    if (shards.backward_gather_units > 0) {
+      terms.Add("host_link", Collective::kSendRecv,
+                "parameter shards to the device before backward gathers (offload all)",
+                m * shards.backward_gather_units,
+                static_cast<double>(shards.backward_gather_elements) * param_bytes /
+                    static_cast<double>(shards.backward_gather_units));
+    }
+  } else if (shards.units > 0) {
+    terms.Add("host_link", Collective::kSendRecv,
+              "updated parameter shards to the device (offload)", shards.units,
+              static_cast<double>(shards.shard_elements) * param_bytes /
+                  static_cast<double>(shards.units));
   }
 }
 
@@ -253,6 +328,41 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m,
   }
 }
 
+// Context parallelism by ring attention (Liu et al. 2023, arXiv 2310.01889; torchtitan and
+// Megatron-LM's cp): per block and micro-step each rank passes the K and V of its s/cp tokens
+// around the cp ring, cp − 1 send/recv of 2·b·(s/cp)·(kv/tp)·d·bytes each in forward, again in
+// a recompute that repeats attention (selective or full), and twice in backward (K, V and their
+// gradients). Each transfer overlaps the attention core of the block already held, so the
+// exposed time is max(0, transfers − (cp − 1)/cp × the attention core compute of the passes).
+void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const StageShape& shape,
+                      int64_t m, int64_t cp, int64_t tp, int64_t compute_bytes, Terms& terms) {
+  if (cp <= 1 || shape.layers <= 0) return;
+  const ir::Model& model = plan.model();
+  const int64_t heads = std::max<int64_t>(model.num_heads(), 1);
+  const int64_t kv = model.num_kv_heads() > 0 ? model.num_kv_heads() : heads;
+  const int64_t d = model.head_dim() > 0 ? model.head_dim() : model.hidden_size() / heads;
+  const int64_t b = plan.batch().micro_batch_size();
+  const int64_t s = plan.batch().seq_len();
+  const double block = 2.0 * static_cast<double>(b) * static_cast<double>(s / cp) *
+                       static_cast<double>(kv) / static_cast<double>(std::max<int64_t>(tp, 1)) *
+                       static_cast<double>(d) * static_cast<double>(compute_bytes);
+  const bool again = plan.training().recompute() == "selective" ||
+                     plan.training().recompute() == "full";
+  const int64_t passes = 3 + (again ? 1 : 0);  // forward, recompute?, backward (2)
+  const int64_t blocks = m * shape.layers;
+  Term* t = terms.Add("cp", Collective::kSendRecv,
+                      "ring attention K/V blocks (and their gradients in backward)",
+                      blocks * passes * (cp - 1), block);
+  if (t == nullptr) return;
+  const double rate = links.matmul_flops_per_second();
+  const double attention = LayerForwardFlops(model, s, b, tp, cp).attention;
+  const double hidden = rate > 0 ? static_cast<double>(blocks * passes) * attention / rate *
+                                       static_cast<double>(cp - 1) / static_cast<double>(cp)
+                                 : 0;
+  t->hidden_seconds = hidden;
+  t->exposed_seconds = std::max(0.0, t->seconds - hidden);
+}
+
 Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShardTotals& shards,
                  int32_t stage, double backward_seconds_per_microstep) {
   Terms terms(plan, links);
@@ -273,6 +383,8 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
                             static_cast<double>(plan.model().hidden_size()) *
                             static_cast<double>(DtypeBytes(compute));
   AddTensorParallel(plan, shape, m, activation, terms);
+  AddRingAttention(plan, links, shape, m, cp, tp, DtypeBytes(compute), terms);
+  AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",
             2 * m * shape.links, p2p);

@@ -16,9 +16,23 @@
 //   every bucket over "dp" on the last micro-step; stages 2–3 reduce-scatter every bucket over
 //   "dp_shard" on every micro-step (on Gloo, which lacks reduce-scatter, the executor all-reduces
 //   a copy: costed as an all-reduce); hybrid adds an all-reduce of the reduced shards over
-//   "dp_replicate". These launch from gradient hooks while backward runs: per reducing
-//   micro-step only the last bucket and whatever exceeds that micro-step's backward compute is
-//   exposed.
+//   "dp_replicate" on every reducing micro-step whenever dp_replicate > 1 from stage 2 (as the
+//   executor does, sharding.hybrid or not). These launch from gradient hooks while backward
+//   runs: per reducing micro-step only the last bucket and whatever exceeds that micro-step's
+//   backward compute is exposed. With cp > 1 the reduced gradients (shards from stage 2) are
+//   then all-reduced over "cp" once per step, every bucket, exposed (plan.proto Sharding).
+// - context parallel (ring attention, Liu et al. 2023): per block and micro-step, cp − 1
+//   send/recv of the K and V of s/cp tokens (2·b·(s/cp)·(kv_heads/tp)·head_dim·compute bytes)
+//   in forward, again in a selective or full recompute, twice in backward (K/V and their
+//   gradients), over "cp"; exposed: max(0, transfers − (cp − 1)/cp × the attention core
+//   compute of those passes (step_flops.h LayerFlops::attention), which they overlap).
+// - sharding offload (ZeRO-Offload, Ren et al. 2021), over "host_link" (send_recv, α + n/β with
+//   DeviceProfile.host_link_bytes_per_second and kHostCopyLatencySeconds, or on a profile
+//   without a host link a copy within memory at memory bandwidth × efficiency / 2 and no
+//   latency): the reduced gradient shards (reduce dtype) to the host on every reducing
+//   micro-step; offload optimizer: the updated parameter shards (param dtype) back once per
+//   step; offload all: the parameter shards to the device before every stage-3 forward and
+//   backward gather instead. Exposed (no overlap assumed).
 // - stages 1–2: every shard unit all-gathered over "dp_shard" after the optimizer step (param
 //   dtype); stage 3: every unit's non-persistent parameters all-gathered before its forward and
 //   again before its backward (the tied embeddings stay gathered in between), each micro-step.
@@ -34,7 +48,7 @@
 namespace accel::planner {
 
 // The ring of each process-group set the step's collectives use (dp, dp_shard, dp_replicate,
-// tp, pp): its group size and link class from plan.mesh and topology.devices_per_node
+// cp, tp, pp): its group size and link class from plan.mesh and topology.devices_per_node
 // (planner/mesh_groups.h; the plan's rank lists are not read) and the profile's bandwidth ×
 // link_efficiency and latency for that class. Computed once per plan.
 class GroupLinks {
@@ -43,17 +57,28 @@ class GroupLinks {
     const char* name = "";
     int64_t size = 1;
     bool inter_node = false;
+    const char* link_class = "intra_node";  // CommunicationTime.link
     double bytes_per_second = 0;
     double latency_seconds = 0;
   };
   GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile);
 
-  // The link of set `group`; size 1 (no collective) for a set not listed above.
+  // The link of set `group` (dp, dp_shard, dp_replicate, cp, tp, pp, or "host_link": the
+  // device and its host memory, size 2); size 1 (no collective) for a set not listed.
   const Link& Of(std::string_view group) const;
 
+  // The compute dtype's matmul FLOP/s one worker gets (peak × matmul_efficiency ×
+  // WorkerShare): the attention compute ring-attention transfers overlap.
+  double matmul_flops_per_second() const { return matmul_flops_per_second_; }
+
  private:
-  std::array<Link, 5> links_;
+  std::array<Link, 7> links_;
+  double matmul_flops_per_second_ = 0;
 };
+
+// Latency of one device–host copy over PCIe: assumed of the order of a cudaMemcpyAsync launch
+// and a PCIe round trip (~10 µs; not a datasheet figure).
+inline constexpr double kHostCopyLatencySeconds = 10e-6;
 
 // The CommunicationTime terms of `stage`'s ranks with seconds, exposed_seconds and formulas
 // filled, its buckets and units read from the plan (ShardTotalsFromPlan).

@@ -90,6 +90,14 @@ std::array<bool, kElementwiseOpCount> RecomputedOps(RecomputeMode mode) {
 
 }  // namespace
 
+double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t devices_per_node) {
+  const double device =
+      profile.memory_bytes_per_second() * profile.memory_efficiency() *
+      WorkerShare(profile, devices_per_node);
+  const double host = profile.host_memory_bytes_per_second();
+  return host > 0 ? std::min(host, device) : device;
+}
+
 double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
   if (profile.shared_cores_per_node() <= 0 || devices_per_node <= 0) return 1.0;
   return static_cast<double>(profile.shared_cores_per_node()) /
@@ -137,6 +145,10 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
       share, {});
   const double bytes_per_second =
       profile.memory_bytes_per_second() * profile.memory_efficiency() * share;
+  // ZeRO-Offload: the optimizer steps on the host over its offloaded states.
+  const bool host_step = in.offload != spec::Offload::kNone;
+  const double host_bytes_per_second =
+      HostMemoryBytesPerSecond(profile, plan.topology().devices_per_node());
 
   std::vector<ir::StageComputeTime> out;
   std::vector<StageLayout> stages = in.stages;
@@ -152,14 +164,21 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     double bytes = m * layers * 3.0 * layer_traffic;
     if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
-    bytes += OwnedParams(plan, shards.Stage(st.index)) * OptimizerBytesPerParam(in);
+    const double optimizer = OwnedParams(plan, shards.Stage(st.index)) * OptimizerBytesPerParam(in);
+    if (host_step) {
+      t.set_host_memory_bytes(optimizer);
+      t.set_host_seconds(host_bytes_per_second > 0 ? optimizer / host_bytes_per_second : 0);
+    } else {
+      bytes += optimizer;
+    }
     t.set_memory_bytes(bytes);
     t.set_matmul_seconds(m * (layers * layer_matmul +
                               (st.has_lm_head ? head_matmul.forward + head_matmul.backward : 0.0)));
     t.set_memory_seconds(bytes_per_second > 0 ? bytes / bytes_per_second : 0);
     t.set_elementwise_seconds(
         m * (layers * layer_elementwise + (st.has_lm_head ? head_elementwise : 0.0)));
-    t.set_seconds(t.matmul_seconds() + t.memory_seconds() + t.elementwise_seconds());
+    t.set_seconds(t.matmul_seconds() + t.memory_seconds() + t.elementwise_seconds() +
+                  t.host_seconds());
     out.push_back(std::move(t));
   }
   return out;

@@ -18,6 +18,12 @@ namespace accel::planner {
 // devices_per_node when the profile's figures are per core (ir::DeviceProfile).
 double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
 
+// The host memory bandwidth, B/s, one worker's offloaded optimizer step gets:
+// profile.host_memory_bytes_per_second, at most the worker's effective device memory bandwidth
+// (memory_bytes_per_second × memory_efficiency × WorkerShare; host DRAM is not faster than
+// HBM, and on cpu they are the same memory), which it is when the host figure is 0.
+double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t devices_per_node);
+
 // One StageComputeTime per pipeline stage of `plan` (complete through estimate-memory), for
 // grad_accum_steps microbatches of micro_batch_size sequences:
 //   forward   = m · (layers · LayerForwardFlops + head? HeadForwardFlops)
@@ -28,14 +34,17 @@ double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
 //               dtype), + the block's forward traffic again with full recompute,
 //               + head? m · 3 · LogitsBytes, + the optimizer step: owned parameters ×
 //               (adamw 28 B: parameter, m and v read and written, gradient read, fp32;
-//               sgd 12 B, 20 B with momentum).
+//               sgd 12 B, 20 B with momentum); with sharding offload that optimizer traffic is
+//               host_memory_bytes instead, over HostMemoryBytesPerSecond (host_seconds, part of
+//               seconds: ZeRO-Offload, Ren et al. 2021 §4, the CPU Adam step is bandwidth-bound).
 //   matmul    = m · (layers · Σ_block products (t(fwd) · (1 + recomputed) + t(dA) + t(dB))
 //               + head? t(fwd) + t(dA) + t(dB)), t(x) = 2·m·n·k·count / MatmulFlopsPerSecond
 //   elementwise = m · (layers · Σ_ops BlockElementwiseElements · (fwd · (1 + recomputed) + bwd)
 //               + head? Σ_ops HeadElementwiseElements · (fwd + bwd)), per-element costs from
 //               the profile (ops without one: 0); recomputed: full every op and product,
 //               selective the causal softmax and the attention products.
-//   seconds   = matmul + memory + elementwise, each over the worker's share (WorkerShare).
+//   seconds   = matmul + memory + elementwise + host_seconds, each over the worker's share
+//               (WorkerShare).
 // Errors: InvalidArgument for a dtype or recompute name the planner never writes.
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile);

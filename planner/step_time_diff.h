@@ -10,9 +10,10 @@
 namespace accel::planner {
 
 // The term of `slower` that exceeds the same term of `faster` by the most seconds. Terms:
-// "compute" (compute_seconds of the slowest stage), "exposed <group> communication" for each
-// process-group set (Σ CommunicationTime.exposed_seconds of that group), "pipeline bubble"
-// (bubble_seconds).
+// "compute" (compute_seconds of the slowest stage without its host optimizer step), "host
+// optimizer step" (that stage's StageComputeTime.host_seconds: sharding offload), "exposed
+// <group> communication" for each process-group set (Σ CommunicationTime.exposed_seconds of
+// that group; "host_link" for offload copies), "pipeline bubble" (bubble_seconds).
 struct StepTimeDifference {
   std::string term;
   double seconds = 0;  // slower's term − faster's term; ≤ 0 when no term is larger

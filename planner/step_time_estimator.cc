@@ -39,7 +39,8 @@ SlowestStage FindSlowestStage(const ir::Plan& plan, const GroupLinks& links,
   for (const ir::StageComputeTime& st : stages) {
     const double flops = st.forward_flops() + st.backward_flops() + st.recompute_flops();
     const double backward_share = flops > 0 ? (st.backward_flops() + st.recompute_flops()) / flops : 0;
-    const double backward_per_microstep = st.seconds() * backward_share / m;
+    // The host optimizer step (offload) runs after backward: it hides no gradient bucket.
+    const double backward_per_microstep = (st.seconds() - st.host_seconds()) * backward_share / m;
     const double total = st.seconds() + StageExposedSeconds(plan, links, shards.Stage(st.stage()),
                                                             st.stage(), backward_per_microstep);
     if (total > worst) {

@@ -31,6 +31,9 @@ using OpForward = std::function<torch::Tensor(const std::vector<torch::Tensor>& 
 
 struct Op {
   const char* name;
+  // The norms read the residual stream, which stays fp32 under autocast (fp32 embeddings plus
+  // 16-bit block outputs promote); the other ops read 16-bit matmul outputs.
+  bool fp32_input;
   std::vector<std::vector<int64_t>> input_shapes;
   double elements;  // what one element is for this op, planner/elementwise_ops.h
   OpForward forward;
@@ -42,7 +45,8 @@ spec::ElementwiseCostValues Time(const Op& op, at::ScalarType type, ComputePreci
   for (int run = 0; run < 6; ++run) {
     std::vector<torch::Tensor> inputs;
     for (const std::vector<int64_t>& shape : op.input_shapes) {
-      inputs.push_back(torch::randn(shape).to(type).requires_grad_(true));
+      const at::ScalarType input_type = op.fp32_input ? at::kFloat : type;
+      inputs.push_back(torch::randn(shape).to(input_type).requires_grad_(true));
     }
     torch::Tensor out;
     Clock::time_point start = Clock::now();
@@ -69,18 +73,18 @@ std::vector<Op> Ops() {
   auto rms = std::make_shared<RmsNorm>(width, 1e-5);
   const double n = static_cast<double>(rows * width);
   return {
-      {"layer_norm", {{rows, width}}, n,
+      {"layer_norm", true, {{rows, width}}, n,
        [=](const std::vector<torch::Tensor>& x) {
          return torch::layer_norm(x[0], {width}, *norm_weight, *norm_bias, 1e-5);
        }},
-      {"rms_norm", {{rows, width}}, n,
+      {"rms_norm", true, {{rows, width}}, n,
        [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
-      {"gelu_tanh", {{rows, width}}, n,
+      {"gelu_tanh", false, {{rows, width}}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
-      {"silu_mul", {{rows, width}, {rows, width}}, n,
+      {"silu_mul", false, {{rows, width}, {rows, width}}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::silu(x[0]) * x[1]; }},
       // As executor/models/causal_lm.cc's unfused CausalAttention between its two products.
-      {"causal_softmax", {{16, 256, 256}}, 16.0 * 256 * 256,
+      {"causal_softmax", false, {{16, 256, 256}}, 16.0 * 256 * 256,
        [](const std::vector<torch::Tensor>& x) {
          const int64_t t = x[0].size(-1);
          torch::Tensor future =
@@ -90,7 +94,7 @@ std::vector<Op> Ops() {
          return torch::softmax(scores, -1);
        }},
       // As executor/train/trainer.cc's CausalLmLossOfLogits without tensor parallelism.
-      {"cross_entropy", {{1024, 1024}}, 1024.0 * 1024,
+      {"cross_entropy", false, {{1024, 1024}}, 1024.0 * 1024,
        [](const std::vector<torch::Tensor>& x) {
          torch::Tensor targets = torch::randint(0, x[0].size(1), {x[0].size(0)}, torch::kLong);
          return torch::nn::functional::cross_entropy(x[0].to(torch::kFloat), targets);
@@ -118,6 +122,9 @@ absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts
   } catch (const c10::Error& e) {
     return absl::UnimplementedError("cannot time " + dtype + " elementwise ops on the CPU: " +
                                     e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return absl::UnimplementedError("cannot time " + dtype + " elementwise ops on the CPU: " +
+                                    std::string(e.what()));
   }
   return costs;
 }

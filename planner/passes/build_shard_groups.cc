@@ -20,20 +20,43 @@ class BuildShardGroupsPass : public Pass {
   void Run(PlanContext& context) override {
     ir::Plan& plan = context.plan();
     const int64_t tp = ir::AxisSize(plan, ir::Axis::kTp);
-    const ShardLayout layout = LayOutUnits(context.ModelParamsFor(tp), plan.pipeline().stages(),
-                                           plan.model().tie_word_embeddings());
+    const ModelParams& params = context.ModelParamsFor(tp);
     const ir::Sharding& sharding = plan.sharding();
     const int64_t degree = std::max<int64_t>(1, sharding.degree());
     const bool stage3 = sharding.stage() == 3;
     const int64_t persistence = sharding.param_persistence_threshold_elements();
     // validate-spec wrote a known dtype name; fp32 if a hand-built plan left it empty.
     const int64_t bytes_per = DTypeBytesByName(plan.precision().reduce_dtype()).value_or(4);
+    const bool tied = plan.model().tie_word_embeddings();
     if (context.summary_only()) {
-      context.set_shard_totals(ShardTotalsFromLayout(layout, degree, stage3, persistence,
-                                                     sharding.bucket_elements(), bytes_per,
-                                                     plan.model().tie_word_embeddings()));
+      ShardTotalsCache* cache = context.shard_totals_cache();
+      std::vector<int64_t> key;
+      if (cache != nullptr) {
+        // Everything the totals are computed from: the parameter table (one per model and tp
+        // in the shared ModelParamsCache, so its address names it), the stages' blocks and
+        // the sharding numbers.
+        key = {reinterpret_cast<int64_t>(&params), degree, stage3, persistence,
+               sharding.bucket_elements(), bytes_per, tied};
+        for (const ir::PipelineStage& st : plan.pipeline().stages()) {
+          key.insert(key.end(), {st.index(), st.layer_begin(), st.layer_end(), st.has_embedding(),
+                                 st.has_lm_head(), st.chunks_size()});
+          for (const ir::ModelChunk& c : st.chunks()) {
+            key.insert(key.end(), {c.virtual_stage(), c.layer_begin(), c.layer_end()});
+          }
+        }
+        if (std::optional<ShardTotals> hit = cache->Find(key)) {
+          context.set_shard_totals(std::move(*hit));
+          return;
+        }
+      }
+      const ShardLayout layout = LayOutUnits(params, plan.pipeline().stages(), tied);
+      ShardTotals totals = ShardTotalsFromLayout(layout, degree, stage3, persistence,
+                                                 sharding.bucket_elements(), bytes_per, tied);
+      if (cache != nullptr) cache->Put(std::move(key), totals);
+      context.set_shard_totals(std::move(totals));
       return;
     }
+    const ShardLayout layout = LayOutUnits(params, plan.pipeline().stages(), tied);
     ir::Sharding* out = plan.mutable_sharding();
     out->clear_units();
     out->clear_buckets();

@@ -27,6 +27,11 @@ class EstimateStepTimePass : public Pass {
   void Run(PlanContext& context) override {
     std::optional<ir::DeviceProfile> profile = Profile(context);
     if (!profile) return;
+    if (context.step_time_only_if_fits()) {
+      for (const ir::MemoryEstimate& m : context.plan().memory()) {
+        if (!m.fits()) return;
+      }
+    }
     // Summary mode wrote no shard units or buckets: their totals are in the context.
     const ShardTotals* totals = context.shard_totals();
     const bool summary = totals != nullptr;

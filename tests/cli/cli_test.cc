@@ -10,6 +10,8 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "cli/searched_spec.h"
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -381,16 +383,16 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
-  for (const char* part : {"layout search: gpt2-small-fortunes on 8 ranks", "rank  dr x ds x tp x pp  stage",
+  for (const char* part : {"layout search: gpt2-small-fortunes on 8 ranks", "rank  dr x ds x tp x pp  cp  stage",
                            "lost to #1 by", "candidates enumerated", "candidates/s)"}) {
     INFO(part);
     CHECK(r.out.find(part) != std::string::npos);
   }
   // Row 1: "   1  DRxDSxTPxPP  stage micro accum recompute ...".
   std::istringstream row(r.out.substr(r.out.find("\n   1  ") + 1));
-  int64_t rank = 0, stage = 0, micro = 0, accum = 0;
-  std::string degrees, recompute;
-  row >> rank >> degrees >> stage >> micro >> accum >> recompute;
+  int64_t rank = 0, cp = 0, stage = 0, micro = 0, accum = 0;
+  std::string degrees, recompute, offload;
+  row >> rank >> degrees >> cp >> stage >> micro >> accum >> recompute >> offload;
   REQUIRE(rank == 1);
   int64_t dr = 0, ds = 0, tp = 0, pp = 0;
   REQUIRE(std::sscanf(degrees.c_str(), "%ldx%ldx%ldx%ld", &dr, &ds, &tp, &pp) == 4);
@@ -406,12 +408,58 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   CHECK(AxisSize(plan, "dp_shard") == ds);
   CHECK(AxisSize(plan, "tp") == tp);
   CHECK(AxisSize(plan, "pp") == pp);
+  CHECK(AxisSize(plan, "cp") == cp);
   CHECK(std::stoll(plan["sharding"]["stage"].get<std::string>()) == stage);
+  CHECK(plan["sharding"]["offload"] == offload);
   CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == micro);
   CHECK(std::stoll(plan["batch"]["grad_accum_steps"].get<std::string>()) == accum);
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 128);  // 16 x 8 ranks
   CHECK(plan["training"]["recompute"] == recompute);
   CHECK(ReadAll(emitted).find("Chosen by --search") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("plan --search --emit-spec: context, offload and hybrid round-trip", "[cli][search]") {
+  const fs::path dir = fs::temp_directory_path() / ("accel_search_dims." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string emitted = (dir / "searched.yaml").string();
+  // 2 x 2 x 2 x 1 with cp 2 on 16 ranks, ZeRO-3 hybrid with the optimizer offloaded.
+  accel::planner::Layout l;
+  l.data_replicate = 2;
+  l.data_shard = 2;
+  l.context = 2;
+  l.tensor = 2;
+  l.pipeline = 1;
+  l.sharding_stage = 3;
+  l.micro_batch_size = 4;
+  l.recompute = accel::spec::Recompute::kSelective;
+  l.offload = accel::spec::Offload::kOptimizer;
+  l.hybrid = true;
+  const std::vector<std::string> overrides = {"cluster.devices_per_node=16"};
+  auto yaml = accel::cli::SearchedSpecYaml(kGood, ReadAll(kGood), overrides, l, 64, emitted);
+  REQUIRE(yaml.ok());
+  {
+    std::ofstream out(emitted);
+    out << *yaml;
+  }
+  CHECK(yaml->find("#   parallel: data_replicate 2, data_shard 2, context 2, tensor 2") !=
+        std::string::npos);
+  CHECK(yaml->find("#   sharding.stage 3, offload optimizer, hybrid true;") != std::string::npos);
+  Result json = Accel("plan --format json " + emitted);
+  INFO(json.err);
+  REQUIRE(json.exit_code == 0);
+  nlohmann::json plan = nlohmann::json::parse(json.out);
+  CHECK(AxisSize(plan, "dp_replicate") == 2);
+  CHECK(AxisSize(plan, "dp_shard") == 2);
+  CHECK(AxisSize(plan, "cp") == 2);
+  CHECK(AxisSize(plan, "tp") == 2);
+  CHECK(AxisSize(plan, "pp") == 1);
+  CHECK(std::stoll(plan["sharding"]["stage"].get<std::string>()) == 3);
+  CHECK(plan["sharding"]["offload"] == "optimizer");
+  CHECK(plan["sharding"]["hybrid"] == true);
+  CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == 4);
+  CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 64);
+  CHECK(plan["training"]["recompute"] == "selective");
   fs::remove_all(dir);
 }
 

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "common/diag_codes.h"
 
 #include "ir/plan_verifier.h"
 #include "planner/step_time_diff.h"
@@ -65,6 +69,9 @@ spec::JobSpec Load(const std::string& yaml) {
 std::vector<std::string> Overrides(const Layout& l) {
   return {"parallel.data_replicate=" + std::to_string(l.data_replicate),
           "parallel.data_shard=" + std::to_string(l.data_shard),
+          "parallel.context=" + std::to_string(l.context),
+          "sharding.offload=" + std::string(spec::Name(l.offload)),
+          std::string("sharding.hybrid=") + (l.hybrid ? "true" : "false"),
           "parallel.tensor=" + std::to_string(l.tensor),
           "parallel.pipeline=" + std::to_string(l.pipeline),
           "parallel.pipeline_schedule=" + std::string(spec::Name(l.schedule)),
@@ -128,9 +135,10 @@ TEST_CASE("search: a job that fits only when sharded picks a sharded layout", "[
   absl::StatusOr<SearchResult> result = SearchLayouts(job);
   REQUIRE(result.ok());
   REQUIRE(!result->ranked.empty());
+  // Sharded over data_shard, or (ZeRO-Offload) the optimizer states on the host.
   for (const RankedLayout& r : result->ranked) {
     CHECK(r.layout.sharding_stage >= 1);
-    CHECK(r.layout.data_shard > 1);
+    CHECK((r.layout.data_shard > 1 || r.layout.offload != spec::Offload::kNone));
   }
 }
 
@@ -180,7 +188,8 @@ bool SameLayout(const Layout& a, const Layout& b) {
   return a.data_replicate == b.data_replicate && a.data_shard == b.data_shard &&
          a.context == b.context && a.tensor == b.tensor && a.pipeline == b.pipeline &&
          a.sharding_stage == b.sharding_stage && a.micro_batch_size == b.micro_batch_size &&
-         a.recompute == b.recompute && a.schedule == b.schedule;
+         a.recompute == b.recompute && a.schedule == b.schedule && a.offload == b.offload &&
+         a.hybrid == b.hybrid;
 }
 
 // The search in summary mode and with full plans: the same counts and the same ranked list.
@@ -266,7 +275,7 @@ TEST_CASE("search: the enumeration keeps the batch identity", "[search]") {
   const std::vector<Layout> layouts = EnumerateLayouts(job, 16);
   REQUIRE(!layouts.empty());
   for (const Layout& l : layouts) {
-    CHECK(l.data_replicate * l.data_shard * l.tensor * l.pipeline == 8);
+    CHECK(l.data_replicate * l.data_shard * l.tensor * l.pipeline * l.context == 8);
     CHECK(16 % (l.micro_batch_size * l.data_replicate * l.data_shard) == 0);
     CHECK(l.micro_batch_size <= 8);
     if (l.pipeline == 1) CHECK(l.schedule == spec::PipelineSchedule::k1F1B);
@@ -289,6 +298,256 @@ TEST_CASE("search: the loss reason names the term that differs most", "[search]"
   slow.set_bubble_seconds(0.5);
   CHECK(LargestDifference(slow, fast).term == "pipeline bubble");
   CHECK(DifferenceText(LargestDifference(fast, fast)) == "no term larger (tie)");
+}
+
+
+// ---- The dimensions of issue 10: hybrid sharding, offload and the context degree.
+
+// The error codes the planner reports for `layout` applied to `job`.
+std::set<std::string> ErrorCodes(const spec::JobSpec& job, const Layout& layout, int64_t global) {
+  DiagnosticSink sink;
+  PlanOptions options;
+  options.allow_not_fitting = true;
+  BuildPlan(ApplyLayout(job, layout, global), options, sink);
+  std::set<std::string> codes;
+  for (const Diagnostic& d : sink.diagnostics()) {
+    if (d.severity == Severity::kError) codes.insert(d.code);
+  }
+  return codes;
+}
+
+// One rule of the enumeration: no candidate breaks it; the unfiltered enumeration has
+// candidates that do, and the planner rejects each of them with `code`.
+void CheckRule(const spec::JobSpec& job, int64_t global, const char* code,
+               const std::function<bool(const Layout&)>& breaks) {
+  INFO("rule " << code);
+  for (const Layout& l : EnumerateLayouts(job, global)) {
+    INFO(DegreesText(l) << " stage " << l.sharding_stage);
+    REQUIRE(!breaks(l));
+  }
+  // validate-spec stops the planner before resolve-auto: a layout planned for a later rule
+  // breaks none of its (offload below its stage, hybrid below stage 3).
+  const bool later_pass = std::string(code) == codes::kContextNotDivisible ||
+                          std::string(code) == codes::kHybridNeedsReplicate;
+  int64_t broken = 0;
+  for (const Layout& l : EnumerateLayouts(job, global, /*apply_rules=*/false)) {
+    if (!breaks(l)) continue;
+    const bool spec_rules_broken =
+        (l.offload != spec::Offload::kNone && l.sharding_stage == 0) ||
+        (l.offload == spec::Offload::kAll && l.sharding_stage < 3) ||
+        (l.hybrid && l.sharding_stage != 3);
+    if (later_pass && spec_rules_broken) continue;
+    if (broken++ >= 24) continue;  // planning two dozen is enough
+    INFO(DegreesText(l) << " stage " << l.sharding_stage << " offload " << spec::Name(l.offload)
+                        << " hybrid " << l.hybrid);
+    CHECK(ErrorCodes(job, l, global).count(code) == 1);
+  }
+  CHECK(broken > 0);
+}
+
+TEST_CASE("search: E0417 kContextNotDivisible: cp only where 2·cp divides seq_len", "[search]") {
+  spec::JobSpec job = Load(kSmallJob);
+  job.data.seq_len = 200;  // 2·cp divides 200 for cp 1, 2, 4; not for cp 8
+  std::set<int64_t> cps;
+  for (const Layout& l : EnumerateLayouts(job, 16)) cps.insert(l.context);
+  CHECK(cps == std::set<int64_t>{1, 2, 4});
+  CheckRule(job, 16, codes::kContextNotDivisible,
+            [](const Layout& l) { return l.context > 1 && 200 % (2 * l.context) != 0; });
+}
+
+TEST_CASE("search: E0409 kOffloadNeedsSharding: offload from sharding stage 1", "[search]") {
+  const spec::JobSpec job = Load(kSmallJob);
+  std::set<std::pair<int64_t, spec::Offload>> seen;
+  for (const Layout& l : EnumerateLayouts(job, 16)) seen.insert({l.sharding_stage, l.offload});
+  using O = spec::Offload;
+  CHECK(seen == std::set<std::pair<int64_t, O>>{{0, O::kNone}, {1, O::kNone}, {1, O::kOptimizer},
+                                                {2, O::kNone}, {2, O::kOptimizer}, {3, O::kNone},
+                                                {3, O::kOptimizer}, {3, O::kAll}});
+  CheckRule(job, 16, codes::kOffloadNeedsSharding, [](const Layout& l) {
+    return l.offload != spec::Offload::kNone && l.sharding_stage == 0;
+  });
+}
+
+TEST_CASE("search: E0414 kParamOffloadNeedsStage3: offload all only at stage 3", "[search]") {
+  CheckRule(Load(kSmallJob), 16, codes::kParamOffloadNeedsStage3, [](const Layout& l) {
+    return l.offload == spec::Offload::kAll && l.sharding_stage >= 1 && l.sharding_stage < 3;
+  });
+}
+
+TEST_CASE("search: E0416 kHybridNeedsStage3: hybrid only at stage 3", "[search]") {
+  CheckRule(Load(kSmallJob), 16, codes::kHybridNeedsStage3,
+            [](const Layout& l) { return l.hybrid && l.sharding_stage != 3; });
+}
+
+TEST_CASE("search: E0410 kHybridNeedsReplicate: hybrid only with data_replicate > 1", "[search]") {
+  CheckRule(Load(kSmallJob), 16, codes::kHybridNeedsReplicate, [](const Layout& l) {
+    return l.hybrid && l.sharding_stage == 3 && l.data_replicate == 1;
+  });
+}
+
+TEST_CASE("search: hybrid sharding is the stage-3 layouts with dp_replicate and dp_shard > 1",
+          "[search]") {
+  const spec::JobSpec job = Load(kSmallJob);
+  int64_t hybrid = 0;
+  for (const Layout& l : EnumerateLayouts(job, 16)) {
+    CHECK(l.hybrid == (l.sharding_stage == 3 && l.data_replicate > 1 && l.data_shard > 1));
+    hybrid += l.hybrid;
+  }
+  // Stage 3 with dp_replicate, dp_shard ≥ 2 (micro batches m with 16 % (m·dr·ds) == 0):
+  // 2x2x2x1 (m 1, 2, 4); 2x2x1x2 (m 1 and 2: 4 and 2 microbatches, 3 schedules each; m 4: one
+  // microbatch, gpipe only, E0407); 2x4x1x1 and 4x2x1x1 (m 1, 2); 2x2x1x1 cp2 (m 1, 2, 4):
+  // 3 + 7 + 2 + 2 + 3 = 17, times 3 recompute x 3 offload.
+  CHECK(hybrid == 17 * 9);
+  // The flag changes nothing the executor runs or the estimate costs: the dp_replicate
+  // all-reduce of the reduced shards is there either way.
+  Layout l{2, 2, 1, 2, 1, 3, 2, spec::Recompute::kNone, spec::PipelineSchedule::k1F1B,
+           spec::Offload::kNone, true};
+  auto plan = [&](const Layout& layout) {
+    DiagnosticSink sink;
+    PlanResult r = BuildPlan(ApplyLayout(job, layout, 16), PlanOptions{}, sink);
+    REQUIRE(r.ok);
+    return r.plan;
+  };
+  const ir::Plan with = plan(l);
+  l.hybrid = false;
+  const ir::Plan without = plan(l);
+  CHECK(with.sharding().hybrid());
+  CHECK(!without.sharding().hybrid());
+  CHECK(with.step_time().step_seconds() == without.step_time().step_seconds());
+  int64_t replicate_terms = 0;
+  for (const ir::CommunicationTime& c : with.step_time().communication()) {
+    if (c.group() == "dp_replicate" && c.collective() == "all_reduce") ++replicate_terms;
+  }
+  CHECK(replicate_terms == 1);
+}
+
+TEST_CASE("search: the cp ring exchange is a cp send_recv term per block and pass", "[search]") {
+  const spec::JobSpec job = Load(kSmallJob);
+  // cp 2, tp 2, dp_replicate 2, micro 2: 16 / (2 x 2) = 4 micro-steps, 8 layers, 3 passes.
+  const Layout l{2, 1, 2, 2, 1, 0, 2, spec::Recompute::kNone, spec::PipelineSchedule::k1F1B,
+                 spec::Offload::kNone, false};
+  DiagnosticSink sink;
+  PlanResult r = BuildPlan(ApplyLayout(job, l, 16), PlanOptions{}, sink);
+  REQUIRE(r.ok);
+  const ir::CommunicationTime* ring = nullptr;
+  const ir::CommunicationTime* grads = nullptr;
+  for (const ir::CommunicationTime& c : r.plan.step_time().communication()) {
+    if (c.group() == "cp" && c.collective() == "send_recv") ring = &c;
+    if (c.group() == "cp" && c.collective() == "all_reduce") grads = &c;
+  }
+  REQUIRE(ring != nullptr);
+  REQUIRE(grads != nullptr);
+  CHECK(ring->calls() == 4 * 8 * 3 * 1);
+  // K and V of 512 / cp 2 = 256 tokens: 2 x micro 2 x 256 x (kv 4 / tp 2) x head_dim 64 x the
+  // compute dtype's bytes, 96 times.
+  const int64_t compute_bytes = r.plan.precision().compute_dtype() == "fp32" ? 4 : 2;
+  CHECK(ring->bytes() == 96 * (2 * 2 * 256 * 2 * 64 * compute_bytes));
+  CHECK(ring->exposed_seconds() <= ring->seconds());
+  CHECK(ring->group_size() == 2);
+}
+
+TEST_CASE("search: offload moves the optimizer step to the host and adds host_link copies",
+          "[search]") {
+  const spec::JobSpec job = Load(kSmallJob);
+  Layout l{1, 4, 1, 2, 1, 2, 2, spec::Recompute::kNone, spec::PipelineSchedule::k1F1B,
+           spec::Offload::kNone, false};
+  auto plan = [&](const Layout& layout) {
+    DiagnosticSink sink;
+    PlanResult r = BuildPlan(ApplyLayout(job, layout, 16), PlanOptions{}, sink);
+    REQUIRE(r.ok);
+    return r.plan;
+  };
+  const ir::Plan none = plan(l);
+  l.offload = spec::Offload::kOptimizer;
+  const ir::Plan offload = plan(l);
+  const ir::StageComputeTime& a = none.step_time().stages(0);
+  const ir::StageComputeTime& b = offload.step_time().stages(0);
+  CHECK(a.host_seconds() == 0);
+  REQUIRE(b.host_memory_bytes() > 0);
+  // The optimizer's bytes move from device memory traffic to the host's 76.8 GB/s (h100).
+  CHECK(b.memory_bytes() + b.host_memory_bytes() == a.memory_bytes());
+  CHECK(b.host_seconds() == b.host_memory_bytes() / 76.8e9);
+  CHECK(offload.step_time().profile().host_link_bytes_per_second() == 64e9);
+  std::set<std::string> host_copies;
+  for (const ir::CommunicationTime& c : offload.step_time().communication()) {
+    if (c.group() == "host_link") host_copies.insert(c.what());
+    if (c.group() == "host_link") CHECK(c.link() == "host");
+  }
+  CHECK(host_copies == std::set<std::string>{"reduced gradient shards to the host (offload)",
+                                             "updated parameter shards to the device (offload)"});
+  CHECK(offload.step_time().step_seconds() > none.step_time().step_seconds());
+  const StepTimeDifference d = LargestDifference(offload.step_time(), none.step_time());
+  CHECK((d.term == "host optimizer step" || d.term == "exposed host_link communication"));
+}
+
+TEST_CASE("search: skipping dominated variants ranks as planning every candidate", "[search]") {
+  for (const char* yaml : {kSmallJob, kNeedsSharding, kTiedCpuJob}) {
+    INFO(yaml);
+    const spec::JobSpec job = Load(yaml);
+    SearchOptions every;
+    every.skip_dominated = false;
+    absl::StatusOr<SearchResult> all = SearchLayouts(job, every);
+    absl::StatusOr<SearchResult> some = SearchLayouts(job);
+    REQUIRE(all.ok());
+    REQUIRE(some.ok());
+    CHECK(all->dominated == 0);
+    CHECK(some->dominated > 0);
+    CHECK(all->enumerated == some->enumerated);
+    REQUIRE(!some->ranked.empty());
+    CHECK(SameLayout(all->ranked.front().layout, some->ranked.front().layout));
+    CHECK(all->ranked.front().step_time.step_seconds() ==
+          some->ranked.front().step_time.step_seconds());
+    // Every offload variant is at least as slow as its twin without offload, and gpipe as
+    // its 1f1b twin (planned here, since nothing was skipped).
+    for (const RankedLayout& r : all->ranked) {
+      const bool offloads = r.layout.offload != spec::Offload::kNone;
+      const bool gpipe = r.layout.schedule == spec::PipelineSchedule::kGpipe;
+      if (!offloads && !gpipe) continue;
+      for (const RankedLayout& t : all->ranked) {
+        Layout base = r.layout;
+        if (gpipe) base.schedule = spec::PipelineSchedule::k1F1B;
+        const bool offload_twin = offloads && [&] {
+          Layout b = r.layout;
+          b.offload = spec::Offload::kNone;
+          return SameLayout(b, t.layout);
+        }();
+        if (!offload_twin && !(gpipe && SameLayout(base, t.layout))) continue;
+        INFO(DegreesText(r.layout) << " stage " << r.layout.sharding_stage << " micro "
+                                   << r.layout.micro_batch_size << " "
+                                   << spec::Name(r.layout.recompute) << " offload "
+                                   << spec::Name(r.layout.offload) << " "
+                                   << spec::Name(r.layout.schedule));
+        if (gpipe && SameLayout(base, t.layout)) {
+          CHECK(r.step_time.step_seconds() == t.step_time.step_seconds());
+        } else {
+          CHECK(r.step_time.step_seconds() >= t.step_time.step_seconds());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("search: SearchOptions.refuse drops the plans an executor refuses", "[search]") {
+  // As an executor without context parallelism on cpu would: cp refused there only.
+  SearchOptions options;
+  options.refuse = [](const ir::Plan& plan) -> std::string {
+    int64_t cp = 1;
+    for (const ir::MeshAxis& a : plan.mesh().axes()) {
+      if (a.name() == "cp") cp = a.size();
+    }
+    return plan.topology().device_type() == "cpu" && cp > 1 ? "parallel.context" : "";
+  };
+  absl::StatusOr<SearchResult> cpu = SearchLayouts(Load(kTiedCpuJob), options);
+  REQUIRE(cpu.ok());
+  CHECK(cpu->refused > 0);
+  CHECK(cpu->fitting == cpu->refused + static_cast<int64_t>(cpu->ranked.size()));
+  for (const RankedLayout& r : cpu->ranked) CHECK(r.layout.context == 1);
+  absl::StatusOr<SearchResult> cuda = SearchLayouts(Load(kSmallJob), options);
+  REQUIRE(cuda.ok());
+  CHECK(cuda->refused == 0);
+  int64_t cp_rows = 0;
+  for (const RankedLayout& r : cuda->ranked) cp_rows += r.layout.context > 1;
+  CHECK(cp_rows > 0);
 }
 
 }  // namespace
