@@ -93,7 +93,9 @@ void RegisterImportCommand(CLI::App& app, AppContext& context) {
       "import", "Turn an Accelerate YAML, DeepSpeed JSON or torchtitan TOML config into a job "
                 "spec whose comments name the source keys");
   sub->add_option("file", options->file, "The config to import")->required();
-  sub->add_option("--model", options->model, "Hugging Face config.json for model.config");
+  sub->add_option("--model", options->model,
+                  "Hugging Face config.json for model.config (default: torchtitan's "
+                  "model.hf_assets_path/config.json when it exists)");
   sub->add_option("--data", options->data, "Training data path for data.train.path");
   sub->add_option("--launch-dir", options->launch_dir,
                   "Directory the source tool runs from, where paths in its config start (torchtitan's "

@@ -80,8 +80,8 @@ inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";
 inline constexpr const char* kFp16WithoutLossScaling = "W0404";
 inline constexpr const char* kLargePipelineBubble = "W0405";
 inline constexpr const char* kFp16ReduceWithoutLossScaling = "W0406";
-// training.sample_tokens with a tokenizer file: the sample is drawn and shown as bytes.
-inline constexpr const char* kSampleNotDecoded = "W0407";
+// W0407 is retired (training.sample_tokens with a tokenizer file: the sample is now decoded with
+// the tokenizer); do not reuse the code.
 // parallel.virtual_stages set without pipeline_schedule: interleaved_1f1b.
 inline constexpr const char* kVirtualStagesWithoutInterleaving = "W0408";
 

@@ -28,6 +28,7 @@
 #include "executor/communicator.h"
 #include "executor/data/byte_tokenizer.h"
 #include "executor/data/plan_tokens.h"
+#include "executor/data/sample_text.h"
 #include "executor/data/window_dataset.h"
 #include "executor/checkpoint/durable_file.h"
 #include "executor/launcher/plan_support.h"
@@ -137,19 +138,20 @@ std::string CheckpointRoot(const ir::Plan& plan, const WorkerEnv& env) {
   return env.run_dir.empty() ? std::string("checkpoints") : env.run_dir + "/checkpoints";
 }
 
-// Bytes sampled from the model after a newline, with temperature 0.8, for a look at what it
-// learned. Printable ASCII and newlines are kept; other bytes are shown as '?'. Under tensor
-// parallelism every rank of the tp group must call it (the forward communicates); the gathered
-// logits and the seed are the same on each, so they draw the same bytes. Sequence parallelism
-// is off while sampling: contexts of every length are fed, not only multiples of tp.
-std::string SampleText(CausalLm& model, int64_t count, uint64_t seed,
-                       const torch::Device& device) {
+// Ids sampled from the model with temperature 0.8, for a look at what it learned, shown as text
+// (data/sample_text.h: decoded with the plan's tokenizer file, or as bytes, starting after BOS
+// or a newline). Under tensor parallelism every rank of the tp group must call it (the forward
+// communicates); the gathered logits and the seed are the same on each, so they draw the same
+// ids. Sequence parallelism is off while sampling: contexts of every length are fed, not only
+// multiples of tp.
+std::string SampleText(CausalLm& model, int64_t count, uint64_t seed, const torch::Device& device,
+                       const tok::Tokenizer* tokenizer) {
   torch::NoGradGuard no_grad;
   model.eval();
   SequenceParallelPause pause(model);
   torch::manual_seed(seed);
-  std::vector<int64_t> context = {'\n'};
-  std::string out;
+  std::vector<int64_t> context = SampleContext(tokenizer);
+  std::vector<int64_t> sampled;
   const int64_t window = model.config().max_seq_len;
   for (int64_t i = 0; i < count; ++i) {
     int64_t begin = std::max<int64_t>(0, static_cast<int64_t>(context.size()) - window);
@@ -161,11 +163,10 @@ std::string SampleText(CausalLm& model, int64_t count, uint64_t seed,
     torch::Tensor probs = torch::softmax(logits / 0.8, -1).cpu();
     int64_t next = torch::multinomial(probs, 1).item<int64_t>();
     context.push_back(next);
-    char c = static_cast<char>(next);
-    out.push_back((next == '\n' || (next >= 32 && next < 127)) ? c : '?');
+    sampled.push_back(next);
   }
   model.train();
-  return out;
+  return SampleTextOf(sampled, tokenizer);
 }
 
 // dtype names of the plan ("fp32", "bf16", "fp16"); `fallback` for "" (a hand-built plan).
@@ -560,8 +561,11 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
     ACCEL_RETURN_IF_ERROR(s.trainer.sync().GatherAll());
     s.model->set_unit_hooks(nullptr);
     if (leader || s.model->tensor_parallel().enabled()) {
+      // The tokenizer file again (nullptr for bytes): loaded only here, for the sampling ranks.
+      ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<tok::Tokenizer> tokenizer, LoadPlanTokenizer(s.plan.data()));
       std::string text = SampleText(*s.model, sample_tokens,
-                                    static_cast<uint64_t>(s.plan.training().seed()), s.device);
+                                    static_cast<uint64_t>(s.plan.training().seed()), s.device,
+                                    tokenizer.get());
       if (leader) Log("sample:\n" + text);
     }
   }

@@ -69,7 +69,7 @@ struct WorkerResult {
 //    tokens_per_second, since_launch_seconds, unix_time), writes checkpoints every checkpoint.every_steps
 //    updates and at the end (also when stopped early; sharded state is written by every rank of
 //    the first replica, see Trainer::ShardedCheckpoint), and prints training.sample_tokens sampled
-//    bytes at the end.
+//    tokens at the end, decoded with the plan's tokenizer file (or shown as bytes).
 // Errors: InvalidArgument for a plan this worker cannot run or that does not match env;
 // Unavailable/DeadlineExceeded from the rendezvous or collectives (a peer died or hung);
 // PermissionDenied when the store belongs to another job;

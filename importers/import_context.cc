@@ -53,11 +53,15 @@ std::string RelativeToSpec(const std::string& target, const std::string& output_
   return relative.empty() ? target : relative.string();
 }
 
-std::string ImportContext::SpecPath(const std::string& source_path) const {
+std::string ImportContext::LaunchPath(const std::string& source_path) const {
   namespace fs = std::filesystem;
   const fs::path path(source_path);
-  if (path.is_absolute() || launch_dir_.empty()) return RelativeToSpec(source_path, output_path_);
-  return RelativeToSpec((fs::path(launch_dir_) / path).string(), output_path_);
+  if (path.is_absolute() || launch_dir_.empty()) return source_path;
+  return (fs::path(launch_dir_) / path).string();
+}
+
+std::string ImportContext::SpecPath(const std::string& source_path) const {
+  return RelativeToSpec(LaunchPath(source_path), output_path_);
 }
 
 std::string ImportContext::Shown(const YamlNode& value) {

@@ -47,6 +47,14 @@ struct KeyRule {
   std::string hint;
 };
 
+// A Hugging Face config.json the source config leads to (torchtitan's model.hf_assets_path
+// directory holding one), to become the spec's model.config unless `accel import --model` names
+// another.
+struct FoundModelConfig {
+  std::string path;    // where it is on this machine (LaunchPath of the source path)
+  std::string source;  // the source key it came from, for the spec's comment
+};
+
 // State shared by one import: the file, the tool's name for messages, the diagnostics and the
 // spec being built. Reads report located errors (E0702) and return nullopt on a wrong type.
 class ImportContext {
@@ -66,6 +74,15 @@ class ImportContext {
   // path stays absolute; a relative one is taken from the launch directory and written
   // relative to the spec's directory (RelativeToSpec).
   std::string SpecPath(const std::string& source_path) const;
+
+  // `source_path` as this machine finds it: an absolute path as is, a relative one taken from the
+  // launch directory (or the current directory when none was given).
+  std::string LaunchPath(const std::string& source_path) const;
+
+  // Records a config.json found through the source config (see FoundModelConfig); the last one
+  // recorded is used.
+  void FoundConfig(FoundModelConfig found) { found_config_ = std::move(found); }
+  const std::optional<FoundModelConfig>& found_config() const { return found_config_; }
 
   const std::string& file() const { return file_; }
   const std::string& tool() const { return tool_; }
@@ -152,6 +169,7 @@ class ImportContext {
   SpecBuilder& spec_;
   std::vector<std::string> defaulted_;
   std::vector<std::string> reported_;
+  std::optional<FoundModelConfig> found_config_;
 };
 
 // `target` as the job loader will resolve it from a spec written at `output_path` ("" = the

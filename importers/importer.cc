@@ -67,21 +67,36 @@ std::unique_ptr<spec::YamlDocument> Parse(SourceFormat format, std::string_view 
   return spec::ParseYaml(text, file, sink);
 }
 
+// model.config: --model, else a config.json the source config leads to (`found`), else a
+// placeholder; --model over a found one leaves a note saying so. Returns the model's
+// max_seq_len (0 when unknown).
+int64_t FinishModelConfig(SpecBuilder& spec, const ImportOptions& options,
+                          const std::optional<FoundModelConfig>& found) {
+  std::string config = options.model_config;
+  if (!config.empty()) {
+    spec.Set("model.config", YamlString(RelativeToSpec(config, options.output_path)), "--model");
+    if (found) {
+      spec.Note("model", found->source + " (" + RelativeToSpec(found->path, options.output_path) +
+                             ") not used: --model names the model");
+    }
+  } else if (found) {
+    config = found->path;
+    spec.Set("model.config", YamlString(RelativeToSpec(config, options.output_path)), found->source);
+  } else {
+    spec.Set("model.config", "config.json", "placeholder: no --model given");
+    return 0;
+  }
+  spec::ModelConfigResult model = spec::ReadModelConfig(config);
+  return model.config ? model.config->model.max_seq_len : 0;
+}
+
 // The fields accel requires that the source did not give, and the model and data paths.
 void FinishSpec(SpecBuilder& spec, SourceFormat format, const std::string& file,
-                const ImportOptions& options) {
+                const ImportOptions& options, const std::optional<FoundModelConfig>& found) {
   const std::string tool(ToolName(format));
   spec.Set("version", "1", "");
   spec.Set("name", YamlString(JobName(file)), "the source file's name");
-  int64_t max_seq_len = 0;
-  if (options.model_config.empty()) {
-    spec.Set("model.config", "config.json", "placeholder: no --model given");
-  } else {
-    spec.Set("model.config", YamlString(RelativeToSpec(options.model_config, options.output_path)),
-             "--model");
-    spec::ModelConfigResult model = spec::ReadModelConfig(options.model_config);
-    if (model.config) max_seq_len = model.config->model.max_seq_len;
-  }
+  const int64_t max_seq_len = FinishModelConfig(spec, options, found);
   if (options.data_path.empty()) {
     spec.Set("data.train.path", "train.txt", "placeholder: no --data given");
   } else {
@@ -140,7 +155,7 @@ ImportResult ImportConfigText(std::string_view text, const std::string& file,
   spec.Note("", "Each comment names the source key a value came from.");
   HeaderList(spec, "Left out at " + tool + "'s defaults:", context.defaulted());
   HeaderList(spec, "Not imported (see the warnings):", context.reported());
-  FinishSpec(spec, result.format, file, options);
+  FinishSpec(spec, result.format, file, options, context.found_config());
   result.spec_yaml = spec.Render();
   return result;
 }

@@ -12,7 +12,9 @@
 namespace accel::importers {
 
 struct ImportOptions {
-  // The Hugging Face config.json the spec's model.config names ("" leaves a placeholder). Its
+  // The Hugging Face config.json the spec's model.config names. "" takes the one the source
+  // config leads to (torchtitan: model.hf_assets_path/config.json, when that file exists) or
+  // leaves a placeholder; given, it wins over that one (a note in the spec says so). Its
   // max_seq_len also bounds the default data.seq_len.
   std::string model_config;
   // The training data path for data.train.path ("" leaves a placeholder); *.bin is read as

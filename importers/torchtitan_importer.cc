@@ -429,6 +429,7 @@ class TorchtitanImporter {
 
   void Finish();
   void FinishTokenizer();
+  void FindModelConfig(const std::string& assets);
   void FinishLayout();
   void FinishDefaults();
 
@@ -469,6 +470,7 @@ void TorchtitanImporter::FinishTokenizer() {
   std::optional<std::string> path = c_.String(*key);
   if (!path) return;
   if (path->empty()) return c_.Unmapped(*key, "names no path; not imported");
+  if (key->path == "model.hf_assets_path") FindModelConfig(*path);
   const std::string name = std::filesystem::path(*path).filename().string();
   if (name.ends_with(".model") && key->path == "model.hf_assets_path") {
     return c_.Unmapped(*key, "has no accel equivalent: torchtitan refuses a tokenizer.model here and "
@@ -492,6 +494,16 @@ void TorchtitanImporter::FinishTokenizer() {
   c_.Set("data.train.tokenizer",
          YamlString(c_.SpecPath((std::filesystem::path(*path) / "tokenizer.json").string())),
          key->path + "/tokenizer.json");
+}
+
+// torchtitan reads the model's Hugging Face config.json (and weights) from the
+// model.hf_assets_path directory: when that directory holds one on this machine, it becomes
+// model.config (FinishSpec in importer.cc; `accel import --model` wins over it).
+void TorchtitanImporter::FindModelConfig(const std::string& assets) {
+  const std::string local = (std::filesystem::path(c_.LaunchPath(assets)) / "config.json").string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(local, ec)) return;
+  c_.FoundConfig({local, "model.hf_assets_path/config.json"});
 }
 
 // torchtitan's defaults for what the file leaves out, where accel's differ (JobConfig of the

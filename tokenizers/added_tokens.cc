@@ -46,6 +46,7 @@ absl::StatusOr<std::vector<AddedToken>> ReadAddedTokens(const JsonDocument& doc)
 AddedTokenSplitter::AddedTokenSplitter(std::vector<AddedToken> tokens) : tokens_(std::move(tokens)) {
   for (uint32_t i = 0; i < tokens_.size(); ++i) {
     by_first_byte_[static_cast<unsigned char>(tokens_[i].content[0])].push_back(i);
+    by_id_.emplace(tokens_[i].id, i);
   }
   for (auto& candidates : by_first_byte_) {
     std::stable_sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
@@ -107,6 +108,11 @@ std::optional<uint32_t> AddedTokenSplitter::Find(std::string_view content) const
     if (token.content == content) return token.id;
   }
   return std::nullopt;
+}
+
+const AddedToken* AddedTokenSplitter::FindId(uint32_t id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : &tokens_[it->second];
 }
 
 }  // namespace accel::tok

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "tokenizers/json_document.h"
 
@@ -23,7 +24,8 @@ namespace accel::tok {
 struct AddedToken {
   std::string content;       // the exact text that becomes this token
   uint32_t id = 0;
-  bool special = false;      // read but not used for encoding (all added tokens are split out)
+  bool special = false;      // not used for encoding (all added tokens are split out); decoding
+                             // leaves special tokens out when asked to (skip_special_tokens)
   bool lstrip = false;       // swallow whitespace before the token
   bool rstrip = false;       // swallow whitespace after the token
   bool single_word = false;  // match only between non-word characters
@@ -50,6 +52,9 @@ class AddedTokenSplitter {
   // The id of the added token whose content is `content`, if any.
   std::optional<uint32_t> Find(std::string_view content) const;
 
+  // The added token with id `id`, if any (the first listed when several share it).
+  const AddedToken* FindId(uint32_t id) const;
+
   bool empty() const { return tokens_.empty(); }
 
   // True when cutting a text before a line start changes no match: no token contains '\n' and
@@ -62,6 +67,7 @@ class AddedTokenSplitter {
 
   std::vector<AddedToken> tokens_;
   std::array<std::vector<uint32_t>, 256> by_first_byte_;  // indices into tokens_, longest first
+  absl::flat_hash_map<uint32_t, uint32_t> by_id_;         // id -> index into tokens_
 };
 
 }  // namespace accel::tok

@@ -107,6 +107,12 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const JsonDocument& doc, const Field
     }
     uint32_t id = static_cast<uint32_t>(it->get<int64_t>());
     model.id_limit_ = std::max(model.id_limit_, id + 1);
+    if (model.written_.size() <= id) {
+      model.written_.resize(id + 1);
+      model.has_entry_.resize(id + 1);
+    }
+    model.written_[id] = it.key();
+    model.has_entry_[id] = true;
     if (!byte_level) {
       model.vocab_.emplace(it.key(), id);
     } else if (std::optional<std::string> raw = ByteLevelDecode(it.key())) {
@@ -144,6 +150,10 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const JsonDocument& doc, const Field
     model.unk_ = model.FindToken(unk->get<std::string>());
   }
   return model;
+}
+
+const std::string* BpeModel::TokenOf(uint32_t id) const {
+  return id < has_entry_.size() && has_entry_[id] ? &written_[id] : nullptr;
 }
 
 std::optional<uint32_t> BpeModel::FindRaw(std::string_view raw) const {

@@ -59,6 +59,10 @@ class BpeModel {
   // The id of the vocabulary entry written `token` in tokenizer.json, if any.
   std::optional<uint32_t> FindToken(std::string_view token) const;
 
+  // The vocabulary entry of `id` as tokenizer.json writes it ("Ġhello" in a byte-level file), or
+  // nullptr when no entry has that id.
+  const std::string* TokenOf(uint32_t id) const;
+
   // One more than the largest id in the vocabulary.
   uint32_t id_limit() const { return id_limit_; }
 
@@ -80,6 +84,8 @@ class BpeModel {
   std::optional<uint32_t> unk_;
   uint32_t id_limit_ = 0;
   absl::flat_hash_map<std::string, uint32_t> vocab_;  // raw form (bytes when byte-level) -> id
+  std::vector<std::string> written_;                  // id -> written form; "" for ids without entry
+  std::vector<bool> has_entry_;                       // id -> whether the vocabulary has it
   absl::flat_hash_map<uint64_t, Merge> merges_;
   std::array<std::optional<uint32_t>, 256> byte_ids_{};  // byte-level: the id of each single byte
   std::array<std::optional<uint32_t>, 256> fallback_ids_{};  // byte_fallback: the id of <0xXX>

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "executor/data/text_source.h"
 
 namespace accel::tok {
@@ -32,6 +33,12 @@ absl::StatusOr<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string file
     if (!made.ok()) return made.status();
     normalizer = std::move(*made);
   }
+  std::unique_ptr<Decoder> decoder;
+  if (doc->Find({"decoder"}) != nullptr) {
+    absl::StatusOr<std::unique_ptr<Decoder>> made = MakeDecoder(*doc, {"decoder"});
+    if (!made.ok()) return made.status();
+    decoder = std::move(*made);
+  }
   if (doc->Find({"model"}) == nullptr) return doc->Error({"model"}, "is missing");
   bool byte_level = pre_tokenizer != nullptr && pre_tokenizer->ByteLevel();
   absl::StatusOr<BpeModel> model = BpeModel::FromJson(*doc, {"model"}, byte_level);
@@ -48,6 +55,7 @@ absl::StatusOr<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string file
   std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer(std::move(*model), AddedTokenSplitter(std::move(*added))));
   tokenizer->normalizer_ = std::move(normalizer);
   tokenizer->pre_tokenizer_ = std::move(pre_tokenizer);
+  tokenizer->decoder_ = std::move(decoder);
   tokenizer->wrap_ = std::move(*wrap);
   tokenizer->id_limit_ = id_limit;
   return tokenizer;
@@ -90,6 +98,21 @@ void HfTokenizer::EncodeInto(std::string_view text, std::vector<uint32_t>& out) 
       EncodeSection(section.text, cache, out);
     }
   }
+}
+
+std::string HfTokenizer::DecodeIds(const std::vector<uint32_t>& ids, bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (uint32_t id : ids) {
+    if (const AddedToken* added = added_.FindId(id)) {
+      if (!(skip_special_tokens && added->special)) tokens.push_back(added->content);
+    } else if (const std::string* token = model_.TokenOf(id)) {
+      tokens.push_back(*token);
+    }
+  }
+  if (decoder_ == nullptr) return absl::StrJoin(tokens, " ");
+  decoder_->DecodeChain(tokens);
+  return absl::StrJoin(tokens, "");
 }
 
 bool HfTokenizer::SplitsAtLineStarts() const {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "executor/data/text_source.h"
 #include "tokenizers/sentencepiece_model.pb.h"
 
@@ -39,6 +40,22 @@ struct Candidate {
   }
 };
 
+// The byte of a byte piece "<0xXX>".
+std::optional<char> ByteOfPiece(std::string_view piece) {
+  unsigned value = 0;
+  if (piece.size() != 6 || !piece.starts_with("<0x") || piece.back() != '>') return std::nullopt;
+  for (char c : piece.substr(3, 2)) {
+    if (c >= '0' && c <= '9') {
+      value = value * 16 + (c - '0');
+    } else if (c >= 'A' && c <= 'F') {
+      value = value * 16 + (c - 'A' + 10);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return static_cast<char>(value);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Parse(const std::string& file,
@@ -71,6 +88,11 @@ absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::
     using Type = spm::ModelProto::SentencePiece;
     t->scores_.push_back(p.score());
     t->unused_.push_back(p.type() == Type::UNUSED);
+    t->piece_of_.push_back(p.piece());
+    t->kind_of_.push_back(p.type() == Type::CONTROL ? Kind::kControl
+                          : p.type() == Type::UNKNOWN ? Kind::kUnknown
+                          : p.type() == Type::BYTE    ? Kind::kByte
+                                                      : Kind::kText);
     if (p.type() == Type::NORMAL || p.type() == Type::USER_DEFINED || p.type() == Type::UNUSED) {
       t->pieces_.emplace(p.piece(), id);
     } else {
@@ -211,6 +233,41 @@ void SentencePieceTokenizer::EncodeInto(std::string_view text, std::vector<uint3
       EmitPiece(piece, out, previous_unknown);
     }
   }
+}
+
+std::string SentencePieceTokenizer::DecodePiece(uint32_t id, bool first) const {
+  if (kind_of_[id] == Kind::kUnknown) return " \xE2\x81\x87 ";  // kDefaultUnknownSymbol, " ⁇ "
+  std::string_view piece = piece_of_[id];
+  if (first && !whitespace_as_suffix_ && (add_dummy_prefix_ || remove_extra_whitespaces_) &&
+      piece.starts_with(kSpaceSymbol)) {
+    piece.remove_prefix(kSpaceSymbol.size());
+  }
+  return absl::StrReplaceAll(absl::string_view(piece.data(), piece.size()),
+                             {{absl::string_view(kSpaceSymbol.data(), kSpaceSymbol.size()), " "}});
+}
+
+std::string SentencePieceTokenizer::DecodeIds(const std::vector<uint32_t>& ids, bool skip_special_tokens) const {
+  std::string text;
+  std::string bytes;  // a run of byte pieces not yet decoded
+  auto flush = [&] {
+    // Each valid character as it is, each other byte as U+FFFD (ProcessBytePieces).
+    text += ReplaceInvalidUtf8(bytes);
+    bytes.clear();
+  };
+  bool first = true;  // no piece but control pieces so far
+  for (uint32_t id : ids) {
+    if (id >= kind_of_.size() || kind_of_[id] == Kind::kControl) continue;
+    if (kind_of_[id] == Kind::kByte) {
+      std::optional<char> byte = ByteOfPiece(piece_of_[id]);
+      if (byte) bytes.push_back(*byte);
+    } else {
+      flush();
+      text += DecodePiece(id, first);
+    }
+    first = false;
+  }
+  flush();
+  return text;
 }
 
 std::string SentencePieceTokenizer::Describe() const {

@@ -5,6 +5,11 @@
 // Supported: BPE models with identity normalization (no precompiled charsmap), dummy prefix,
 // whitespace escaping and folding, user-defined symbols, unused pieces, byte fallback. Encode
 // adds BOS before a sequence when the model defines one, as Llama-2 and Mistral do, and no EOS.
+// Decode follows SentencePieceProcessor::Decode: control pieces vanish, the unknown piece shows as
+// " ⁇ ", runs of byte pieces become their UTF-8 characters (U+FFFD for each byte that is not
+// part of one), "▁" becomes a space, and the "▁" that starts the first piece other than control
+// pieces is dropped (the dummy prefix; also with remove_extra_whitespaces), as spm_decode 0.1.97
+// does.
 #ifndef ACCEL_TOKENIZERS_SENTENCEPIECE_TOKENIZER_H_
 #define ACCEL_TOKENIZERS_SENTENCEPIECE_TOKENIZER_H_
 
@@ -30,6 +35,8 @@ class SentencePieceTokenizer : public Tokenizer {
                                                                       std::string_view serialized);
 
   void EncodeInto(std::string_view text, std::vector<uint32_t>& out) const override;
+  // skip_special_tokens changes nothing: control pieces are always left out, as in sentencepiece.
+  std::string DecodeIds(const std::vector<uint32_t>& ids, bool skip_special_tokens) const override;
   const std::vector<uint32_t>& prefix_tokens() const override { return prefix_; }
   const std::vector<uint32_t>& suffix_tokens() const override { return suffix_; }
   uint32_t id_limit() const override { return static_cast<uint32_t>(scores_.size()); }
@@ -46,6 +53,13 @@ class SentencePieceTokenizer : public Tokenizer {
   // Appends the id of `piece`, or its byte pieces / the unknown id when it is not a piece.
   void EmitPiece(std::string_view piece, std::vector<uint32_t>& out, bool& previous_unknown) const;
 
+  // How a piece decodes.
+  enum class Kind : uint8_t { kText, kControl, kUnknown, kByte };
+  // The text of one text or unknown piece; `first`: no piece but control pieces came before it.
+  std::string DecodePiece(uint32_t id, bool first) const;
+
+  std::vector<std::string> piece_of_;  // id -> piece
+  std::vector<Kind> kind_of_;          // id -> how it decodes
   absl::flat_hash_map<std::string, uint32_t> pieces_;    // normal, user-defined and unused pieces
   absl::flat_hash_map<std::string, uint32_t> reserved_;  // control, unknown and byte pieces
   std::vector<float> scores_;

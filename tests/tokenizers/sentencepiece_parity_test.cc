@@ -1,8 +1,13 @@
 // Parity of accel's own SentencePiece BPE with the reference implementation, Debian's spm_encode
 // (package sentencepiece, which scripts/install-deps.sh installs), on the fortunes, line by line (spm_encode encodes each input
-// line as one text). Exits 77, which CTest reports as skipped, when spm_encode or the fortunes are
-// missing. Prints the number of tokens compared.
+// line as one text), then decoding: each line's ids through accel's Decode and through
+// spm_decode (--input_format=id) give the same text, which is the line itself (this model keeps
+// whitespace as it is). Exits 77, which CTest reports as skipped, when spm_encode or the fortunes
+// are missing. Prints the number of tokens and lines compared.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +24,20 @@ std::vector<std::string> Lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// The standard output of a shell command; exits the test (1) when it fails.
+std::string Run(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) std::exit(1);
+  std::string out;
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  if (::pclose(pipe) != 0) {
+    std::cerr << "failed: " << command << "\n";
+    std::exit(1);
+  }
+  return out;
 }
 
 }  // namespace
@@ -44,16 +63,7 @@ int main(int argc, char** argv) {
   text << in.rdbuf();
   std::vector<std::string> lines = Lines(text.str());
 
-  std::string command = "/usr/bin/spm_encode --model=" + model + " --output_format=id < " + corpus;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return 1;
-  std::string reference;
-  char buffer[65536];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) reference.append(buffer, n);
-  if (::pclose(pipe) != 0) {
-    std::cerr << "spm_encode failed\n";
-    return 1;
-  }
+  std::string reference = Run("/usr/bin/spm_encode --model=" + model + " --output_format=id < " + corpus);
   std::vector<std::string> expected = Lines(reference);
   if (expected.size() != lines.size()) {
     std::cerr << "spm_encode gave " << expected.size() << " lines for " << lines.size() << "\n";
@@ -71,6 +81,32 @@ int main(int argc, char** argv) {
     }
     tokens += ids.size();
   }
+  // Decoding: spm_decode reads the ids spm_encode wrote, one line of ids per line of text.
+  const std::string ids_file = std::filesystem::temp_directory_path() / ("accel-spm-ids-" + std::to_string(::getpid()));
+  std::ofstream(ids_file, std::ios::binary) << reference;
+  std::string decoded = Run("/usr/bin/spm_decode --model=" + model + " --input_format=id < " + ids_file);
+  std::filesystem::remove(ids_file);
+  std::vector<std::string> reference_text = Lines(decoded);
+  if (reference_text.size() != lines.size()) {
+    std::cerr << "spm_decode gave " << reference_text.size() << " lines for " << lines.size() << "\n";
+    return 1;
+  }
+  size_t identical_to_input = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string ours = (*t)->Decode((*t)->Encode(lines[i], false));
+    if (ours != reference_text[i]) {
+      std::cerr << "line " << i + 1 << " decodes differently:\n  text:       " << lines[i] << "\n  accel:      " << ours
+                << "\n  spm_decode: " << reference_text[i] << "\n";
+      return 1;
+    }
+    identical_to_input += ours == accel::tok::ReplaceInvalidUtf8(lines[i]);
+  }
+  if (identical_to_input != lines.size()) {
+    std::cerr << "decode(encode(line)) differs from the line on " << lines.size() - identical_to_input << " lines\n";
+    return 1;
+  }
+  std::cout << "sentencepiece decode parity: " << lines.size() << " lines decoded identically to spm_decode, each "
+            << "equal to its line\n";
   std::cout << "sentencepiece parity: " << tokens << " tokens identical to spm_encode on " << lines.size()
             << " lines (" << text.str().size() << " bytes) of " << corpus << "\n";
   return 0;

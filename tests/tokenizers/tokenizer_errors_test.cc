@@ -75,6 +75,20 @@ TEST_CASE("unknown model type") {
   CHECK(LoadError("t.json", "{\"version\": \"1.0\"}") == "t.json:1:1: model: is missing");
 }
 
+TEST_CASE("unsupported or malformed decoders") {
+  CHECK(LoadError("t.json", WithModel(R"( "decoder": {"type": "WordPiece"})")) ==
+        "t.json:2:22: decoder.type: unsupported decoder type 'WordPiece'; accel supports ByteLevel, Metaspace, "
+        "Replace, ByteFallback, Fuse, Strip and Sequence");
+  CHECK(LoadError("t.json", WithModel(R"( "decoder": {"type": "Sequence", "decoders": [{"type": "Fuse"}, 3]})")) ==
+        "t.json:2:65: decoder.decoders[1]: must be an object with a 'type'");
+  CHECK(LoadError("t.json", WithModel(R"( "decoder": {"type": "Strip", "content": "ab", "start": 1, "stop": 0})")) ==
+        "t.json:2:42: decoder.content: must be one character");
+  CHECK(LoadError("t.json", WithModel(R"( "decoder": {"type": "Strip", "content": " ", "start": -1, "stop": 0})")) ==
+        "t.json:2:56: decoder.start: must be an integer from 0");
+  CHECK(LoadError("t.json", WithModel(R"( "decoder": {"type": "Replace", "pattern": {"Regex": "x"}, "content": ""})")) ==
+        "t.json:2:44: decoder.pattern.String: is missing");
+}
+
 TEST_CASE("missing or malformed merges and vocab") {
   CHECK(LoadError("t.json", "{\n \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}\n}") ==
         "t.json:2:11: model.merges: is missing");
