@@ -73,9 +73,14 @@ std::string SearchUsageError(const PlanCommandOptions& options) {
   if (!options.search) {
     if (!options.emit_spec.empty()) return "--emit-spec needs --search";
     if (options.top_given) return "--top needs --search";
+    if (options.emit_rank_given) return "--emit-rank needs --search";
     return "";
   }
   if (options.top < 1) return "--top must be at least 1, got " + std::to_string(options.top);
+  if (options.emit_rank_given && options.emit_spec.empty()) return "--emit-rank needs --emit-spec";
+  if (options.emit_rank < 1) {
+    return "--emit-rank must be at least 1, got " + std::to_string(options.emit_rank);
+  }
   if (options.format != "text") return "--search prints a table: --format cannot be used with it";
   if (!options.dump_after.empty()) return "--search plans every candidate: --dump-after cannot be used with it";
   return "";
@@ -88,7 +93,7 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   }
   if (options.search) {
     return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
-                         options.emit_spec, out, err);
+                         options.emit_spec, options.emit_rank, out, err);
   }
   const auto& formats = PlanFormats();
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
@@ -198,8 +203,12 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
                                      "With --search: rows of the table (default 10)");
   sub->add_option("--emit-spec", options->emit_spec,
                   "With --search: write the winning layout as a job spec to FILE");
-  sub->callback([options, top, &context] {
+  CLI::Option* emit_rank = sub->add_option(
+      "--emit-rank", options->emit_rank,
+      "With --emit-spec: write the layout ranked K instead of the winner (default 1)");
+  sub->callback([options, top, emit_rank, &context] {
     options->top_given = top->count() > 0;
+    options->emit_rank_given = emit_rank->count() > 0;
     context.exit_code = RunPlanCommand(*options, *context.out, *context.err);
   });
 }

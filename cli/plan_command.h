@@ -10,7 +10,7 @@
 namespace accel::cli {
 
 // `accel plan SPEC [--set k=v]... [--format F] [-o FILE] [--dump-after PASS] [--werror]`, or
-// `accel plan SPEC [--set k=v]... --search [--top N] [--emit-spec FILE] [-o FILE]`.
+// `accel plan SPEC [--set k=v]... --search [--top N] [--emit-spec FILE [--emit-rank K]] [-o FILE]`.
 struct PlanCommandOptions {
   std::string spec;
   std::vector<std::string> overrides;
@@ -29,6 +29,10 @@ struct PlanCommandOptions {
   bool top_given = false;  // --top appeared on the command line
   // With `search`: write the winner as a job spec to this file ("" = none).
   std::string emit_spec;
+  // With `emit_spec`: write the layout ranked here instead of the winner (1 = the winner), so a
+  // benchmark can run every ranked layout (bench/search_winner).
+  int64_t emit_rank = 1;
+  bool emit_rank_given = false;  // --emit-rank appeared on the command line
 };
 
 // The accepted --format values, in help order.
@@ -37,7 +41,7 @@ const std::vector<std::string>& PlanFormats();
 // Loads, plans and writes the plan. Diagnostics (errors, warnings, notes) go to `err`.
 // Returns an exit code: 0 planned, 1 invalid spec or plan (or any warning with `werror`),
 // 2 usage (unknown format or pass, binary output to a terminal, --top or --emit-spec without
-// --search, --top below 1, --search with --format or --dump-after), 3 internal (a Graphviz or
+// --search, --emit-rank without --emit-spec or below 1, --top below 1, --search with --format or --dump-after), 3 internal (a Graphviz or
 // I/O failure).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 

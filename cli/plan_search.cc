@@ -78,16 +78,17 @@ std::optional<spec::JobSpec> Load(const std::string& path, const std::vector<std
   return job;
 }
 
-// Writes the winner as a spec to `path`.
+// Writes the layout ranked `rank` (1-based, in range) as a spec to `path`.
 int EmitSpec(const std::string& spec_path, const std::vector<std::string>& overrides,
-             const planner::SearchResult& result, const std::string& path, std::ostream& err) {
+             const planner::SearchResult& result, int64_t rank, const std::string& path,
+             std::ostream& err) {
   absl::StatusOr<std::string> text = spec::ReadFileLimited(spec_path, spec::kMaxSpecFileBytes);
   if (!text.ok()) {
     err << "error: " << text.status().message() << "\n";
     return kExitRuntime;
   }
   absl::StatusOr<std::string> yaml = SearchedSpecYaml(spec_path, *text, overrides,
-                                                      result.ranked.front().layout,
+                                                      result.ranked[rank - 1].layout,
                                                       result.global_batch, path);
   if (!yaml.ok()) {
     err << "error: " << yaml.status().message() << "\n";
@@ -129,7 +130,7 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
 
 int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
                   int64_t top, const std::string& output, const std::string& emit_spec,
-                  std::ostream& out, std::ostream& err) {
+                  int64_t emit_rank, std::ostream& out, std::ostream& err) {
   std::optional<spec::JobSpec> job = Load(spec_path, overrides, err);
   if (!job) return kExitInvalid;
   absl::StatusOr<planner::SearchResult> result = planner::SearchLayouts(*job);
@@ -143,7 +144,12 @@ int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& 
     err << "error: no layout fits, so --emit-spec has nothing to write\n";
     return kExitInvalid;
   }
-  return EmitSpec(spec_path, overrides, *result, emit_spec, err);
+  if (emit_rank > static_cast<int64_t>(result->ranked.size())) {
+    err << "error: --emit-rank " << emit_rank << " but only " << result->ranked.size()
+        << " layouts fit\n";
+    return kExitUsage;
+  }
+  return EmitSpec(spec_path, overrides, *result, emit_rank, emit_spec, err);
 }
 
 }  // namespace accel::cli

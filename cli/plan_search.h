@@ -24,13 +24,14 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
                         int64_t top);
 
 // Runs the search on the spec at `spec_path` (with `overrides`), writes the table to `out`
-// (or to `output` when not "" / "-"), and with `emit_spec` not "" writes the winner as a spec
-// there. Returns an exit code: 0 done, 1 the spec is invalid or no layout fits (with
+// (or to `output` when not "" / "-"), and with `emit_spec` not "" writes the layout ranked
+// `emit_rank` (1 = the winner) as a spec there. Returns an exit code: 0 done, 1 the spec is invalid or no layout fits (with
 // `emit_spec`, which then has nothing to write; without it the table says so and exits 0),
-// 2 usage (global batch auto and unresolvable), 4 a file cannot be written.
+// 2 usage (global batch auto and unresolvable; fewer than `emit_rank` fitting layouts), 4 a
+// file cannot be written.
 int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
                   int64_t top, const std::string& output, const std::string& emit_spec,
-                  std::ostream& out, std::ostream& err);
+                  int64_t emit_rank, std::ostream& out, std::ostream& err);
 
 }  // namespace accel::cli
 

@@ -416,6 +416,28 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 128);  // 16 x 8 ranks
   CHECK(plan["training"]["recompute"] == recompute);
   CHECK(ReadAll(emitted).find("Chosen by --search") != std::string::npos);
+
+  // --emit-rank 2 writes the second row's layout.
+  const std::string second = (dir / "second.yaml").string();
+  Result r2 = Accel(std::string("plan ") + kGood + " --set cluster.devices_per_node=8 --search "
+                    "--top 3 --emit-spec " + second + " --emit-rank 2");
+  INFO(r2.err);
+  REQUIRE(r2.exit_code == 0);
+  std::istringstream row2(r2.out.substr(r2.out.find("\n   2  ") + 1));
+  row2 >> rank >> degrees >> cp >> stage >> micro >> accum >> recompute >> offload;
+  REQUIRE(rank == 2);
+  REQUIRE(std::sscanf(degrees.c_str(), "%ldx%ldx%ldx%ld", &dr, &ds, &tp, &pp) == 4);
+  Result json2 = Accel("plan --format json " + second);
+  INFO(json2.err);
+  REQUIRE(json2.exit_code == 0);
+  nlohmann::json plan2 = nlohmann::json::parse(json2.out);
+  CHECK(AxisSize(plan2, "dp_replicate") == dr);
+  CHECK(AxisSize(plan2, "dp_shard") == ds);
+  CHECK(AxisSize(plan2, "tp") == tp);
+  CHECK(AxisSize(plan2, "pp") == pp);
+  CHECK(std::stoll(plan2["sharding"]["stage"].get<std::string>()) == stage);
+  CHECK(std::stoll(plan2["batch"]["micro_batch_size"].get<std::string>()) == micro);
+  CHECK(plan2["training"]["recompute"] == recompute);
   fs::remove_all(dir);
 }
 
@@ -470,6 +492,17 @@ TEST_CASE("plan --search: usage errors", "[cli][search]") {
   Result emit = Accel(std::string("plan ") + kGood + " --emit-spec out.yaml");
   CHECK(emit.exit_code == 2);
   CHECK(emit.err == "error: --emit-spec needs --search\n");
+  Result rank_alone = Accel(std::string("plan ") + kGood + " --search --emit-rank 2");
+  CHECK(rank_alone.exit_code == 2);
+  CHECK(rank_alone.err == "error: --emit-rank needs --emit-spec\n");
+  Result rank_zero = Accel(std::string("plan ") + kGood + " --search --emit-spec x.yaml --emit-rank 0");
+  CHECK(rank_zero.exit_code == 2);
+  CHECK(rank_zero.err == "error: --emit-rank must be at least 1, got 0\n");
+  Result rank_high = Accel(std::string("plan ") + kGood +
+                           " --set cluster.devices_per_node=1 --search --emit-spec x.yaml --emit-rank 100000");
+  CHECK(rank_high.exit_code == 2);
+  CHECK_THAT(rank_high.err, Catch::StartsWith("error: --emit-rank 100000 but only "));
+  CHECK_FALSE(fs::exists("x.yaml"));
   Result top_alone = Accel(std::string("plan ") + kGood + " --top 3");
   CHECK(top_alone.exit_code == 2);
   CHECK(top_alone.err == "error: --top needs --search\n");
