@@ -15,6 +15,7 @@
 #include "common/exit_codes.h"
 #include "executor/calibrate/calibration.h"
 #include "executor/calibrate/elementwise_costs.h"
+#include "executor/calibrate/every_core.h"
 #include "planner/collective_cost.h"
 #include "spec/device_profile_file.h"
 
@@ -56,38 +57,55 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   return all;
 }
 
-// A matmul grid per dtype over `sizes`; a dtype without a CPU matmul is left out, with a note.
-std::vector<spec::MatmulGridValues> MatmulGrids(const std::vector<int64_t>& sizes,
+// A matmul grid per dtype over `sizes`, measured on `cores` cores at once; a dtype without a
+// CPU matmul is left out, with a note.
+std::vector<spec::MatmulGridValues> MatmulGrids(const std::vector<int64_t>& sizes, int cores,
                                                 std::ostream& out, std::string& notes) {
   std::vector<spec::MatmulGridValues> grids;
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
-    absl::StatusOr<std::vector<double>> flops = exec::MeasureMatmulGrid(dtype, sizes);
+    absl::StatusOr<std::vector<double>> flops = exec::MeasureOnEveryCore(
+        cores, [&] { return exec::MeasureMatmulGrid(dtype, sizes); });
     if (!flops.ok()) {
       notes += std::string("; no ") + dtype + " matmul grid";
       continue;
     }
     const auto [low, high] = std::minmax_element(flops->begin(), flops->end());
     out << "matmul " << dtype << " by shape, " << sizes.front() << " to " << sizes.back()
-        << ": " << G(*low) << " to " << G(*high) << " FLOP/s (one thread)\n";
+        << ": " << G(*low) << " to " << G(*high) << " FLOP/s per core (one thread on each of "
+        << cores << " cores at once)\n";
     grids.push_back({dtype, sizes, *flops});
   }
   return grids;
 }
 
-// Elementwise op costs for fp32 and bf16 compute; a dtype this LibTorch cannot run is left out,
-// with a note.
-std::vector<spec::ElementwiseCostValues> ElementwiseCosts(std::ostream& out, std::string& notes) {
+// Elementwise op costs for fp32 and bf16 compute, measured on `cores` cores at once; a dtype
+// this LibTorch cannot run is left out, with a note.
+std::vector<spec::ElementwiseCostValues> ElementwiseCosts(int cores, std::ostream& out,
+                                                          std::string& notes) {
   std::vector<spec::ElementwiseCostValues> all;
   for (const char* dtype : {"fp32", "bf16"}) {
-    absl::StatusOr<std::vector<spec::ElementwiseCostValues>> costs =
-        exec::MeasureElementwiseCosts(dtype);
-    if (!costs.ok()) {
+    // Each process sends its costs as (forward, backward) pairs in kElementwiseOpNames order.
+    absl::StatusOr<std::vector<double>> seconds = exec::MeasureOnEveryCore(cores, [&] {
+      absl::StatusOr<std::vector<spec::ElementwiseCostValues>> costs =
+          exec::MeasureElementwiseCosts(dtype);
+      if (!costs.ok()) return absl::StatusOr<std::vector<double>>(costs.status());
+      std::vector<double> flat;
+      for (const spec::ElementwiseCostValues& c : *costs) {
+        flat.push_back(c.forward_seconds_per_element);
+        flat.push_back(c.backward_seconds_per_element);
+      }
+      return absl::StatusOr<std::vector<double>>(flat);
+    });
+    if (!seconds.ok() || seconds->size() != 2 * spec::kElementwiseOpNames.size()) {
       notes += std::string("; no ") + dtype + " elementwise costs";
-      out << "no " << dtype << " elementwise costs: " << costs.status().message() << "\n";
+      out << "no " << dtype << " elementwise costs: "
+          << (seconds.ok() ? "wrong count" : std::string(seconds.status().message())) << "\n";
       continue;
     }
     out << "elementwise " << dtype << " (ns per element, forward / backward):";
-    for (const spec::ElementwiseCostValues& c : *costs) {
+    for (size_t i = 0; i < spec::kElementwiseOpNames.size(); ++i) {
+      spec::ElementwiseCostValues c{std::string(spec::kElementwiseOpNames[i]), dtype,
+                                    (*seconds)[2 * i], (*seconds)[2 * i + 1]};
       out << " " << c.op << " " << G(c.forward_seconds_per_element * 1e9) << " / "
           << G(c.backward_seconds_per_element * 1e9);
       all.push_back(c);
@@ -123,6 +141,9 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   spec::DeviceProfileValues v;
   v.name = options.name;
   std::string notes;
+  // In forked processes, before this one starts LibTorch's thread pools.
+  v.matmul_grids = MatmulGrids(options.matmul_sizes, cores, out, notes);
+  v.elementwise_costs = ElementwiseCosts(cores, out, notes);
   auto fp32 = exec::MeasureMatmulFlopsPerSecond("fp32", options.matmul_size, 5);
   if (!fp32.ok()) {
     err << "error: " << fp32.status().message() << "\n";
@@ -136,8 +157,6 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
     target = flops.ok() ? *flops : *fp32;
     if (!flops.ok()) notes += std::string("; no ") + dtype + " CPU matmul here: fp32 figure used";
   }
-  v.matmul_grids = MatmulGrids(options.matmul_sizes, out, notes);
-  v.elementwise_costs = ElementwiseCosts(out, notes);
   auto memory = exec::MeasureMemoryBytesPerSecond(int64_t{64} << 20, 5);
   if (!memory.ok()) {
     err << "error: " << memory.status().message() << "\n";
@@ -151,11 +170,12 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   v.matmul_efficiency = v.memory_efficiency = v.link_efficiency = 1.0;
   v.shared_cores_per_node = cores;
   v.source = "accel calibrate on " + Hostname() + ": " + std::to_string(options.matmul_size) +
-             "x" + std::to_string(options.matmul_size) + " matmuls, matmul grids over " +
+             "x" + std::to_string(options.matmul_size) + " matmuls and a 64 MiB copy on one " +
+             "thread (per core, " + std::to_string(cores) + " cores); matmul grids over " +
              std::to_string(options.matmul_sizes.size()) + " sizes from " +
              std::to_string(options.matmul_sizes.front()) + " to " +
-             std::to_string(options.matmul_sizes.back()) + ", elementwise op costs and a 64 MiB copy on one " +
-             "thread (per core, " + std::to_string(cores) + " cores), Gloo all-reduce over 2.." +
+             std::to_string(options.matmul_sizes.back()) + " and elementwise op costs with " +
+             "one thread on every core at once; Gloo all-reduce over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "

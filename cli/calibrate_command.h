@@ -26,9 +26,11 @@ struct CalibrateCommandOptions {
 // Measures this machine (executor/calibrate/calibration.h) and writes a device profile
 // (spec/device_profile_file.h) that `cluster.device_profile: FILE` makes the planner use:
 // matmul FLOP/s per dtype and memory bandwidth on one thread (per core; shared_cores_per_node
-// = usable cores), a matmul throughput grid per dtype over `matmul_sizes` on one thread (the
-// step-time model times each of a job's matmuls at its own shape from it), the per-element
-// cost of the elementwise ops planner/elementwise_ops.h names for fp32 and bf16, intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to
+// = usable cores), a matmul throughput grid per dtype over `matmul_sizes` (the step-time model
+// times each of a job's matmuls at its own shape from it) and the per-element cost of the
+// elementwise ops planner/elementwise_ops.h names for fp32 and bf16, both with one thread on
+// every core at once (executor/calibrate/every_core.h: a job's workers share caches, memory
+// bandwidth and clock the same way), intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to
 // Gloo all-reduces of 4 KiB to 4 MiB over 2 … max_group_size local processes. Inter-node links
 // cannot be measured on one machine: they are copies of the intra-node figures, and the source
 // says so. A dtype without a CPU matmul in this LibTorch gets the fp32 figure, also stated.
