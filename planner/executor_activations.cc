@@ -96,7 +96,11 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
 }
 
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
-  return ExecutorActivationBytesPerLayer(s);
+  const int64_t x = s.seq_len * s.micro_batch * s.hidden;
+  int64_t extra = 0;
+  if (CopiesWeights(s)) extra = s.gpt2 ? 16 * x + kRecomputeRngStateBytes : 8 * x;
+  else if (s.bf16_params && !s.gpt2) extra = 2 * x;
+  return Saturate(__int128{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s) + extra);
 }
 
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {

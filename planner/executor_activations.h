@@ -72,9 +72,16 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 // checked against the counting allocator (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, RecomputeMode mode);
 
-// Full recompute: the one block rebuilt in backward holds its no-recompute activations again,
-// autocast's weight copies included (ExecutorActivationBytesPerLayer). The gradients that
-// block's backward holds at once are not modelled.
+// Full recompute: bytes above the kept block inputs at the peak of one checkpointed block's
+// backward: the block rebuilt with its no-recompute activations, autocast's weight copies
+// included (ExecutorActivationBytesPerLayer), plus that block's backward working memory
+// (ExecutorBlockBackwardBytes), plus what the rebuilt block's backward holds beyond both with
+// 16-bit compute (x = s·b·h elements): GPT-2 with bf16 compute over fp32 parameters 16x +
+// kRecomputeRngStateBytes, Llama 8x; Llama with bf16 parameters 2x. Measured with the counting
+// allocator on a one-block pipeline stage whose block is checkpointed
+// (tests/executor/memory/activation_estimate_test.cc): exact for fp32 (within the generator
+// state), within 8% elsewhere (the peak moves between ops as the shape changes; GPT-2 with
+// bf16 parameters at twice the width is the 8%, from ExecutorBlockBackwardBytes).
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
 
 // Bytes one block's backward holds above what was live when it started: the gradients of its

@@ -454,7 +454,9 @@ void AddBlockBackwardTerm(const SharedInputs& c, const StageLayout& layout,
                           const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   const int64_t boundary = c.seq * in.micro_batch_size * c.h * in.param_bytes;
-  const int64_t block = ExecutorBlockBackwardBytes(exec_shape);
+  // With full recompute the block's backward is already in the recompute working term.
+  const int64_t block =
+      in.recompute == RecomputeMode::kFull ? 0 : ExecutorBlockBackwardBytes(exec_shape);
   int64_t bytes = block + 2 * boundary;
   std::string what = "1 block's backward working memory " + N(block) +
                      " B + the stage's received and sent gradients 2 x s*b*h " +
@@ -523,8 +525,14 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
       SetTerm(
           device(), explain, "activations", working,
           [&] {
-            return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " +
-                   (executor_layout ? ExecutorActivationFormula(exec_shape) : dims());
+            if (!executor_layout)
+              return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " + dims();
+            return "1 layer recomputed in backward: its activations " +
+                   N(ExecutorActivationBytesPerLayer(exec_shape)) + " B + its backward working memory " +
+                   N(ExecutorBlockBackwardBytes(exec_shape)) + " B + 16-bit extra " +
+                   N(working - ExecutorActivationBytesPerLayer(exec_shape) -
+                     ExecutorBlockBackwardBytes(exec_shape)) +
+                   " B; " + ExecutorActivationFormula(exec_shape);
           },
           executor_layout ? kExecutorActivationSource : kActivationSource);
     }
