@@ -30,7 +30,12 @@ struct SlowestStage {
   double backward_per_microstep = 0;
 };
 
-SlowestStage FindSlowestStage(const ir::Plan& plan, const GroupLinks& links,
+// True when the node's workers share its cores (a CPU device): each worker runs as many compute
+// threads as its share of the cores (executor/blas_threads.h), so none is left idle.
+bool BusyCores(const ir::DeviceProfile& profile) { return profile.shared_cores_per_node() > 0; }
+
+SlowestStage FindSlowestStage(const ir::Plan& plan, const ir::DeviceProfile& profile,
+                              const GroupLinks& links,
                               const ShardTotals& shards,
                               const std::vector<ir::StageComputeTime>& stages) {
   const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
@@ -39,8 +44,11 @@ SlowestStage FindSlowestStage(const ir::Plan& plan, const GroupLinks& links,
   for (const ir::StageComputeTime& st : stages) {
     const double flops = st.forward_flops() + st.backward_flops() + st.recompute_flops();
     const double backward_share = flops > 0 ? (st.backward_flops() + st.recompute_flops()) / flops : 0;
-    // The host optimizer step (offload) runs after backward: it hides no gradient bucket.
-    const double backward_per_microstep = (st.seconds() - st.host_seconds()) * backward_share / m;
+    // The host optimizer step (offload) runs after backward: it hides no gradient bucket. Nor
+    // does backward when the workers occupy every core they share (a CPU device): Gloo's copies
+    // and reductions then run on the cores backward is using, so overlap hides nothing.
+    const double backward_per_microstep =
+        BusyCores(profile) ? 0.0 : (st.seconds() - st.host_seconds()) * backward_share / m;
     const double total = st.seconds() + StageExposedSeconds(plan, links, shards.Stage(st.stage()),
                                                             st.stage(), backward_per_microstep);
     if (total > worst) {
@@ -68,7 +76,7 @@ absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile&
   ACCEL_ASSIGN_OR_RETURN(std::vector<ir::StageComputeTime> stages,
                          StageComputeTimes(plan, profile, shards));
   const GroupLinks links(plan, profile);
-  const SlowestStage slowest = FindSlowestStage(plan, links, shards, stages);
+  const SlowestStage slowest = FindSlowestStage(plan, profile, links, shards, stages);
   ACCEL_ASSIGN_OR_RETURN(std::vector<ir::CommunicationTime> terms,
                          StageCommunication(plan, links, shards.Stage(slowest.stage), slowest.stage,
                                             slowest.backward_per_microstep, explain));

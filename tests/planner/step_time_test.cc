@@ -252,7 +252,7 @@ TEST_CASE("step time, tokens/s and MFU follow from compute on one worker") {
   CHECK_THAT(e->mfu(), WithinRel(3 * forward / (e->step_seconds() * 96e9), 1e-12));
 }
 
-TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile") {
+TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile, and nothing hides communication") {
   testing::Planned planned = testing::PlanYaml(kCpuSpec);
   REQUIRE(planned.result.ok);
   ir::DeviceProfile profile = TestProfile();
@@ -262,6 +262,15 @@ TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile") 
   REQUIRE(one.ok());
   REQUIRE(shared.ok());
   CHECK_THAT(shared->compute_seconds(), WithinRel(2 * one->compute_seconds(), 1e-12));
+  // Dedicated devices hide all gradient buckets but the last behind backward; workers sharing
+  // the cores hide none (Gloo runs on the cores backward is using).
+  double all = 0;
+  for (const ir::CommunicationTime& t : one->communication()) all += t.seconds();
+  CHECK(one->exposed_communication_seconds() < all);
+  double shared_all = 0;
+  for (const ir::CommunicationTime& t : shared->communication()) shared_all += t.seconds();
+  CHECK(shared_all > 0);
+  CHECK_THAT(shared->exposed_communication_seconds(), WithinRel(shared_all, 1e-12));
 }
 
 // A two-size grid: every figure `base`, except `fast` at (hi, hi, hi).
