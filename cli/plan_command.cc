@@ -74,6 +74,7 @@ std::string SearchUsageError(const PlanCommandOptions& options) {
     if (!options.emit_spec.empty()) return "--emit-spec needs --search";
     if (options.top_given) return "--top needs --search";
     if (options.emit_rank_given) return "--emit-rank needs --search";
+    if (options.forecast) return "--forecast needs --search";
     return "";
   }
   if (options.top < 1) return "--top must be at least 1, got " + std::to_string(options.top);
@@ -93,7 +94,7 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   }
   if (options.search) {
     return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
-                         options.emit_spec, options.emit_rank, out, err);
+                         options.emit_spec, options.emit_rank, options.forecast, out, err);
   }
   const auto& formats = PlanFormats();
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
@@ -206,6 +207,9 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
   CLI::Option* emit_rank = sub->add_option(
       "--emit-rank", options->emit_rank,
       "With --emit-spec: write the layout ranked K instead of the winner (default 1)");
+  sub->add_flag("--forecast", options->forecast,
+                "With --search: also rank layouts the executor does not run yet (context "
+                "parallel), as forecasts");
   sub->callback([options, top, emit_rank, &context] {
     options->top_given = top->count() > 0;
     options->emit_rank_given = emit_rank->count() > 0;

@@ -33,6 +33,9 @@ struct PlanCommandOptions {
   // benchmark can run every ranked layout (bench/search_winner).
   int64_t emit_rank = 1;
   bool emit_rank_given = false;  // --emit-rank appeared on the command line
+  // With `search`: also rank layouts the executor does not run yet (context parallel > 1),
+  // as the estimate's forecast; without it they count as refused.
+  bool forecast = false;
 };
 
 // The accepted --format values, in help order.

@@ -9,6 +9,7 @@
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
+#include "executor/support/executor_support.h"
 #include "planner/step_time_diff.h"
 #include "spec/file_reader.h"
 #include "spec/text_checks.h"
@@ -48,6 +49,13 @@ std::string Row(int64_t rank, const planner::RankedLayout& r, const planner::Ran
   return line;
 }
 
+// The first reason the executor (any build: CUDA and SDPA assumed) cannot run `plan`, or "".
+std::string RefuseUnexecuted(const ir::Plan& plan) {
+  const std::vector<exec::SupportIssue> issues =
+      exec::ExecutorSupportIssues(plan, exec::ExecutorCapabilities{.cuda = true, .sdpa = true});
+  return issues.empty() ? "" : issues.front().message;
+}
+
 std::string Counts(const planner::SearchResult& result) {
   const double rate = result.seconds > 0 ? result.enumerated / result.seconds : 0;
   std::string skipped;
@@ -55,7 +63,10 @@ std::string Counts(const planner::SearchResult& result) {
     skipped += ", " + FormatCount(result.dominated) +
                " not planned (offload or gpipe variants of a fitting twin: never faster)";
   }
-  if (result.refused > 0) skipped += ", " + FormatCount(result.refused) + " refused";
+  if (result.refused > 0) {
+    skipped += ", " + FormatCount(result.refused) +
+               " refused (the executor does not run them yet; --forecast ranks them)";
+  }
   return FormatCount(result.enumerated) + " candidates enumerated, " +
          FormatCount(result.valid) + " valid, " + FormatCount(result.fitting) + " fit" + skipped +
          "; searched in " +
@@ -130,10 +141,12 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
 
 int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
                   int64_t top, const std::string& output, const std::string& emit_spec,
-                  int64_t emit_rank, std::ostream& out, std::ostream& err) {
+                  int64_t emit_rank, bool forecast, std::ostream& out, std::ostream& err) {
   std::optional<spec::JobSpec> job = Load(spec_path, overrides, err);
   if (!job) return kExitInvalid;
-  absl::StatusOr<planner::SearchResult> result = planner::SearchLayouts(*job);
+  planner::SearchOptions options;
+  if (!forecast) options.refuse = RefuseUnexecuted;
+  absl::StatusOr<planner::SearchResult> result = planner::SearchLayouts(*job, options);
   if (!result.ok()) {
     err << "error: " << result.status().message() << "\n";
     return kExitUsage;

@@ -20,10 +20,10 @@
 // Executor support: the search ranks what the planner accepts, for every device type. Plans
 // the executor of a build cannot run (its pre-launch check, E0601, refuses e.g. context
 // parallelism on every device today) are excluded only through SearchOptions.refuse, which a
-// caller that links the executor's check supplies; `accel` (which never links the executor)
-// ranks them, so a cp row is a forecast that `accel run` refuses until cp is executed. The
-// planner does not know the executor's capabilities, and a device-type rule copied here would
-// drift from the one support check.
+// caller supplies from the executor's one support check: `accel plan --search` passes
+// exec::ExecutorSupportIssues (executor/support, torch-free) unless `--forecast` asks for the
+// layouts `accel run` refuses too. The planner does not know the executor's capabilities, and
+// a device-type rule copied here would drift from that check.
 namespace accel::planner {
 
 // One point of the search space: the values a candidate sets in the job spec.

@@ -1,7 +1,6 @@
 #include "executor/launcher/plan_support.h"
 
 #include <filesystem>
-#include <initializer_list>
 #include <string>
 #include <system_error>
 
@@ -24,67 +23,7 @@ void ReportAt(const spec::JobSpec& spec, const std::string& field, const char* c
   sink.Error(code, file, location, field, message);
 }
 
-void Unsupported(const std::string& field, const std::string& value, const std::string& supported,
-                 std::vector<SupportIssue>& out) {
-  out.push_back({field, absl::StrCat(field, " ", value,
-                                     " is not supported by the executor yet (supported: ",
-                                     supported, ")")});
-}
-
-// "" (a hand-built plan) counts as the default.
-bool OneOf(const std::string& value, std::initializer_list<const char*> allowed) {
-  if (value.empty()) return true;
-  for (const char* a : allowed) {
-    if (value == a) return true;
-  }
-  return false;
-}
-
 }  // namespace
-
-std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
-                                                const ExecutorCapabilities& capabilities) {
-  std::vector<SupportIssue> out;
-  const struct {
-    ir::Axis axis;
-    const char* field;
-  } kAxes[] = {{ir::Axis::kCp, "parallel.context"}};
-  for (const auto& a : kAxes) {
-    const int64_t size = ir::AxisSize(plan, a.axis);
-    if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);
-  }
-  if (plan.topology().device_type() == "cuda" && !capabilities.cuda) {
-    out.push_back({"cluster.device",
-                   "cluster.device cuda is not supported by this build of the executor (LibTorch "
-                   "without CUDA; supported: cpu)"});
-  }
-  const ir::AttentionKernel kernel = plan.model().attention_kernel();
-  if (kernel == ir::ATTENTION_KERNEL_SDPA && !capabilities.sdpa) {
-    out.push_back({"cluster.device",
-                   absl::StrCat("the plan's attention kernel (sdpa, chosen for cluster.device ",
-                                plan.topology().device_type(),
-                                ") needs LibTorch's scaled_dot_product_attention (2.0 and later), "
-                                "which this build of the executor lacks")});
-  } else if (kernel != ir::ATTENTION_KERNEL_SDPA && kernel != ir::ATTENTION_KERNEL_MATH) {
-    out.push_back({"cluster.device", "the plan names no attention kernel (model.attention_kernel)"});
-  }
-  const ir::Precision& precision = plan.precision();
-  if (!OneOf(precision.param_dtype(), {"fp32", "bf16"})) {
-    Unsupported("precision.params", precision.param_dtype(), "fp32, bf16", out);
-  }
-  const bool cuda = plan.topology().device_type() == "cuda";
-  if (precision.compute_dtype() == "fp16" && !cuda) {
-    out.push_back({"precision.compute",
-                   "precision.compute fp16 needs a CUDA device: LibTorch's CPU kernels have no "
-                   "fp16 matrix multiply (supported on cpu: fp32, bf16)"});
-  } else if (!OneOf(precision.compute_dtype(), {"fp32", "bf16", "fp16"})) {
-    Unsupported("precision.compute", precision.compute_dtype(), "fp32, bf16, fp16", out);
-  }
-  if (!OneOf(precision.reduce_dtype(), {"fp32", "bf16"})) {
-    Unsupported("precision.reduce", precision.reduce_dtype(), "fp32, bf16", out);
-  }
-  return out;
-}
 
 void CheckExecutorSupport(const ir::Plan& plan, const spec::JobSpec& spec,
                           const ExecutorCapabilities& capabilities, DiagnosticSink& sink) {

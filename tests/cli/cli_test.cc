@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -483,6 +484,41 @@ TEST_CASE("plan --search --emit-spec: context, offload and hybrid round-trip", "
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 64);
   CHECK(plan["training"]["recompute"] == "selective");
   fs::remove_all(dir);
+}
+
+// The context degree (cp) column of every ranked row of a search table.
+std::vector<int> ContextColumn(const std::string& table) {
+  std::vector<int> cps;
+  std::istringstream lines(table);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    int rank = 0, cp = 0;
+    std::string degrees;
+    if (fields >> rank >> degrees >> cp && degrees.find('x') != std::string::npos) cps.push_back(cp);
+  }
+  return cps;
+}
+
+TEST_CASE("plan --search ranks only what the executor runs; --forecast adds context parallel",
+          "[cli][search]") {
+  const std::string search = std::string("plan ") + kGood + " --set cluster.devices_per_node=8 --search --top 500";
+  Result runnable = Accel(search);
+  INFO(runnable.err);
+  REQUIRE(runnable.exit_code == 0);
+  const std::vector<int> cps = ContextColumn(runnable.out);
+  REQUIRE_FALSE(cps.empty());
+  for (int cp : cps) CHECK(cp == 1);
+  CHECK(runnable.out.find(" refused (the executor does not run them yet; --forecast ranks them)") !=
+        std::string::npos);
+  Result forecast = Accel(search + " --forecast");
+  REQUIRE(forecast.exit_code == 0);
+  const std::vector<int> all = ContextColumn(forecast.out);
+  CHECK(std::count_if(all.begin(), all.end(), [](int cp) { return cp > 1; }) > 0);
+  CHECK(forecast.out.find("refused") == std::string::npos);
+  Result alone = Accel(std::string("plan ") + kGood + " --forecast");
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err == "error: --forecast needs --search\n");
 }
 
 TEST_CASE("plan --search: usage errors", "[cli][search]") {
