@@ -1,5 +1,6 @@
 #include "planner/executor_activations.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +25,30 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
   if (s.gpt2) return 4 * h * h + 2 * h * s.ffn;
   const int64_t head_dim = s.heads > 0 ? h / s.heads : 0;
   return 2 * h * h + 2 * h * s.kv_heads * head_dim + 3 * h * s.ffn;
+}
+
+// How a block's x terms split under tensor parallelism (ExecutorActivationBytesPerLayer):
+// replicated_x + divided_x = Coefficients.per_x, but with sequence parallelism for Llama, whose
+// gathered norm outputs come on top; divided_tokens: the n terms are sequence shards.
+struct TpCoefficients {
+  int64_t replicated_x, divided_x;
+  bool divided_tokens;
+};
+
+TpCoefficients TpCoefficientsOf(const ExecutorActivationShape& s, const Coefficients& c) {
+  if (s.tp <= 1) return {c.per_x, 0, false};
+  const bool sp = s.sequence_parallel;
+  int64_t replicated = 0;
+  if (s.gpt2) {
+    replicated = s.bf16_params ? (sp ? 4 : 8) : s.bf16_compute ? (sp ? 4 : 12) : (sp ? 8 : 16);
+    return {replicated, c.per_x - replicated, sp};
+  }
+  if (sp) {
+    if (s.bf16_params) return {10, 28, true};
+    return s.bf16_compute ? TpCoefficients{10, 32, true} : TpCoefficients{20, 40, true};
+  }
+  replicated = s.bf16_params ? 24 : s.bf16_compute ? 34 : 32;
+  return {replicated, c.per_x - replicated, false};
 }
 
 // Autocast casts fp32 weights to bf16 once per step and keeps the copies.
@@ -71,26 +96,36 @@ static int64_t Saturate(__int128 bytes) {
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
   using I = __int128;
   const Coefficients c = CoefficientsOf(s);
+  const TpCoefficients split = TpCoefficientsOf(s, c);
+  const I t = std::max<int64_t>(s.tp, 1);
   const I tokens = I{s.seq_len} * s.micro_batch;
-  const I bytes = I{c.per_x} * tokens * s.hidden + I{c.per_f} * tokens * s.ffn +
-                  I{c.per_token} * tokens + CoreBytes(s, c);
-  return Saturate(bytes + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : I{0}));
+  const I x = tokens * s.hidden;
+  const I mask = s.fused_attention ? 0 : I{s.seq_len} * s.seq_len;
+  const I divided = I{split.divided_x} * x + I{c.per_f} * tokens * s.ffn +
+                    (CoreBytes(s, c) - mask) + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : 0);
+  const I tokens_bytes = I{c.per_token} * tokens;
+  return Saturate(I{split.replicated_x} * x + divided / t + mask +
+                  (split.divided_tokens ? tokens_bytes / t : tokens_bytes));
 }
 
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMode mode) {
   using I = __int128;
   const Coefficients c = CoefficientsOf(s);
   const I x = I{s.seq_len} * s.micro_batch * s.hidden;
+  // Under tensor parallelism the core and its inputs are this rank's heads; the block input is
+  // a sequence shard with sequence parallelism.
+  const I t = std::max<int64_t>(s.tp, 1);
+  const I mask = s.fused_attention ? 0 : I{s.seq_len} * s.seq_len;
   switch (mode) {
     case RecomputeMode::kNone:
       return ExecutorActivationBytesPerLayer(s);
     case RecomputeMode::kSelective: {
-      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - CoreBytes(s, c) +
-                      kRecomputeRngStateBytes +
-                      I{SelectiveInputCoefficient(s)} * x);
+      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - (CoreBytes(s, c) - mask) / t - mask +
+                      kRecomputeRngStateBytes + I{SelectiveInputCoefficient(s)} * x / t);
     }
     case RecomputeMode::kFull:
-      return Saturate(I{s.bf16_params ? 2 : 4} * x + kRecomputeRngStateBytes);
+      return Saturate(I{s.bf16_params ? 2 : 4} * x / (s.sequence_parallel ? t : 1) +
+                      kRecomputeRngStateBytes);
   }
   return 0;
 }
@@ -171,8 +206,15 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
                           " B generator state (full recompute: block input)");
       break;
   }
+  const TpCoefficients split = TpCoefficientsOf(s, CoefficientsOf(s));
+  const std::string tp =
+      s.tp <= 1 ? ""
+                : absl::StrCat(", per rank of tensor parallel t=", s.tp,
+                               s.sequence_parallel ? " with sequence parallel" : "", ": of the x terms ",
+                               split.replicated_x, "x whole and ", split.divided_x,
+                               "x / t, f, S and weight copies / t");
   return absl::StrCat(kept, " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
-                      s.fused_attention ? ", sdpa attention" : "",
+                      s.fused_attention ? ", sdpa attention" : "", tp,
                       "), x=s*b*h with s=", FormatCount(s.seq_len), " b=",
                       FormatCount(s.micro_batch), " h=", FormatCount(s.hidden), " a=",
                       FormatCount(s.heads), " ffn=", FormatCount(s.ffn));

@@ -31,6 +31,10 @@ struct ExecutorActivationShape {
   // The plan's attention kernel is SDPA (ir::ATTENTION_KERNEL_SDPA): the core keeps its output
   // and an fp32 log-sum-exp per query (FlashAttention-2, Dao 2023) instead of the scores.
   bool fused_attention = false;
+  // Tensor-parallel degree t of the block (executor/models/tensor_parallel.h) and whether norms
+  // and residuals run on sequence shards (sequence parallel).
+  int64_t tp = 1;
+  bool sequence_parallel = false;
 };
 
 // Bytes one transformer block keeps for backward, no recompute, with x = s·b·h, f = s·b·ffn,
@@ -50,6 +54,19 @@ struct ExecutorActivationShape {
 // With fused attention (SDPA) the attention core's part, c·S + s² (softmax output, causal mask),
 // is replaced by what scaled_dot_product_attention saves: its output (x elements at the compute
 // dtype, c = 2 or 4 B) and the fp32 log-sum-exp (4·b·a·s B); q, k and v are counted as before.
+// Tensor parallel t: the heads' and the MLP's tensors (f, S, the core, the weight copies) are
+// divided by t; of the x terms a replicated part stays whole (the norms' inputs and outputs and
+// the residual, which every rank holds) and the rest is divided by t, and with sequence
+// parallelism the norms' tensors and statistics are sequence shards while the gathered norm
+// outputs the column-parallel matmuls keep are whole. Whole + divided x coefficients, the n
+// terms whole (with sequence parallelism: divided):
+//   GPT-2 fp32 16 + 16 (sp 8 + 24), bf16 12 + 8 (sp 4 + 16), bf16 parameters 8 + 8 (sp 4 + 12);
+//   Llama fp32 32 + 16 (sp 20 + 40), bf16 34 + 8 (sp 10 + 32), bf16 parameters 24 + 8
+//   (sp 10 + 28); with sequence parallelism Llama keeps both the shards its composed RMSNorm
+//   saves and the gathered outputs, more in all than at t = 1 (a sum of 60x instead of 48x).
+// Measured per rank with the counting allocator on a simulated group of 2 and 4 ranks
+// (tests/executor/memory/activation_estimate_test.cc): exact for GPT-2, within 1% for Llama
+// (its rotary tables).
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
 
 // State a checkpointed region keeps besides its inputs: the CPU generator's state, so dropout

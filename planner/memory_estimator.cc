@@ -335,6 +335,8 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.bf16_compute = in.compute_bytes == 2;
   s.bf16_params = in.param_bytes == 2;
   s.fused_attention = in.fused_attention;
+  s.tp = in.tp;
+  s.sequence_parallel = in.sequence_parallel;
   return s;
 }
 
@@ -453,16 +455,19 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
 void AddBlockBackwardTerm(const SharedInputs& c, const StageLayout& layout,
                           const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
-  const int64_t boundary = c.seq * in.micro_batch_size * c.h * in.param_bytes;
+  // Under tensor parallelism the block's intermediates are this rank's heads and MLP columns
+  // (1/t of them), and with sequence parallelism the boundary tensors are sequence shards.
+  const int64_t tp = std::max<int64_t>(c.tp, 1);
+  const int64_t boundary =
+      c.seq * in.micro_batch_size * c.h * in.param_bytes / (in.sequence_parallel ? tp : 1);
   // With full recompute the block's backward is already in the recompute working term.
   const int64_t block =
-      in.recompute == RecomputeMode::kFull ? 0 : ExecutorBlockBackwardBytes(exec_shape);
+      in.recompute == RecomputeMode::kFull ? 0 : ExecutorBlockBackwardBytes(exec_shape) / tp;
   int64_t bytes = block + 2 * boundary;
   std::string what = "1 block's backward working memory " + N(block) +
-                     " B + the stage's received and sent gradients 2 x s*b*h " +
-                     N(c.seq * in.micro_batch_size * c.h) + " x " + N(in.param_bytes) + " B";
+                     " B + the stage's received and sent gradients 2 x " + N(boundary) + " B";
   if (layout.has_lm_head) {
-    const int64_t loss_backward = 2 * 4 * c.seq * in.micro_batch_size * c.padded_vocab;
+    const int64_t loss_backward = 2 * 4 * c.seq * in.micro_batch_size * CeilDiv(c.padded_vocab, tp);
     bytes = std::max<int64_t>(0, block + boundary - loss_backward);
     what = "1 block's backward working memory " + N(block) + " B + the sent gradient " + N(boundary) +
            " B beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
@@ -490,9 +495,9 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   shape.tp = tp;
   shape.sequence_parallel = in.sequence_parallel;
   shape.fused_attention = in.fused_attention;
-  // accel's executor runs tp = 1 today: its own tensors are counted exactly. Other layouts keep
-  // the Megatron-LM formula until the executor runs them.
-  const bool executor_layout = tp == 1;
+  // accel's executor runs cp = 1: its own tensors are counted exactly, tensor parallel included.
+  // Other layouts keep the Megatron-LM formula until the executor runs them.
+  const bool executor_layout = c.in.cp <= 1;
   const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
   const int64_t per_layer =
       executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
@@ -541,19 +546,27 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
   // one microbatch at a time (1F1B on the last virtual stage).
   const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
-  if (pipeline && executor_layout && awaiting > 0) {
-    const int64_t output = seq * in.micro_batch_size * h * in.param_bytes;
+  // Under tensor parallelism the head is vocabulary-parallel: its tensors are those of a head
+  // over V/t (executor/models/tensor_parallel.cc VocabParallelCrossEntropy).
+  const bool executor_head = executor_layout;
+  ExecutorActivationShape head_shape = exec_shape;
+  head_shape.vocab = CeilDiv(padded_vocab, tp);
+  if (pipeline && executor_head && awaiting > 0) {
+    // A sequence shard with sequence parallelism.
+    const int64_t shards = in.sequence_parallel ? tp : 1;
+    const int64_t output = seq * in.micro_batch_size * h * in.param_bytes / shards;
     SetTerm(
         device(), explain, "activations", awaiting * output,
         [&] {
           return N(awaiting) + " stage output(s) awaiting their gradient x s*b*h " +
-                 N(seq * in.micro_batch_size * h) + " x " + N(in.param_bytes) + " B";
+                 N(seq * in.micro_batch_size * h) + " x " + N(in.param_bytes) + " B" +
+                 (shards > 1 ? " / t " + N(shards) : "");
         },
         kExecutorActivationSource);
   }
-  if (pipeline && executor_layout && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
-  if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
-    const int64_t kept = ExecutorHeadKeptBytes(exec_shape);
+  if (pipeline && executor_head && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
+  if (pipeline && executor_head && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
+    const int64_t kept = ExecutorHeadKeptBytes(head_shape);
     SetTerm(
         device(), explain, "logits", (inflight - 1) * kept,
         [&] {
@@ -562,8 +575,8 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (layout.has_lm_head && executor_layout) {
-    const int64_t head = ExecutorHeadBytes(exec_shape);
+  if (layout.has_lm_head && executor_head) {
+    const int64_t head = ExecutorHeadBytes(head_shape);
     SetTerm(
         device(), explain, "logits", head,
         [&] {
@@ -571,7 +584,8 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
                  std::string(exec_shape.bf16_compute && !exec_shape.bf16_params
                                  ? " + bf16 output-weight copy"
                                  : "") +
-                 ", V_padded " + N(padded_vocab) + ", s=" + N(seq) + " b=" + N(in.micro_batch_size);
+                 ", V_padded" + (tp > 1 ? "/t " + N(head_shape.vocab) : " " + N(padded_vocab)) +
+                 ", s=" + N(seq) + " b=" + N(in.micro_batch_size);
         },
         kExecutorActivationSource);
   } else if (layout.has_lm_head) {

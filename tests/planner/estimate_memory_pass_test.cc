@@ -332,8 +332,22 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
     if (t.category() == "optimizer_states") host_optimizer = t.bytes();
   }
   CHECK(host_optimizer == ShardedCount(local, 4) * 8);
-  ActivationShape s{4096, 1, 4096, 32, 11008, 2, true};
-  CHECK(Find(e, "activations")->bytes() == 32 * ActivationBytesPerLayer(s, RecomputeMode::kSelective));
+  // accel's own tensors per tp rank (planner/executor_activations.h), with sequence parallel.
+  ExecutorActivationShape s;
+  s.gpt2 = false;
+  s.seq_len = 4096;
+  s.micro_batch = 1;
+  s.hidden = 4096;
+  s.heads = 32;
+  s.kv_heads = 32;
+  s.ffn = 11008;
+  s.vocab = r.plan.model().padded_vocab_size();
+  s.bf16_compute = true;
+  s.bf16_params = true;
+  s.fused_attention = r.plan.model().attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  CHECK(Find(e, "activations")->bytes() == 32 * ExecutorKeptBytesPerLayer(s, RecomputeMode::kSelective));
   // Gathered largest unit (the 16,384,000-row vocab shard) + its grad, the prefetch of at least
   // one whole unit and its shard-sized gather input, then buckets.
   int64_t comm = 0;

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "executor/communicator.h"
 #include "executor/memory/counting_allocator.h"
+#include "executor/models/tensor_parallel.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/autocast.h"
 #include "executor/train/trainer.h"
@@ -54,8 +56,9 @@ std::vector<std::string> RecomputeModules(bool gpt2, int64_t layers, planner::Re
 }
 
 int64_t BytesKeptByForward(const planner::ExecutorActivationShape& s, int64_t layers,
-                           planner::RecomputeMode mode = planner::RecomputeMode::kNone) {
-  std::shared_ptr<CausalLm> model = *BuildCausalLm(ConfigOf(s, layers), 7);
+                           planner::RecomputeMode mode = planner::RecomputeMode::kNone,
+                           const TensorParallel& tp = {}) {
+  std::shared_ptr<CausalLm> model = *BuildCausalLm(ConfigOf(s, layers), 7, tp);
   if (s.bf16_params) model->to(torch::kBFloat16);
   REQUIRE(model->SetRecomputeModules(RecomputeModules(s.gpt2, layers, mode)).ok());
   LossFn loss_fn = CausalLmLoss();
@@ -124,16 +127,110 @@ int64_t BlockBackwardBytes(const planner::ExecutorActivationShape& s,
   return working;
 }
 
+// Variant 0 is `s`; then twice the tokens, the MLP, the heads, the width (and MLP), the batch,
+// and the memory benchmark's GPT-2 shape (s 64, b 8, h 128, ffn 512).
+planner::ExecutorActivationShape Variant(planner::ExecutorActivationShape s, int variant) {
+  if (variant == 1) s.seq_len *= 2;
+  if (variant == 2) s.ffn *= 2;
+  if (variant == 3) s.heads *= 2, s.kv_heads *= 2;
+  if (variant == 4) s.hidden *= 2, s.ffn *= 2;
+  if (variant == 5) s.micro_batch *= 2;
+  if (variant == 6) s.seq_len = 64, s.micro_batch = 8, s.hidden = 128, s.ffn = 512;
+  return s;
+}
+
+// A tensor-parallel group of `size` ranks simulated in one process: every rank is assumed to
+// hold this rank's values, so each collective produces tensors of the shapes and dtypes a real
+// group would (all-reduce in place, all-gather repeats the input, reduce-scatter keeps one
+// chunk). The bytes the model keeps per rank are then counted exactly; the values are not
+// those of a real group and are never checked.
+class MirrorCommunicator final : public Communicator {
+ public:
+  explicit MirrorCommunicator(int size) : size_(size), ranks_(size) {
+    for (int r = 0; r < size; ++r) ranks_[r] = r;
+  }
+  int Rank() const override { return 0; }
+  int Size() const override { return size_; }
+  const std::vector<int>& GlobalRanks() const override { return ranks_; }
+  std::string BackendName() const override { return "mirror"; }
+  absl::Status AllReduce(at::Tensor&, ReduceOp) override { return absl::OkStatus(); }
+  absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
+    output.view({size_, -1}).copy_(input.reshape({1, -1}).expand({size_, -1}));
+    return absl::OkStatus();
+  }
+  absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp) override {
+    output.view({-1}).copy_(input.reshape({size_, -1})[0]);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor, ReduceOp) override {
+    return absl::UnimplementedError("mirror");
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor, at::Tensor) override {
+    return absl::UnimplementedError("mirror");
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor, at::Tensor,
+                                                                  ReduceOp) override {
+    return absl::UnimplementedError("mirror");
+  }
+  absl::Status Broadcast(at::Tensor&, int) override { return absl::OkStatus(); }
+  absl::Status Send(const at::Tensor&, int, int) override { return absl::UnimplementedError("mirror"); }
+  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor, int, int) override {
+    return absl::UnimplementedError("mirror");
+  }
+  absl::Status Recv(at::Tensor&, int, int) override { return absl::UnimplementedError("mirror"); }
+  absl::Status Barrier() override { return absl::OkStatus(); }
+
+ private:
+  int size_;
+  std::vector<int> ranks_;
+};
+
+TensorParallel MirrorTp(int size, bool sequence_parallel) {
+  TensorParallel tp;
+  tp.group = std::make_shared<MirrorCommunicator>(size);
+  tp.sequence_parallel = sequence_parallel;
+  return tp;
+}
+
+TEST_CASE("executor activation formula under tensor parallelism, per rank of a simulated group",
+          "[memory][estimate]") {
+  InstallCountingCpuAllocator();
+  at::set_num_threads(1);
+  for (const Case& c : AllCases()) {
+    for (int variant = 0; variant < 6; ++variant) {
+      for (int tp : {2, 4}) {
+        if (tp == 4 && variant != 3) continue;  // 4 divides the heads of variant 3 only
+        for (bool sp : {false, true}) {
+          for (planner::RecomputeMode mode : {planner::RecomputeMode::kNone, planner::RecomputeMode::kSelective,
+                                              planner::RecomputeMode::kFull}) {
+            planner::ExecutorActivationShape s = Variant(c.shape, variant);
+            const TensorParallel group = MirrorTp(tp, sp);
+            const int64_t measured = BytesKeptByForward(s, 2, mode, group) - BytesKeptByForward(s, 1, mode, group);
+            s.tp = tp;
+            s.sequence_parallel = sp;
+            const int64_t estimated = planner::ExecutorKeptBytesPerLayer(s, mode);
+            INFO(c.name << " variant " << variant << " tp " << tp << (sp ? " sp" : "") << " mode "
+                        << static_cast<int>(mode) << ": measured " << measured << " B, estimated "
+                        << estimated << " B");
+            if (c.shape.gpt2) {
+              CHECK(measured == estimated);
+            } else {
+              // Llama's rotary tables, as for tp = 1.
+              CHECK(std::abs(measured - estimated) <= measured / 100);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("executor activation formula: a block's backward working memory", "[memory][estimate]") {
   InstallCountingCpuAllocator();
   at::set_num_threads(1);
   for (const Case& c : AllCases()) {
-    // The shape, then twice the tokens, twice the MLP and twice the heads.
     for (int variant = 0; variant < 4; ++variant) {
-      planner::ExecutorActivationShape s = c.shape;
-      if (variant == 1) s.seq_len *= 2;
-      if (variant == 2) s.ffn *= 2;
-      if (variant == 3) s.heads *= 2, s.kv_heads *= 2;
+      const planner::ExecutorActivationShape s = Variant(c.shape, variant);
       const int64_t measured = BlockBackwardBytes(s);
       const int64_t estimated = planner::ExecutorBlockBackwardBytes(s);
       INFO(c.name << " variant " << variant << ": measured " << measured << " B, estimated " << estimated << " B");
@@ -152,22 +249,14 @@ TEST_CASE("executor activation formula: a recomputed block's backward peak", "[m
   InstallCountingCpuAllocator();
   at::set_num_threads(1);
   for (const Case& c : AllCases()) {
-    // The shape, twice the tokens, the MLP, the heads, the width, the batch, and the memory
-    // benchmark's GPT-2 shape (s 64, b 8, h 128, ffn 512).
     for (int variant = 0; variant < 7; ++variant) {
-      planner::ExecutorActivationShape s = c.shape;
-      if (variant == 1) s.seq_len *= 2;
-      if (variant == 2) s.ffn *= 2;
-      if (variant == 3) s.heads *= 2, s.kv_heads *= 2;
-      if (variant == 4) s.hidden *= 2, s.ffn *= 2;
-      if (variant == 5) s.micro_batch *= 2;
-      if (variant == 6) s.seq_len = 64, s.micro_batch = 8, s.hidden = 128, s.ffn = 512;
+      const planner::ExecutorActivationShape s = Variant(c.shape, variant);
       const int64_t measured = BlockBackwardBytes(s, planner::RecomputeMode::kFull);
       const int64_t estimated = planner::ExecutorRecomputeWorkingBytes(s);
       INFO(c.name << " variant " << variant << ": measured " << measured << " B, estimated "
                   << estimated << " B");
-      // fp32: exact but for the generator state and Llama's
-      // rotary tables; elsewhere the peak moves between ops as the shape changes.
+      // fp32: exact but for the generator state and Llama's rotary tables; elsewhere the peak
+      // moves between ops as the shape changes.
       const bool exact = !c.shape.bf16_compute;
       if (exact) {
         CHECK(std::abs(measured - estimated) <= planner::kRecomputeRngStateBytes + 256);
