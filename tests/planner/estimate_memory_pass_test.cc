@@ -139,6 +139,23 @@ const ir::MemoryTerm* Find(const ir::MemoryEstimate& e, const std::string& categ
   return nullptr;
 }
 
+// accel's executor-activation shape of a plan with bf16 parameters and compute, kv heads = heads.
+ExecutorActivationShape Bf16Shape(const ir::Plan& plan, bool gpt2, int64_t seq, int64_t micro,
+                                  int64_t hidden, int64_t heads, int64_t ffn) {
+  ExecutorActivationShape s;
+  s.gpt2 = gpt2;
+  s.seq_len = seq;
+  s.micro_batch = micro;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.kv_heads = heads;
+  s.ffn = ffn;
+  s.vocab = plan.model().padded_vocab_size();
+  s.bf16_compute = true;
+  s.bf16_params = true;
+  return s;
+}
+
 TEST_CASE("a small gpt2 job fits on cpu: one estimate with every term, formula and source") {
   ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, "fp32", 0, "none", "cpu", 8 * kGiB);
   Ran r = RunPass(plan);
@@ -193,17 +210,7 @@ TEST_CASE("pipeline stages: embedding first, logits and the tied copy last, 1F1B
   CHECK(Find(r.plan.memory(0), "logits") == nullptr);
   CHECK(Find(r.plan.memory(3), "logits") != nullptr);
   // tp = 1: accel's own executor formulas (planner/executor_activations.h), bf16 parameters.
-  ExecutorActivationShape s;
-  s.gpt2 = true;
-  s.seq_len = 1024;
-  s.micro_batch = 2;
-  s.hidden = 768;
-  s.heads = 12;
-  s.kv_heads = 12;
-  s.ffn = 3072;
-  s.vocab = r.plan.model().padded_vocab_size();
-  s.bf16_compute = true;
-  s.bf16_params = true;
+  const ExecutorActivationShape s = Bf16Shape(r.plan, true, 1024, 2, 768, 12, 3072);
   const int64_t per_layer = ExecutorKeptBytesPerLayer(s, RecomputeMode::kSelective);
   for (int i = 0; i < 4; ++i) {
     INFO("stage " << i);
@@ -333,17 +340,7 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
   }
   CHECK(host_optimizer == ShardedCount(local, 4) * 8);
   // accel's own tensors per tp rank (planner/executor_activations.h), with sequence parallel.
-  ExecutorActivationShape s;
-  s.gpt2 = false;
-  s.seq_len = 4096;
-  s.micro_batch = 1;
-  s.hidden = 4096;
-  s.heads = 32;
-  s.kv_heads = 32;
-  s.ffn = 11008;
-  s.vocab = r.plan.model().padded_vocab_size();
-  s.bf16_compute = true;
-  s.bf16_params = true;
+  ExecutorActivationShape s = Bf16Shape(r.plan, false, 4096, 1, 4096, 32, 11008);
   s.fused_attention = r.plan.model().attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
   s.tp = 2;
   s.sequence_parallel = true;
