@@ -429,7 +429,7 @@ class TorchtitanImporter {
 
   void Finish();
   void FinishTokenizer();
-  void FindModelConfig(const std::string& assets);
+  bool FindModelConfig(const std::string& assets);
   void FinishLayout();
   void FinishDefaults();
 
@@ -462,8 +462,15 @@ void TorchtitanImporter::Finish() {
 // Neither key given leaves accel's default: torchtitan's is a test tokenizer of its repository.
 void TorchtitanImporter::FinishTokenizer() {
   if (s_.tokenizer_path && s_.hf_assets_path) {
-    c_.Unmapped(*s_.hf_assets_path, "is replaced by model.tokenizer_path, which torchtitan uses "
-                                    "when both are set; not imported");
+    // torchtitan still reads config.json (and the weights) from hf_assets_path; only the
+    // tokenizer comes from tokenizer_path. With a config.json here the key is imported (as
+    // model.config) and nothing is lost.
+    const std::optional<std::string> assets = c_.String(*s_.hf_assets_path);
+    if (!(assets && !assets->empty() && FindModelConfig(*assets))) {
+      c_.Unmapped(*s_.hf_assets_path, "is replaced by model.tokenizer_path as the tokenizer, as "
+                                      "torchtitan does when both are set, and holds no config.json "
+                                      "here; not imported");
+    }
   }
   const std::optional<SourceKey>& key = s_.tokenizer_path ? s_.tokenizer_path : s_.hf_assets_path;
   if (!key) return;
@@ -498,12 +505,14 @@ void TorchtitanImporter::FinishTokenizer() {
 
 // torchtitan reads the model's Hugging Face config.json (and weights) from the
 // model.hf_assets_path directory: when that directory holds one on this machine, it becomes
-// model.config (FinishSpec in importer.cc; `accel import --model` wins over it).
-void TorchtitanImporter::FindModelConfig(const std::string& assets) {
+// model.config (FinishSpec in importer.cc; `accel import --model` wins over it). Returns whether
+// it found one.
+bool TorchtitanImporter::FindModelConfig(const std::string& assets) {
   const std::string local = (std::filesystem::path(c_.LaunchPath(assets)) / "config.json").string();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(local, ec)) return;
+  if (!std::filesystem::is_regular_file(local, ec)) return false;
   c_.FoundConfig({local, "model.hf_assets_path/config.json"});
+  return true;
 }
 
 // torchtitan's defaults for what the file leaves out, where accel's differ (JobConfig of the

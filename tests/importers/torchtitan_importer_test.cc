@@ -262,10 +262,27 @@ tokenizer_path = "./assets/tokenizer/Llama-3.1-8B"
         "  micro_batch_size: 8  # training.local_batch_size absent (torchtitan default)\n");
   CHECK(both.messages ==
         "both.toml:3:1: warning[W0701]: torchtitan key 'model.hf_assets_path' = "
-        "\"./assets/hf/Llama-3.1-8B\" is replaced by model.tokenizer_path, which torchtitan uses "
-        "when both are set; not imported\n"
+        "\"./assets/hf/Llama-3.1-8B\" is replaced by model.tokenizer_path as the tokenizer, as "
+        "torchtitan does when both are set, and holds no config.json here; not imported\n"
         " hf_assets_path = \"./assets/hf/Llama-3.1-8B\"\n"
         " ^\n");
+
+  // hf_assets_path still gives config.json when tokenizer_path overrides its tokenizer.
+  ImportOptions no_model = testing::TestOptions();
+  no_model.model_config = "";
+  testing::Imported config = Import(R"([model]
+hf_assets_path = "./assets/hf/llama-tiny"
+tokenizer_path = "./assets/tokenizer/Llama-3.1-8B"
+)",
+                                    "config.toml", no_model);
+  REQUIRE(config.yaml);
+  CHECK(Section(*config.yaml, "model") ==
+        "model:\n"
+        "  config: assets/hf/llama-tiny/config.json  # model.hf_assets_path/config.json\n");
+  CHECK(Section(*config.yaml, "data").find(
+            "    tokenizer: assets/tokenizer/Llama-3.1-8B/tokenizer.json  # model.tokenizer_path/tokenizer.json\n") !=
+        std::string::npos);
+  CHECK(config.messages == "");
 
   // The tokenizer.json itself, though torchtitan wants its directory.
   testing::Imported file = Import("[model]\ntokenizer_path = \"tok/tokenizer.json\"\n", "file.toml");
