@@ -105,6 +105,16 @@ bool IsKeyStart(char c) {
          c == '-' || c == '"' || c == '\'' || c == ']';
 }
 
+// A character of a bare key or value (a number, date, boolean). A quote right after one opens
+// no string for tomlplusplus: it scans `1"...` as one value and may test every character up to
+// the line's end as whitespace, reaching the same incomplete table (found by
+// fuzz/torchtitan_import_fuzzer). TOML never allows such a quote, so the scanner reads on as if
+// outside a string. A '.' before a quote is a dotted key (a."b") and does open a string.
+bool IsBareChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '+' || c == ':';
+}
+
 // Skips a string starting at text[i] (a quote); returns the index after it. Multi-line strings
 // (triple quotes) may span lines; basic strings ('"') honour backslash escapes.
 size_t SkipString(std::string_view text, size_t i) {
@@ -149,7 +159,7 @@ Unparseable FindUnparseable(std::string_view text) {
       ++i;
     } else if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
+    } else if ((c == '"' || c == '\'') && !(i > 0 && IsBareChar(text[i - 1]))) {
       i = SkipString(text, i);
       line_start = false;
     } else if (static_cast<unsigned char>(c) >= 0x80) {
