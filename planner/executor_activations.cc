@@ -67,6 +67,11 @@ __int128 CoreBytes(const ExecutorActivationShape& s, const Coefficients& c) {
          I{4} * s.micro_batch * s.heads * s.seq_len;
 }
 
+// The causal mask's bytes inside CoreBytes (math attention only): every rank holds it whole.
+__int128 MaskBytes(const ExecutorActivationShape& s) {
+  return s.fused_attention ? 0 : __int128{s.seq_len} * s.seq_len;
+}
+
 std::string CoreFormula(const ExecutorActivationShape& s, const Coefficients& c) {
   if (!s.fused_attention) return absl::StrCat(c.per_scores, "S + s^2");
   return absl::StrCat(s.bf16_params || s.bf16_compute ? 2 : 4,
@@ -100,7 +105,7 @@ int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
   const I t = std::max<int64_t>(s.tp, 1);
   const I tokens = I{s.seq_len} * s.micro_batch;
   const I x = tokens * s.hidden;
-  const I mask = s.fused_attention ? 0 : I{s.seq_len} * s.seq_len;
+  const I mask = MaskBytes(s);
   const I divided = I{split.divided_x} * x + I{c.per_f} * tokens * s.ffn +
                     (CoreBytes(s, c) - mask) + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : 0);
   const I tokens_bytes = I{c.per_token} * tokens;
@@ -115,7 +120,7 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
   // Under tensor parallelism the core and its inputs are this rank's heads; the block input is
   // a sequence shard with sequence parallelism.
   const I t = std::max<int64_t>(s.tp, 1);
-  const I mask = s.fused_attention ? 0 : I{s.seq_len} * s.seq_len;
+  const I mask = MaskBytes(s);
   switch (mode) {
     case RecomputeMode::kNone:
       return ExecutorActivationBytesPerLayer(s);
@@ -206,7 +211,7 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
                           " B generator state (full recompute: block input)");
       break;
   }
-  const TpCoefficients split = TpCoefficientsOf(s, CoefficientsOf(s));
+  const TpCoefficients split = TpCoefficientsOf(s, c);
   const std::string tp =
       s.tp <= 1 ? ""
                 : absl::StrCat(", per rank of tensor parallel t=", s.tp,

@@ -532,12 +532,11 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
           [&] {
             if (!executor_layout)
               return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " + dims();
-            return "1 layer recomputed in backward: its activations " +
-                   N(ExecutorActivationBytesPerLayer(exec_shape)) + " B + its backward working memory " +
-                   N(ExecutorBlockBackwardBytes(exec_shape)) + " B + 16-bit extra " +
-                   N(working - ExecutorActivationBytesPerLayer(exec_shape) -
-                     ExecutorBlockBackwardBytes(exec_shape)) +
-                   " B; " + ExecutorActivationFormula(exec_shape);
+            const int64_t rebuilt = ExecutorActivationBytesPerLayer(exec_shape);
+            const int64_t backward = ExecutorBlockBackwardBytes(exec_shape);
+            return "1 layer recomputed in backward: its activations " + N(rebuilt) +
+                   " B + its backward working memory " + N(backward) + " B + 16-bit extra " +
+                   N(working - rebuilt - backward) + " B; " + ExecutorActivationFormula(exec_shape);
           },
           executor_layout ? kExecutorActivationSource : kActivationSource);
     }
@@ -548,10 +547,9 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
   // Under tensor parallelism the head is vocabulary-parallel: its tensors are those of a head
   // over V/t (executor/models/tensor_parallel.cc VocabParallelCrossEntropy).
-  const bool executor_head = executor_layout;
   ExecutorActivationShape head_shape = exec_shape;
   head_shape.vocab = CeilDiv(padded_vocab, tp);
-  if (pipeline && executor_head && awaiting > 0) {
+  if (pipeline && executor_layout && awaiting > 0) {
     // A sequence shard with sequence parallelism.
     const int64_t shards = in.sequence_parallel ? tp : 1;
     const int64_t output = seq * in.micro_batch_size * h * in.param_bytes / shards;
@@ -564,8 +562,8 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (pipeline && executor_head && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
-  if (pipeline && executor_head && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
+  if (pipeline && executor_layout && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
+  if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
     const int64_t kept = ExecutorHeadKeptBytes(head_shape);
     SetTerm(
         device(), explain, "logits", (inflight - 1) * kept,
@@ -575,7 +573,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (layout.has_lm_head && executor_head) {
+  if (layout.has_lm_head && executor_layout) {
     const int64_t head = ExecutorHeadBytes(head_shape);
     SetTerm(
         device(), explain, "logits", head,
