@@ -37,7 +37,7 @@
 #include "executor/memory/memory_report.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
-#include "executor/models/pretrained_init.h"
+#include "executor/checkpoint/pretrained.h"
 #include "executor/train/trainer.h"
 #include "executor/plan_agreement.h"
 #include "executor/process_groups.h"
@@ -245,6 +245,24 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
 
 // config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
 // workers built the model with (ModelConfigFromPlan: padded vocabulary, defaults applied).
+// model.init_from: the trainer's owned ranges from the Hugging Face weights, unless a checkpoint
+// was resumed (it holds the fine-tuned weights; the pretrained ones would be overwritten).
+absl::Status StartFromPretrained(const ir::Plan& plan, const WorkerEnv& env, bool resumed, Trainer& trainer) {
+  const std::string& path = plan.model().init_from();
+  if (path.empty()) return absl::OkStatus();
+  if (resumed) {
+    Log(absl::StrFormat("rank %d: init_from %s not read: resumed from a checkpoint", env.rank, path));
+    return absl::OkStatus();
+  }
+  PretrainedReadStats read;
+  ACCEL_RETURN_IF_ERROR(trainer.LoadPretrained(path, &read));
+  // This rank's part only: its pipeline stage's tensors, its tensor-parallel slices, its shards.
+  Log(absl::StrFormat("rank %d: init_from %s: copied %d bytes of %d tensors (%d bytes whole) "
+                      "out of the mapped files, %d pages",
+                      env.rank, path, read.bytes_copied, read.tensors, read.tensor_bytes, read.pages_touched));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
   ACCEL_ASSIGN_OR_RETURN(ModelConfig c, ModelConfigFromPlan(plan.model()));
   HfModelDims dims;
@@ -664,23 +682,10 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
-  ModelInitializer pretrained;
-  PretrainedReadStats pretrained_read;
-  if (!plan.model().init_from().empty()) {
-    pretrained = [&plan, &pretrained_read](CausalLm& kept) {
-      return LoadPretrained(kept, plan.model().init_from(), &pretrained_read);
-    };
-  }
+  // Hugging Face weights (model.init_from) are read after the trainer exists, which knows the
+  // ranges this rank owns.
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
-                         BuildCausalLm(model_config, seed, tp, pretrained, StageSpanFromPlan(plan, env.rank)));
-  if (!plan.model().init_from().empty()) {
-    // This rank's part only: its pipeline stage's tensors, its tensor-parallel slices.
-    Log(absl::StrFormat("rank %d: init_from %s: copied %d bytes of %d tensors (%d bytes whole) "
-                        "out of the mapped files, %d pages",
-                        env.rank, plan.model().init_from(), pretrained_read.bytes_copied,
-                        pretrained_read.tensors, pretrained_read.tensor_bytes,
-                        pretrained_read.pages_touched));
-  }
+                         BuildCausalLm(model_config, seed, tp, {}, StageSpanFromPlan(plan, env.rank)));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   // Text with a real tokenizer is encoded here, on this rank's intra-op threads
   // (executor/data/plan_tokens.h says why in memory and why that is deterministic).
@@ -726,6 +731,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
       return latest.status();
     }
   }
+
+  ACCEL_RETURN_IF_ERROR(StartFromPretrained(plan, env, resumed, *trainer));
 
   RunState state{plan, env, options, device, *world, groups, model, *trainer, *dataset, store,
                  resumed, CountingCpuAllocatorInstalled() && !cuda,

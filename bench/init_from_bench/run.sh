@@ -2,9 +2,9 @@
 # What each rank copies out of a model.init_from checkpoint (executor/models/pretrained_init.h):
 # a Llama-shaped Hugging Face checkpoint of random bf16 weights at Llama-2-7B widths (hidden 4096,
 # ffn 11008, 32 heads, 8 kv heads; 2 layers, vocabulary 4096: 776 MB, make_checkpoint.py on
-# Debian's python3-torch), started from by a 1-step CPU job whole, with tensor parallelism 2 and
-# with pipeline parallelism 2. Prints each rank's "init_from ...: copied N bytes of T tensors
-# (W bytes whole) ..., P pages" log line. About 1.5 minutes and 5 GB of memory on 2 cores.
+# Debian's python3-torch), started from by a 1-step CPU job whole, with tensor parallelism 2, with
+# pipeline parallelism 2, with ZeRO-3 over 2 ranks and with tp 2 x ZeRO-3 over 2. Prints each
+# rank's "init_from ...: copied N bytes of T tensors (W bytes whole) ..., P pages" log line. About 3 minutes and 7 GB of memory on 2 cores.
 #
 #   bench/init_from_bench/run.sh
 #
@@ -58,3 +58,6 @@ run() {
 run whole
 run "tensor parallel 2" --set parallel.tensor=2 --set cluster.devices_per_node=2
 run "pipeline parallel 2" --set parallel.pipeline=2 --set cluster.devices_per_node=2
+run "ZeRO-3 over 2 ranks" --set sharding.stage=3 --set parallel.data_shard=2 --set cluster.devices_per_node=2
+run "tensor parallel 2 x ZeRO-3 over 2" --set sharding.stage=3 --set parallel.data_shard=2 --set parallel.tensor=2 \
+  --set cluster.devices_per_node=4

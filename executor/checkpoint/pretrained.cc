@@ -200,6 +200,20 @@ absl::StatusOr<SafetensorsTensor> PretrainedCheckpoint::Read(const std::string& 
     else extent = n;
   }
   if (dim < 0) outer = 1;
+  // Dim 0 kept in part (dim >= 1): the outer indices of rows [first_row, end_row).
+  uint64_t first_outer = 0, end_outer = outer;
+  uint64_t kept_rows = 0;
+  if (dim >= 1) {
+    const auto [row_begin, row_end] = selection.rows;
+    if (row_begin < 0 || row_end < row_begin) return bad("selected rows must be an increasing range");
+    const uint64_t rows = static_cast<uint64_t>(t.shape[0]);
+    const uint64_t per_row = rows == 0 ? 0 : outer / rows;
+    const uint64_t first_row = std::min<uint64_t>(static_cast<uint64_t>(row_begin), rows);
+    const uint64_t end_row = std::min<uint64_t>(static_cast<uint64_t>(row_end), rows);
+    kept_rows = end_row - first_row;
+    first_outer = first_row * per_row;
+    end_outer = end_row * per_row;
+  }
   // The ranges, cut to the extent.
   std::vector<std::pair<uint64_t, uint64_t>> runs;
   int64_t previous_end = 0;
@@ -220,12 +234,13 @@ absl::StatusOr<SafetensorsTensor> PretrainedCheckpoint::Read(const std::string& 
   // above): no overflow.
   SafetensorsTensor out{name, t.dtype, t.shape, {}};
   if (dim >= 0) out.shape[dim] = static_cast<int64_t>(selected);
-  out.data.resize(outer * selected * inner);
+  if (dim >= 1) out.shape[0] = static_cast<int64_t>(kept_rows);
+  out.data.resize((end_outer - first_outer) * selected * inner);
   char* dst = out.data.data();
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   std::vector<bool>& touched = files_->touched[t.file];
   if (touched.empty()) touched.resize((file.size() + page - 1) / page);
-  for (uint64_t o = 0; o < outer; ++o) {
+  for (uint64_t o = first_outer; o < end_outer; ++o) {
     for (const auto& [b, e] : runs) {
       const uint64_t from = t.begin + (o * extent + b) * inner;
       const uint64_t length = (e - b) * inner;

@@ -80,10 +80,12 @@ class PretrainedCheckpoint {
   // Copies `selection` of tensor `t` (an entry of index()) out of its file: for selection.dim
   // d >= 0, the elements whose index along d lies in one of selection.ranges, each range cut to
   // [0, shape[d]) (rows past a checkpoint's vocabulary are simply absent); the whole tensor for
-  // d < 0. Row-major runs are copied one by one (a strided read when d > 0). The result has t's
-  // dtype and shape, shape[d] being the selected count, and `name`.
-  // Errors: InvalidArgument "tensor NAME: ..." when d is not a dim of t or the ranges are not
-  // increasing and disjoint; Internal when t does not lie within its mapped file.
+  // d < 0. For d >= 1 only the rows selection.rows of dim 0 (cut to [0, shape[0])). Row-major
+  // runs are copied one by one (a strided read when d > 0). The result has t's dtype and shape,
+  // shape[d] being the selected count (and shape[0] the kept rows for d >= 1), and `name`.
+  // Errors: InvalidArgument "tensor NAME: ..." when d is not a dim of t, the ranges are not
+  // increasing and disjoint or the rows not an increasing range; Internal when t does not lie
+  // within its mapped file.
   absl::StatusOr<SafetensorsTensor> Read(const std::string& name, const PretrainedTensor& t,
                                          const TensorSelection& selection = {});
 

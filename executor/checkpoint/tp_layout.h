@@ -38,10 +38,13 @@ struct TpLayoutRecord {
 
 // A part of a tensor along one dim: the indices along dim `dim` in [begin, end) of each range
 // (ranges in increasing order, not overlapping), every index of the other dims. dim −1: the
-// whole tensor.
+// whole tensor. For dim >= 1, `rows` also keeps only the indices [rows.first, rows.second) of
+// dim 0 (a flat shard of a column-split tensor: the rows its range touches, of each row the
+// columns of its slice); it is ignored for dim <= 0.
 struct TensorSelection {
   int dim = -1;
   std::vector<std::pair<int64_t, int64_t>> ranges;
+  std::pair<int64_t, int64_t> rows{0, INT64_MAX};
 };
 
 // What tensor-parallel rank `rank` of `size` holds of a tensor split as `split` whose dim

@@ -31,41 +31,92 @@ std::string SourceName(const CausalLm& model, const std::string& name) {
   return tied && name == "lm_head.weight" ? model.WordEmbeddingName() : name;
 }
 
+// The selection of the whole checkpoint tensor that covers local rows [first_row, end_row) of a
+// tp-local slice: tensor-parallel rank `rank`'s slice (TpSelection) restricted to those rows.
+// `whole` is the whole parameter's shape.
+TensorSelection RowsOfSlice(const PretrainedPart& part, const std::vector<int64_t>& whole, int64_t first_row,
+                            int64_t end_row) {
+  const int64_t split_extent = part.split.dim >= 0 ? whole[part.split.dim] : 0;
+  const TensorSelection slice =
+      TpSelection({part.split.dim, part.split.parts}, split_extent, part.tp_rank, part.tp_size);
+  if (slice.dim >= 1) {
+    TensorSelection out = slice;
+    out.rows = {first_row, end_row};
+    return out;
+  }
+  TensorSelection out;
+  out.dim = 0;
+  if (slice.dim < 0) {
+    out.ranges.emplace_back(first_row, end_row);
+    return out;
+  }
+  // Rows split over the group: local row i is the i-th index of the slice's ranges, in order.
+  int64_t local = 0;
+  for (const auto& [begin, end] : slice.ranges) {
+    const int64_t from = std::max(first_row, local), to = std::min(end_row, local + (end - begin));
+    if (from < to) out.ranges.emplace_back(begin + (from - local), begin + (to - local));
+    local += end - begin;
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::Status ReadPretrainedPart(PretrainedCheckpoint& checkpoint, const std::string& path,
+                                const std::string& name, const PretrainedPart& part, at::Tensor target) {
+  const PretrainedTensor* t = FindPretrained(checkpoint.index(), name);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no tensor ", name));
+  }
+  const bool split = part.split.dim >= 0 && part.tp_size > 1;
+  // The whole parameter's shape: the slice grown back along the split dim.
+  std::vector<int64_t> whole = part.local;
+  if (split) whole[part.split.dim] *= part.tp_size;
+  // Fewer checkpoint rows (a padded vocabulary) are cut from this rank's slice only where the
+  // rows are not split into several blocks.
+  const bool fits = split && part.split.dim == 0 && part.split.parts > 1
+                        ? at::IntArrayRef(t->shape) == at::IntArrayRef(whole)
+                        : Fits(t->shape, whole);
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor ", name, " has shape ", ShapeText(t->shape),
+                                                   ", the model has ", ShapeText(whole)));
+  }
+  if (part.end <= part.begin) return absl::OkStatus();
+  // Rows of the slice: Π local[1:] elements each (single elements of a vector; a scalar is read whole).
+  int64_t row = 1;
+  for (size_t d = 1; d < part.local.size(); ++d) row *= part.local[d];
+  const int64_t first_row = part.begin / row, end_row = (part.end + row - 1) / row;
+  const TensorSelection selection =
+      part.local.empty() ? TensorSelection{} : RowsOfSlice(part, whole, first_row, end_row);
+  absl::StatusOr<SafetensorsTensor> read = checkpoint.Read(name, *t, selection);
+  if (!read.ok()) return read.status();
+  absl::StatusOr<at::Tensor> values = SafetensorsToTensor(*read);
+  if (!values.ok()) return values.status();
+  // The rows read are the slice's rows from first_row on; a shorter checkpoint lacks a suffix.
+  const at::Tensor flat = values->reshape({-1});
+  const int64_t first = first_row * row;
+  const int64_t stop = std::min(part.end, first + flat.numel());
+  if (stop <= part.begin) return absl::OkStatus();
+  torch::NoGradGuard no_grad;
+  target.view({-1}).narrow(0, 0, stop - part.begin)
+      .copy_(flat.narrow(0, part.begin - first, stop - part.begin).to(target.scalar_type()));
+  return absl::OkStatus();
+}
 
 absl::Status LoadPretrained(CausalLm& model, const std::string& path, PretrainedReadStats* stats) {
   absl::StatusOr<PretrainedCheckpoint> checkpoint = PretrainedCheckpoint::Open(path);
   if (!checkpoint.ok()) return checkpoint.status();
   const TensorParallel tp = model.tensor_parallel();
-  torch::NoGradGuard no_grad;
   for (auto& item : model.named_parameters()) {
-    const std::string name = SourceName(model, item.key());
-    const PretrainedTensor* t = FindPretrained(checkpoint->index(), name);
-    if (t == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": the checkpoint has no tensor ", name));
-    }
     at::Tensor& param = item.value();
-    const TpSplit split = tp.enabled() ? model.TensorParallelSplit(item.key()) : TpSplit{};
-    // The whole parameter's shape: the slice grown back along the split dim.
-    std::vector<int64_t> whole(param.sizes().begin(), param.sizes().end());
-    if (split.dim >= 0) whole[split.dim] *= tp.size();
-    // Fewer checkpoint rows (a padded vocabulary) are cut from this rank's slice only where the
-    // rows are not split into several blocks.
-    const bool fits = split.dim == 0 && split.parts > 1 ? at::IntArrayRef(t->shape) == at::IntArrayRef(whole)
-                                                        : Fits(t->shape, whole);
-    if (!fits) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor ", name, " has shape ",
-                                                     ShapeText(t->shape), ", the model has ",
-                                                     ShapeText(whole)));
-    }
-    const TensorSelection selection =
-        TpSelection({split.dim, split.parts}, split.dim >= 0 ? whole[split.dim] : 0, tp.rank(), tp.size());
-    absl::StatusOr<SafetensorsTensor> part = checkpoint->Read(name, *t, selection);
-    if (!part.ok()) return part.status();
-    absl::StatusOr<at::Tensor> values = SafetensorsToTensor(*part);
-    if (!values.ok()) return values.status();
-    at::Tensor target = values->dim() == 0 ? param : param.narrow(0, 0, values->size(0));
-    target.copy_(values->to(param.scalar_type()));
+    PretrainedPart part;
+    part.local.assign(param.sizes().begin(), param.sizes().end());
+    part.split = tp.enabled() ? model.TensorParallelSplit(item.key()) : TpSplit{};
+    part.tp_rank = tp.enabled() ? tp.rank() : 0;
+    part.tp_size = tp.enabled() ? tp.size() : 1;
+    part.end = param.numel();
+    absl::Status read = ReadPretrainedPart(*checkpoint, path, SourceName(model, item.key()), part, param);
+    if (!read.ok()) return read;
   }
   if (stats != nullptr) *stats = checkpoint->stats();
   return absl::OkStatus();

@@ -3,11 +3,14 @@
 #ifndef ACCEL_EXECUTOR_MODELS_PRETRAINED_INIT_H_
 #define ACCEL_EXECUTOR_MODELS_PRETRAINED_INIT_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "executor/checkpoint/pretrained.h"
 #include "executor/models/causal_lm.h"
+#include "executor/models/tensor_parallel.h"
 
 namespace accel::exec {
 
@@ -25,6 +28,26 @@ namespace accel::exec {
 // model's being its tensor-parallel slice grown to the whole).
 absl::Status LoadPretrained(CausalLm& model, const std::string& path,
                             PretrainedReadStats* stats = nullptr);
+
+// The part of one parameter a rank holds: flat elements [begin, end) (row-major) of its
+// tensor-parallel slice, whose shape is `local` (the whole tensor without tensor parallelism).
+// A ZeRO shard (ParamSlot::owned_begin/end) is such a range; a whole slice is [0, numel).
+struct PretrainedPart {
+  std::vector<int64_t> local;   // the tp-local shape
+  TpSplit split;                // how the parameter is split over the tensor-parallel group
+  int64_t tp_rank = 0;
+  int64_t tp_size = 1;
+  int64_t begin = 0;            // 0 <= begin <= end <= Π local
+  int64_t end = 0;
+};
+
+// Copies `part` of checkpoint tensor `name` into `target` (end − begin elements, viewable as
+// flat; its dtype is kept). Only the rows of the slice that the range touches are copied out of
+// the mapped file: the range's bytes plus at most one partial row at each end (rows of
+// Π local[1:] elements). Rows beyond a checkpoint's shorter vocabulary leave target's elements as
+// they are. Errors: as LoadPretrained's (`path` names the checkpoint in them).
+absl::Status ReadPretrainedPart(PretrainedCheckpoint& checkpoint, const std::string& path,
+                                const std::string& name, const PretrainedPart& part, at::Tensor target);
 
 }  // namespace accel::exec
 

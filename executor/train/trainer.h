@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/checkpoint/checkpoint_store.h"
+#include "executor/checkpoint/pretrained.h"
 #include "executor/communicator.h"
 #include "executor/data/window_dataset.h"
 #include "executor/models/causal_lm.h"
@@ -172,6 +173,19 @@ class Trainer {
   // positions were global: "DIR: trainer_state.json is malformed"), InvalidArgument for parameter
   // name/shape mismatches, Internal otherwise.
   absl::StatusOr<GlobalDataPosition> LoadState(const std::string& dir);
+
+  // Starts from the Hugging Face weights at `path` (spec model.init_from; a safetensors file or
+  // directory as PretrainedCheckpoint::Open takes it): every parameter's optimizer tensor (its
+  // fp32 master or the parameter itself, GradSync::OptimizerParams) receives the checkpoint's
+  // values of the range this rank owns — the owned flat range of its tensor-parallel slice under
+  // sharding stages 1–3, the whole slice where the optimizer tensor is whole (stage 0) — and
+  // the parameters are then published (all-gathered at stages 1–2) as after an update. So each
+  // rank copies out of the mapped files only the bytes it owns (ReadPretrainedPart: plus at most
+  // a partial row at each end of a range), and a 16-bit run keeps the checkpoint's fp32 values in
+  // its master weights. A pipeline stage's tied head copy reads the word embedding. Rows past a
+  // checkpoint's shorter vocabulary keep their seeded values. `stats`, when given, receives what
+  // was copied. Errors: those of ReadPretrainedPart; communicator errors from the publish.
+  absl::Status LoadPretrained(const std::string& path, PretrainedReadStats* stats = nullptr);
 
  private:
   Trainer(std::shared_ptr<torch::nn::Module> module, LossFn loss, const TrainerOptions& options,

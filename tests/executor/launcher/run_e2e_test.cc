@@ -432,6 +432,12 @@ double FirstLoss(const std::string& run_dir) {
   return nlohmann::json::parse(line)["loss"].get<double>();
 }
 
+// N of the "init_from PATH: copied N bytes" line of a rank's log (0 when absent).
+double CopiedBytes(const std::string& log) {
+  const std::string::size_type at = log.find(": copied ", log.find("init_from "));
+  return at == std::string::npos ? 0.0 : std::stod(log.substr(at + 9));
+}
+
 TEST_CASE("model.init_from starts a job from exported Hugging Face weights", "[e2e]") {
   TempDir trained;
   WriteJob(trained, 20, 0);
@@ -457,6 +463,25 @@ TEST_CASE("model.init_from starts a job from exported Hugging Face weights", "[e
   // The loaded model starts near where training ended, not near ln(256) = 5.55.
   CHECK(FirstLoss(from_hf.File("run")) == Approx(trained_loss).margin(0.3));
   CHECK(FirstLoss(fresh.File("run")) > trained_loss + 1.0);
+
+  // ZeRO-3 over the same 2 ranks: each rank copies about half of what a replica copies, and the
+  // first loss is bitwise the replicated run's (stage 3 on 2 ranks is stage 0's arithmetic).
+  TempDir sharded;
+  WriteJob(sharded, 1, 0);
+  std::vector<std::string> zero3 = {"--set", "model.init_from=" + trained.File("hf"), "--set", "sharding.stage=3",
+                                    "--set", "parallel.data_shard=2", "--set", "parallel.data_replicate=1"};
+  Launched c = Launch(RunArgs(sharded, zero3), sharded);
+  const int sharded_code = WaitExit(c.pid, std::chrono::seconds(240));
+  INFO(ReadAll(c.out_path) << ReadAll(c.err_path));
+  REQUIRE(sharded_code == 0);
+  CHECK(FirstLoss(sharded.File("run")) == FirstLoss(from_hf.File("run")));
+  const double replica_bytes = CopiedBytes(ReadAll(from_hf.File("run/rank0.log")));
+  for (const char* log : {"run/rank0.log", "run/rank1.log"}) {
+    INFO(log);
+    const double bytes = CopiedBytes(ReadAll(sharded.File(log)));
+    CHECK(bytes > 0.45 * replica_bytes);
+    CHECK(bytes < 0.55 * replica_bytes);
+  }
 }
 
 TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the previous one and "

@@ -163,6 +163,49 @@ Parameters ParametersOf(CausalLm& model) {
   return out;
 }
 
+// ReadPretrainedPart on flat pieces (as ZeRO shards cut them, at boundaries inside rows) of every
+// tensor-parallel slice of every parameter, under tp 1 and 2: the pieces put together are the
+// slice of the whole loaded model `whole`, rows past the checkpoint's `checkpoint_vocab` rows are
+// left alone, and each piece copied its own elements plus at most one partial row at each end.
+void CheckFlatPieces(const fs::path& dir, CausalLm& whole, int64_t checkpoint_vocab, torch::ScalarType dtype) {
+  constexpr float kUntouched = -7.0f;
+  PretrainedCheckpoint checkpoint = PretrainedCheckpoint::Open(dir.string()).value();
+  const int64_t element = torch::elementSize(dtype);
+  for (int64_t tp : {1, 2}) {
+    for (int64_t rank = 0; rank < tp; ++rank) {
+      for (const auto& item : whole.named_parameters()) {
+        INFO("tp " << tp << " rank " << rank << ": " << item.key());
+        torch::Tensor expected_whole = item.value().detach().clone();
+        const bool vocab_rows = item.key() == whole.WordEmbeddingName() || item.key() == "lm_head.weight";
+        if (vocab_rows) expected_whole.narrow(0, checkpoint_vocab, expected_whole.size(0) - checkpoint_vocab).fill_(kUntouched);
+        const TpSplit split = tp > 1 ? whole.TensorParallelSplit(item.key()) : TpSplit{};
+        const torch::Tensor expected = TpSlice(expected_whole, split, rank, tp);
+        torch::Tensor assembled = torch::full_like(expected, kUntouched).reshape({-1});
+        const int64_t n = expected.numel();
+        const int64_t row = expected.dim() <= 1 ? 1 : n / expected.size(0);
+        const int64_t cuts[4] = {0, n / 3 + 1, 2 * n / 3 - 1, n};
+        for (int piece = 0; piece < 3; ++piece) {
+          PretrainedPart part;
+          part.local.assign(expected.sizes().begin(), expected.sizes().end());
+          part.split = split;
+          part.tp_rank = rank;
+          part.tp_size = tp;
+          part.begin = cuts[piece];
+          part.end = cuts[piece + 1];
+          const uint64_t before = checkpoint.stats().bytes_copied;
+          REQUIRE(ReadPretrainedPart(checkpoint, dir.string(), item.key(), part,
+                                     assembled.narrow(0, part.begin, part.end - part.begin)).ok());
+          const uint64_t copied = checkpoint.stats().bytes_copied - before;
+          const int64_t rows = (part.end + row - 1) / row - part.begin / row;
+          CHECK(copied <= static_cast<uint64_t>(rows * row * element));
+          CHECK(static_cast<int64_t>(copied) < (part.end - part.begin + 2 * row) * element);
+        }
+        CHECK(torch::equal(assembled.view(expected.sizes()), expected));
+      }
+    }
+  }
+}
+
 // Saves a seeded model (its embedding cut to `checkpoint_vocab` rows, as a checkpoint of an
 // unpadded vocabulary, and its tensors as `dtype`), loads it whole, then on 2 tensor-parallel
 // ranks and on 2 pipeline stages: every part equals the whole model's part bitwise, and each rank
@@ -258,6 +301,7 @@ void CheckRanksReadTheirPart(const ModelConfig& config, int64_t checkpoint_vocab
     CHECK(stats.bytes_copied < file_bytes);
     stage_bytes_total += stats.bytes_copied;
   }
+  CheckFlatPieces(dir, *whole, checkpoint_vocab, dtype);
   const uint64_t embedding = index.at(whole->WordEmbeddingName()).end - index.at(whole->WordEmbeddingName()).begin;
   const bool tied = config.arch == ModelArch::kGpt2 || config.tie_embeddings;
   CHECK(stage_bytes_total == file_bytes + (tied ? embedding : 0));

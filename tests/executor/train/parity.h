@@ -14,6 +14,9 @@
 #include <string>
 
 #include "../multi_rank.h"
+#include "../plan_from_yaml.h"
+#include "executor/checkpoint/pretrained.h"
+#include "executor/models/tensor_parallel.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/comm_trace.h"
 #include "executor/models/causal_lm.h"
@@ -23,6 +26,32 @@
 #include "sharded_save.h"
 
 namespace accel::exec::testing {
+
+// Tiny models for parity runs. gpt2: tied head; llama: grouped-query attention (4 query heads,
+// 2 key/value heads), q/k/v biases and an untied head.
+inline constexpr const char* kTinyGpt2 =
+    "model: {arch: gpt2, hidden_size: 32, num_layers: 2, num_heads: 4, vocab_size: 256, max_seq_len: 16}\n";
+inline constexpr const char* kTinyLlama =
+    "model: {arch: llama, hidden_size: 32, num_layers: 2, num_heads: 4, num_kv_heads: 2, ffn_hidden_size: 48,\n"
+    "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
+
+// A job of `model` on `world` CPU ranks laid out by `layout` (YAML appended to the job), micro
+// batch 2 of 16 tokens, SGD, through the real loader and planner with --set `overrides`.
+inline ir::Plan TinyPlan(const char* model, int world, const std::string& layout,
+                         const std::vector<std::string>& overrides = {}) {
+  const std::string yaml = std::string("version: 1\nname: parity\n") + model + R"(data:
+  train: {path: /usr/share/games/fortunes, format: text, tokenizer: bytes}
+  seq_len: 16
+  micro_batch_size: 2
+  global_batch_size: auto
+training:
+  steps: 4
+  optimizer: {name: sgd, lr: 5.0e-2, momentum: 0.9}
+  lr_schedule: {name: constant, warmup_steps: 0}
+cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
+)" + layout;
+  return PlanFromYaml(yaml, overrides);
+}
 
 // The token ids every layout of `plan` reads: [steps, accumulation, dp·micro, seq + 1], drawn
 // from a fixed seed; data-parallel rank d takes rows [d·micro, (d+1)·micro) of each micro-step,
@@ -43,7 +72,10 @@ struct RankOutcome {
   std::map<std::string, torch::Tensor> weights;
   std::vector<std::vector<ExecutedOp>> ops;  // per step
   int stage = 0;
+  int tp_rank = 0;
   std::vector<CollectiveRecord> trace;
+  ShardLayout layout;                   // the rank's sharding layout
+  PretrainedReadStats pretrained_read;  // what Trainer::LoadPretrained copied (init_from)
 };
 
 // Save after update `save_after` (0: never) into `root`, or resume from its newest checkpoint.
@@ -57,7 +89,10 @@ struct CheckpointPlan {
 // stage model, the stage's shard layout, the pipeline context; SGD with momentum 0.9, lr 5e-2
 // and clipping at 0.5 (so a norm missing a stage or a tp slice changes the update). Every update
 // reads GlobalBatches. Saves or resumes through the sharded checkpoint protocol the worker uses.
-inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {}) {
+// `init_from`: Hugging Face weights every rank starts from (Trainer::LoadPretrained), as the worker
+// does for model.init_from.
+inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {},
+                                      const std::string& init_from = "") {
   const int world = static_cast<int>(plan.topology().world_size());
   const int64_t micro = plan.batch().micro_batch_size();
   const int64_t accum = plan.batch().grad_accum_steps();
@@ -101,6 +136,9 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
       Ok((*trainer)->SetPipeline(*std::move(context)));
     }
     const int64_t d = groups->RankIn("dp");
+    if (!init_from.empty()) Ok((*trainer)->LoadPretrained(init_from, &out[rank].pretrained_read));
+    out[rank].layout = (*trainer)->sync().layout();
+    out[rank].tp_rank = groups->RankIn("tp");
     CheckpointStore store(ckpt.root, 2);
     if (ckpt.resume) {
       auto latest = store.LatestGood();
@@ -125,6 +163,21 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     out[rank].trace = trace->Records();
   });
   for (const std::string& e : errors) REQUIRE(e == "");
+  return out;
+}
+
+// The whole weights of the replica made of tp ranks `first` … first + tp − 1 (one pipeline
+// stage), merged with the plan's split of every parameter.
+inline std::map<std::string, torch::Tensor> MergedOverTp(const ir::Plan& plan, const std::vector<RankOutcome>& ranks,
+                                                         int first, int tp) {
+  std::map<std::string, torch::Tensor> out;
+  for (const ir::ShardUnit& unit : plan.sharding().units()) {
+    for (const ir::Parameter& p : unit.parameters()) {
+      std::vector<torch::Tensor> slices;
+      for (int r = first; r < first + tp; ++r) slices.push_back(ranks[r].weights.at(p.name()));
+      out[p.name()] = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts())});
+    }
+  }
   return out;
 }
 

@@ -28,6 +28,10 @@ namespace accel::exec {
 namespace {
 
 using testing::Expect;
+using testing::kTinyGpt2;
+using testing::kTinyLlama;
+using testing::MergedOverTp;
+using testing::TinyPlan;
 using testing::CheckpointPlan;
 using testing::MaxRelativeDifference;
 using testing::RankOutcome;
@@ -45,43 +49,6 @@ using testing::RunRanks;
 constexpr double kLossEps = 1e-6;
 constexpr double kWeightRel = 1e-5;
 
-const char* kGpt2 = "model: {arch: gpt2, hidden_size: 32, num_layers: 2, num_heads: 4, vocab_size: 256, max_seq_len: 16}\n";
-// Grouped-query attention (4 query heads, 2 key/value heads), q/k/v biases and an untied head.
-const char* kLlama =
-    "model: {arch: llama, hidden_size: 32, num_layers: 2, num_heads: 4, num_kv_heads: 2, ffn_hidden_size: 48,\n"
-    "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
-
-ir::Plan PlanFor(const char* model, int world, const std::string& layout,
-                 const std::vector<std::string>& overrides = {}) {
-  const std::string yaml = std::string("version: 1\nname: tp-parity\n") + model + R"(data:
-  train: {path: /usr/share/games/fortunes, format: text, tokenizer: bytes}
-  seq_len: 16
-  micro_batch_size: 2
-  global_batch_size: auto
-training:
-  steps: 4
-  optimizer: {name: sgd, lr: 5.0e-2, momentum: 0.9}
-  lr_schedule: {name: constant, warmup_steps: 0}
-cluster: {nodes: 1, devices_per_node: )" + std::to_string(world) + R"(, device: cpu, device_memory: 1GiB}
-)" + layout;
-  return testing::PlanFromYaml(yaml, overrides);
-}
-
-// The whole weights of the replica made of tp ranks `first` … first + tp − 1, merged with the
-// plan's split of every parameter.
-std::map<std::string, torch::Tensor> Merged(const ir::Plan& plan, const std::vector<RankOutcome>& ranks,
-                                            int first, int tp) {
-  std::map<std::string, torch::Tensor> out;
-  for (const ir::ShardUnit& unit : plan.sharding().units()) {
-    for (const ir::Parameter& p : unit.parameters()) {
-      std::vector<torch::Tensor> slices;
-      for (int r = first; r < first + tp; ++r) slices.push_back(ranks[r].weights.at(p.name()));
-      out[p.name()] = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts())});
-    }
-  }
-  return out;
-}
-
 void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) {
   const int tp = static_cast<int>(ir::AxisSize(plan, ir::Axis::kTp));
   std::vector<RankOutcome> ranks = Train(plan, steps);
@@ -94,7 +61,7 @@ void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) 
   }
   for (int first = 0; first < static_cast<int>(ranks.size()); first += tp) {
     INFO("replica of ranks " << first << ".." << first + tp - 1);
-    CHECK(MaxRelativeDifference(Merged(plan, ranks, first, tp), reference.weights) < kWeightRel);
+    CHECK(MaxRelativeDifference(MergedOverTp(plan, ranks, first, tp), reference.weights) < kWeightRel);
   }
 }
 
@@ -137,10 +104,10 @@ TEST_CASE("vocabulary-parallel cross-entropy equals cross-entropy over the full 
 }
 
 TEST_CASE("a tensor-parallel model's forward and gradients equal the single-rank model's") {
-  for (const char* model : {kGpt2, kLlama}) {
+  for (const char* model : {kTinyGpt2, kTinyLlama}) {
     for (bool sp : {false, true}) {
       INFO(model << "sequence parallel " << sp);
-      const ir::Plan plan = PlanFor(model, 1, "parallel: {data_replicate: 1, data_shard: 1}\n");
+      const ir::Plan plan = TinyPlan(model, 1, "parallel: {data_replicate: 1, data_shard: 1}\n");
       auto config = ModelConfigFromPlan(plan.model());
       REQUIRE(config.ok());
       auto single = BuildCausalLm(*config, 99);
@@ -182,21 +149,21 @@ TEST_CASE("a tensor-parallel model's forward and gradients equal the single-rank
 }
 
 TEST_CASE("tensor parallel 2 trains like one rank: gpt2 and llama (GQA), with sequence parallel") {
-  for (const char* model : {kGpt2, kLlama}) {
+  for (const char* model : {kTinyGpt2, kTinyLlama}) {
     INFO(model);
-    const RankOutcome reference = Train(PlanFor(model, 1, "parallel: {data_replicate: 1}\n"), 3)[0];
-    CheckParity(PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
-    CheckParity(PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"),
+    const RankOutcome reference = Train(TinyPlan(model, 1, "parallel: {data_replicate: 1}\n"), 3)[0];
+    CheckParity(TinyPlan(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+    CheckParity(TinyPlan(model, 2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"),
                 reference, 3);
   }
 }
 
 TEST_CASE("tp 2 x dp 2 with ZeRO stages 1 and 3 trains like one rank") {
   const RankOutcome reference =
-      Train(PlanFor(kGpt2, 1, "parallel: {data_replicate: 1}\n", {"data.micro_batch_size=4"}), 3)[0];
+      Train(TinyPlan(kTinyGpt2, 1, "parallel: {data_replicate: 1}\n", {"data.micro_batch_size=4"}), 3)[0];
   for (int stage : {1, 3}) {
     INFO("stage " << stage);
-    const ir::Plan plan = PlanFor(kGpt2, 4,
+    const ir::Plan plan = TinyPlan(kTinyGpt2, 4,
                                   "parallel: {data_replicate: 1, data_shard: 2, tensor: 2, sequence_parallel: true}\n"
                                   "sharding: {stage: " + std::to_string(stage) + ", bucket_size: 3000}\n");
     REQUIRE(plan.batch().global_batch_size() == 4);
@@ -205,8 +172,8 @@ TEST_CASE("tp 2 x dp 2 with ZeRO stages 1 and 3 trains like one rank") {
 }
 
 TEST_CASE("the plan's parameter splits are the model's") {
-  for (const char* model : {kGpt2, kLlama}) {
-    const ir::Plan plan = PlanFor(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n");
+  for (const char* model : {kTinyGpt2, kTinyLlama}) {
+    const ir::Plan plan = TinyPlan(model, 2, "parallel: {data_replicate: 1, tensor: 2}\n");
     auto config = ModelConfigFromPlan(plan.model());
     REQUIRE(config.ok());
     auto built = BuildCausalLm(*config, 1);
@@ -225,7 +192,7 @@ TEST_CASE("the plan's parameter splits are the model's") {
 TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2") {
   const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_resume_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
-  const ir::Plan plan = PlanFor(kLlama, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\n"
+  const ir::Plan plan = TinyPlan(kTinyLlama, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\n"
                                            "sharding: {stage: 2, bucket_size: 3000}\n");
   const std::vector<RankOutcome> straight = Train(plan, 4);
   Train(plan, 2, {root, 2, false});
@@ -243,7 +210,7 @@ TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the sa
   auto tp_of = [](const ir::Plan& p) { return static_cast<int>(ir::AxisSize(p, ir::Axis::kTp)); };
   const std::string sharded = "sharding: {stage: 1}\n";
   auto plan = [&](const char* model, int tp, int shard, const std::vector<std::string>& overrides = {}) {
-    return PlanFor(model, tp * shard,
+    return TinyPlan(model, tp * shard,
                    "parallel: {data_replicate: 1, data_shard: " + std::to_string(shard) +
                        ", tensor: " + std::to_string(tp) + "}\n" + sharded, overrides);
   };
@@ -252,28 +219,28 @@ TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the sa
   auto check = [&](const ir::Plan& saver, const ir::Plan& loader) {
     INFO("saved with tp " << tp_of(saver) << ", resumed with tp " << tp_of(loader));
     std::filesystem::remove_all(root);
-    const auto saved = Merged(saver, Train(saver, 2, {root, 2, false}), 0, tp_of(saver));
-    const auto loaded = Merged(loader, Train(loader, 2, {root, 0, true}), 0, tp_of(loader));
+    const auto saved = MergedOverTp(saver, Train(saver, 2, {root, 2, false}), 0, tp_of(saver));
+    const auto loaded = MergedOverTp(loader, Train(loader, 2, {root, 0, true}), 0, tp_of(loader));
     CHECK(MaxRelativeDifference(loaded, saved) == 0);
   };
   // GPT-2's fused c_attn (tp_parts 3), a GQA Llama's q/k/v, the vocabulary-parallel embeddings
   // and the row-parallel projections are merged and sliced again on load.
-  for (const char* model : {kGpt2, kLlama}) {
+  for (const char* model : {kTinyGpt2, kTinyLlama}) {
     INFO(model);
     check(plan(model, 2, 2), plan(model, 1, 2));
     check(plan(model, 1, 2), plan(model, 2, 2));
   }
   // tp 4 pads a 512-token vocabulary as tp 1 and 2 do.
   const std::vector<std::string> vocab512 = {"model.vocab_size=512"};
-  check(plan(kGpt2, 2, 2, vocab512), plan(kGpt2, 4, 1, vocab512));
-  check(plan(kGpt2, 4, 1, vocab512), plan(kGpt2, 1, 2, vocab512));
+  check(plan(kTinyGpt2, 2, 2, vocab512), plan(kTinyGpt2, 4, 1, vocab512));
+  check(plan(kTinyGpt2, 4, 1, vocab512), plan(kTinyGpt2, 1, 2, vocab512));
   // The SGD momentum moves too: 2 steps at tp 2 then 2 at tp 1 match 4 at tp 1 (within the
   // tensor-parallel tolerance).
   std::filesystem::remove_all(root);
-  const ir::Plan one = plan(kLlama, 1, 2), two = plan(kLlama, 2, 2);
-  const auto straight = Merged(one, Train(one, 4), 0, 1);
+  const ir::Plan one = plan(kTinyLlama, 1, 2), two = plan(kTinyLlama, 2, 2);
+  const auto straight = MergedOverTp(one, Train(one, 4), 0, 1);
   Train(two, 2, {root, 2, false});
-  CHECK(MaxRelativeDifference(Merged(one, Train(one, 4, {root, 0, true}), 0, 1), straight) < kWeightRel);
+  CHECK(MaxRelativeDifference(MergedOverTp(one, Train(one, 4, {root, 0, true}), 0, 1), straight) < kWeightRel);
   std::filesystem::remove_all(root);
 }
 
@@ -281,8 +248,8 @@ TEST_CASE("a checkpoint is refused under a tensor-parallel degree that pads the 
   const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_pad_" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   // A 256-token vocabulary: tp 2 keeps 256 rows, tp 4 pads to 512 (a multiple of 128 x 4).
-  const ir::Plan two = PlanFor(kGpt2, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\nsharding: {stage: 1}\n");
-  const ir::Plan four = PlanFor(kGpt2, 4, "parallel: {data_replicate: 1, data_shard: 1, tensor: 4}\nsharding: {stage: 1}\n");
+  const ir::Plan two = TinyPlan(kTinyGpt2, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\nsharding: {stage: 1}\n");
+  const ir::Plan four = TinyPlan(kTinyGpt2, 4, "parallel: {data_replicate: 1, data_shard: 1, tensor: 4}\nsharding: {stage: 1}\n");
   Train(two, 2, {root, 2, false});
   std::vector<std::string> errors = RunRanks(4, [&](int rank, Rendezvous& rdzv) {
     auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
