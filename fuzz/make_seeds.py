@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Writes the libFuzzer dictionaries fuzz/dict/*.dict and the checked-in seed inputs under fuzz/corpus/<target>/ for the formats the repository
 has no files of: safetensors and sharded checkpoints, checkpoint manifests and rank lists,
---set arguments, training data and worker environments. Deterministic; run it after changing a
+--set arguments, training data, worker environments, device profiles as `accel calibrate` writes
+them, and token ids to decode. Deterministic; run it after changing a
 format, and commit the result. Seeds that exist as repository files (job specs, config.json) are
 not copied here: fuzz/run.sh collects them at fuzz time, so they never go stale.
 
   python3 fuzz/make_seeds.py                 # rewrite the seeds above
   python3 fuzz/make_seeds.py --accel build-core/cli/accel
                                              # also the worker_plan_fuzzer plans (`accel plan
-                                             # --format binpb` of small example jobs)
+                                             # --format binpb` of small example jobs) and
+                                             # the tokenizer_decode_fuzzer ids (`accel tokenize`)
 """
 import argparse
 import json
@@ -16,6 +18,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
@@ -72,6 +75,179 @@ def manifest(files) -> bytes:
     return json.dumps({"format": "accel-checkpoint", "version": 1, "step": 1, "files": entries}, indent=2).encode()
 
 
+def profile_json(v) -> bytes:
+    """A device profile as spec::DeviceProfileToJson writes it (what `accel calibrate` writes)."""
+    g17 = lambda x: "%.17g" % x
+    out = "{\n"
+    for key in PROFILE_STRING_KEYS:
+        out += "  %s: %s,\n" % (json.dumps(key), json.dumps(v[key], ensure_ascii=False))
+    for key in PROFILE_NUMBER_KEYS:
+        out += "  %s: %s,\n" % (json.dumps(key), g17(v[key]))
+    out += '  "shared_cores_per_node": %d' % v.get("shared_cores_per_node", 0)
+    if v.get("matmul_grids"):
+        out += ',\n  "matmul_grids": ['
+        for g, grid in enumerate(v["matmul_grids"]):
+            out += "\n    {" if g == 0 else ",\n    {"
+            out += '"dtype": %s, "sizes": %s,\n     "flops_per_second": [' % (
+                json.dumps(grid["dtype"]), json.dumps(grid["sizes"], separators=(",", ":")))
+            for i, f in enumerate(grid["flops_per_second"]):
+                out += ("" if i == 0 else (",\n       " if i % 6 == 0 else ", ")) + g17(f)
+            out += "]}"
+        out += "\n  ]"
+    if v.get("elementwise_costs"):
+        out += ',\n  "elementwise_costs": ['
+        for i, c in enumerate(v["elementwise_costs"]):
+            out += ("\n    {" if i == 0 else ",\n    {") + '"op": %s, "dtype": %s, ' % (
+                json.dumps(c["op"]), json.dumps(c["dtype"]))
+            out += '"forward_seconds_per_element": %s, "backward_seconds_per_element": %s}' % (
+                g17(c["forward_seconds_per_element"]), g17(c["backward_seconds_per_element"]))
+        out += "\n  ]"
+    return (out + "\n}\n").encode()
+
+
+PROFILE_STRING_KEYS = ["name", "source"]
+PROFILE_NUMBER_KEYS = ["matmul_fp32_flops_per_second", "matmul_bf16_flops_per_second",
+                       "matmul_fp16_flops_per_second", "memory_bytes_per_second",
+                       "intra_node_bytes_per_second", "intra_node_latency_seconds",
+                       "inter_node_bytes_per_second", "inter_node_latency_seconds",
+                       "matmul_efficiency", "memory_efficiency", "link_efficiency"]
+ELEMENTWISE_OPS = ["layer_norm", "rms_norm", "gelu_tanh", "silu_mul", "causal_softmax", "cross_entropy"]
+
+
+def grid(dtype, sizes, peak):
+    """A matmul grid whose throughput grows with the smallest of m, n, k, up to `peak`."""
+    figures = [peak * min(m, n, k) / (min(m, n, k) + 64.0) for m in sizes for n in sizes for k in sizes]
+    return {"dtype": dtype, "sizes": sizes, "flops_per_second": figures}
+
+
+def write_profiles():
+    """device_profile_fuzzer: profiles as `accel calibrate` writes them (and as the tests build
+    them), then bad ones (the inputs of tests/spec/device_profile_file_test.cc)."""
+    calibrated = {
+        "name": "cpu-calibrated",
+        "source": "accel calibrate on vm: 512x512 matmuls and a 64 MiB copy on one thread (per core, 2 cores), "
+                  "Gloo all-reduce over 2..2 local processes fitted to the ring model; inter-node not measured "
+                  "(copied from intra-node); no fp16 CPU matmul here: fp32 figure used",
+        "matmul_fp32_flops_per_second": 85230754967.274323, "matmul_bf16_flops_per_second": 198201548189.69312,
+        "matmul_fp16_flops_per_second": 85230754967.274323, "memory_bytes_per_second": 25526986182.253063,
+        "intra_node_bytes_per_second": 1183867958.8529513, "intra_node_latency_seconds": 4.8481329814212561e-05,
+        "inter_node_bytes_per_second": 1183867958.8529513, "inter_node_latency_seconds": 4.8481329814212561e-05,
+        "matmul_efficiency": 1, "memory_efficiency": 1, "link_efficiency": 1, "shared_cores_per_node": 2}
+    write("device_profile_fuzzer", "calibrated_cpu.json", profile_json(calibrated))
+    calibrated["source"] = calibrated["source"].replace(
+        "2 cores), ", "2 cores); matmul grids over 3 sizes from 64 to 256 and elementwise op costs with one "
+        "thread on every core at once; ")
+    calibrated["matmul_grids"] = [grid("fp32", [64, 128, 256], 8.5e10), grid("bf16", [64, 256], 1.9e11)]
+    calibrated["elementwise_costs"] = [
+        {"op": op, "dtype": dtype, "forward_seconds_per_element": 1e-9 * (i + 1) * (2 if dtype == "fp32" else 3),
+         "backward_seconds_per_element": 1.5e-9 * (i + 1) * (2 if dtype == "fp32" else 3)}
+        for i, op in enumerate(ELEMENTWISE_OPS) for dtype in ("fp32", "bf16")]
+    write("device_profile_fuzzer", "calibrated_grids_and_costs.json", profile_json(calibrated))
+    sample = {  # Sample() of the unit test, with its grids and costs
+        "name": "cpu-calibrated", "source": 'accel calibrate on "host"',
+        "matmul_fp32_flops_per_second": 1.2345678901234567e11, "matmul_bf16_flops_per_second": 2e10,
+        "matmul_fp16_flops_per_second": 3e10, "memory_bytes_per_second": 1.5e10,
+        "intra_node_bytes_per_second": 2.25e9, "intra_node_latency_seconds": 4.5e-5,
+        "inter_node_bytes_per_second": 1e9, "inter_node_latency_seconds": 1e-4,
+        "matmul_efficiency": 1, "memory_efficiency": 0.75, "link_efficiency": 0.5, "shared_cores_per_node": 2,
+        "matmul_grids": [{"dtype": "fp32", "sizes": [64, 256], "flops_per_second": [1, 2, 3, 4, 5, 6, 7, 8.123456789012345e10]},
+                         {"dtype": "bf16", "sizes": [16, 32], "flops_per_second": [9] * 8}],
+        "elementwise_costs": [{"op": "gelu_tanh", "dtype": "fp32", "forward_seconds_per_element": 4.25e-9,
+                               "backward_seconds_per_element": 6.5e-9},
+                              {"op": "gelu_tanh", "dtype": "bf16", "forward_seconds_per_element": 1.0000000000000002e-8,
+                               "backward_seconds_per_element": 2e-8}]}
+    write("device_profile_fuzzer", "test_sample.json", profile_json(sample))
+    # Written by hand: short numbers, no shared_cores_per_node, keys in another order, UTF-8 text.
+    hand = {"source": "hand written: H100 SXM datasheet \u00d7 0.8", "name": "h100-lab \u2014 rack 3",
+            "matmul_fp32_flops_per_second": 6.7e13, "matmul_bf16_flops_per_second": 9.89e14,
+            "matmul_fp16_flops_per_second": 9.89e14, "memory_bytes_per_second": 3.35e12,
+            "intra_node_bytes_per_second": 4.5e11, "intra_node_latency_seconds": 5e-6,
+            "inter_node_bytes_per_second": 5e10, "inter_node_latency_seconds": 1e-5,
+            "matmul_efficiency": 0.8, "memory_efficiency": 0.9, "link_efficiency": 0.7}
+    write("device_profile_fuzzer", "hand_written.json", json.dumps(hand, indent=1).encode())
+    bad = {
+        "bad_grids.json": ', "matmul_grids": [{"dtype": "int8", "sizes": [4, 2], "flops_per_second": [1], "x": 1}, '
+                          '{"dtype": "fp32", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 0]}]',
+        "bad_costs.json": ', "elementwise_costs": [{"op": "gelu_tan", "dtype": "fp64", '
+                          '"forward_seconds_per_element": 0, "y": 1}, {"op": "rms_norm", "dtype": "fp32", '
+                          '"forward_seconds_per_element": 1e-9, "backward_seconds_per_element": 2e-9}]',
+    }
+    sample_plain = dict(sample)
+    del sample_plain["matmul_grids"], sample_plain["elementwise_costs"]
+    base = profile_json(sample_plain).decode()
+    for name, extra in bad.items():
+        write("device_profile_fuzzer", name, (base[:base.rindex("}")] + extra + "}\n").encode())
+    write("device_profile_fuzzer", "misspelt_key.json", b'{"name": "x", "sorce": "y"}')
+    write("device_profile_fuzzer", "not_an_object.json", b"[1]")
+
+
+DECODE_TEXTS = {
+    # name: text (tokenized by `accel tokenize`, BOS/EOS as each tokenizer adds them)
+    "fortune": None,  # the first fortunes of tests/data/tokenizers/fortunes/fortunes
+    "unicode": "na\u00efve caf\u00e9 \u2014 \u6771\u4eac \U0001f642 <|endoftext|> It's 12345\n\n\tx  \u2581y\n",
+}
+
+
+def decode_seed(flag: int, ids) -> bytes:
+    return bytes([flag]) + struct.pack("<%dI" % len(ids), *ids)
+
+
+def write_decode_seeds(accel):
+    """tokenizer_decode_fuzzer: flag byte (bit 0 skip_special_tokens, (flag >> 1) % 3: 0 tiny_bpe.json,
+    1 fortunes_bpe.model, 2 a decoder) then uint32 ids, or a decoder JSON and tokens."""
+    target = "tokenizer_decode_fuzzer"
+    data = os.path.join(ROOT, "tests", "data", "tokenizers")
+    # Ids no encoding gives: bytes that are not UTF-8, special and missing ids, ids at and past id_limit.
+    write(target, "bytelevel_broken_utf8", decode_seed(0, [0xE6, 0x97, 0x61, 0xFF, 0x62, 0x80, 0xED, 0xA0, 0x80,
+                                                           273, 5000, 276, 0xFFFFFFFF, 274, 0xE6, 0x97, 0xA5, 275]))
+    # spm_decode's pieces (tests/tokenizers/decode_test.cc): 906 "\u2581", 546 "\u2581It", 1 <s>, 2 </s>,
+    # 0 <unk>, 233 <0xE6>, 154 <0x97>, 168 <0xA5>.
+    write(target, "sentencepiece_pieces", decode_seed(2, [1, 906, 906, 546, 0, 906, 546, 233, 154, 906, 546,
+                                                          233, 154, 168, 2, 1000, 5000, 0x80000000]))
+    if accel:
+        with open(os.path.join(data, "fortunes", "fortunes"), encoding="utf-8") as f:
+            fortune = f.read(400)
+        with tempfile.TemporaryDirectory() as tmp:
+            for tokenizer, mode in (("tiny_bpe.json", 0), ("fortunes_bpe.model", 1)):
+                for name in DECODE_TEXTS:
+                    text = DECODE_TEXTS[name] or fortune
+                    with open(os.path.join(tmp, "t.txt"), "w", encoding="utf-8") as f:
+                        f.write(text)
+                    out = os.path.join(tmp, "ids.bin")
+                    subprocess.run([os.path.abspath(accel), "tokenize", "--tokenizer", os.path.join(data, tokenizer),
+                                    "--input", os.path.join(tmp, "t.txt"), "-o", out, "--dtype", "uint32",
+                                    "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+                    with open(out, "rb") as f:
+                        ids = f.read()
+                    kind = "bytelevel" if mode == 0 else "sentencepiece"
+                    write(target, "%s_%s" % (kind, name), bytes([2 * mode]) + ids)
+                    write(target, "%s_%s_skip_special" % (kind, name), bytes([2 * mode + 1]) + ids)
+    # Decoders: tiny_bpe.json's, Llama-2's and Mistral's, Metaspace, and one accel does not support.
+    separator = b"\n--accel-fuzz-tokens--\n"
+    llama2 = ('{"type": "Sequence", "decoders": [\n {"type": "Replace", "pattern": {"String": "\u2581"}, '
+              '"content": " "},\n {"type": "ByteFallback"}, {"type": "Fuse"},\n {"type": "Strip", "content": " ", '
+              '"start": 1, "stop": 0}]}')
+    sp_tokens = "\n".join(["<s>", "\u2581Hello", "\u2581world", "<0x0A>", "<0xE6>", "<0x97>", "<0xA5>",
+                           "<0xE6>", "<0x97>", "\u2581", "\u2581", "Hello", "<unk>", "</s>"]).encode()
+    decoders = {
+        "decoder_byte_level": ('{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}',
+                               "\n".join(["<s>", "It", "'s", "\u0120caf", "\u00c3\u00a9", "\u0120\u00e6\u0139",
+                                          "\u00a5", "\u00ff", "\u010a", "<|endoftext|>", "a b"]).encode()),
+        "decoder_llama2": (llama2, sp_tokens),
+        "decoder_metaspace": ('{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", '
+                              '"split": false}', sp_tokens),
+        "decoder_metaspace_old": ('{"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": false}',
+                                  sp_tokens),
+        "decoder_strip_replace": ('{"type": "Sequence", "decoders": [{"type": "Strip", "content": "\u00e9", "start": 2, '
+                                  '"stop": 3}, {"type": "Replace", "pattern": {"String": "ab"}, "content": "\u2581"}]}',
+                                  "\n".join(["\u00e9\u00e9\u00e9abab\u00e9", "ab", "", "\u00e9"]).encode()),
+        "decoder_unsupported": ('{"type": "Sequence", "decoders": [{"type": "ByteFallback"},\n'
+                                ' {"type": "WordPiece", "prefix": "##"}]}', b"a"),
+    }
+    for name, (decoder, tokens) in decoders.items():
+        write(target, name, bytes([4]) + decoder.encode() + separator + tokens)
+
+
 def schema_words():
     """(keys, dotted paths, enum values) of schemas/accel-job.schema.json."""
     with open(os.path.join(ROOT, "schemas", "accel-job.schema.json")) as f:
@@ -113,7 +289,7 @@ def write_dict(name, header, words):
     with open(os.path.join(ROOT, "fuzz", "dict", name), "w") as f:
         f.write("# " + header + "\n# Generated by fuzz/make_seeds.py; libFuzzer -dict= format.\n")
         for word in words:
-            f.write(dict_entry(word.encode()) + "\n")
+            f.write(dict_entry(word if isinstance(word, bytes) else word.encode()) + "\n")
 
 
 def write_dicts():
@@ -145,6 +321,24 @@ def write_dicts():
                 "\"accel-checkpoint\"", "\"accel-rank-files\"", "\"files\"", "\"name\"", "\"size_bytes\"",
                 "\"crc32c\"", "\"rank\"", "\"step\"", "\"model.safetensors\"", "\"config.json\"", "\"a.bin\"",
                 "\"../\"", "\"/\"", "\".\"", "\"..\""])
+    write_dict("device_profile.dict", "Device-profile JSON (spec/device_profile_file.h): keys, dtypes, ops.",
+               ["{", "}", "[", "]", ":", ",", "\"", "null", "true", "false", "-1", "0", "1", "0.5", "1e308",
+                "1e-320", "1e400", "-0", "1048576", "1048577", "9223372036854775808", "18446744073709551615",
+                "\\u0000", "\\u00e9", "\u00e9", "\U0001f642"] +
+               ['"%s"' % k for k in PROFILE_STRING_KEYS + PROFILE_NUMBER_KEYS] +
+               ['"shared_cores_per_node"', '"matmul_grids"', '"elementwise_costs"', '"dtype"', '"sizes"',
+                '"flops_per_second"', '"op"', '"forward_seconds_per_element"', '"backward_seconds_per_element"',
+                '"fp32"', '"bf16"', '"fp16"'] + ['"%s"' % op for op in ELEMENTWISE_OPS])
+    write_dict("tokenizer_decode.dict", "tokenizer_decode_fuzzer: decoder JSON and the tokens decoders rewrite.",
+               ["{", "}", "[", "]", ":", ",", "\"", "null", "true", "false", "0", "1", "-1", "18446744073709551615",
+                '"type"', '"ByteLevel"', '"ByteFallback"', '"Fuse"', '"Strip"', '"Replace"', '"Metaspace"',
+                '"Sequence"', '"decoders"', '"pattern"', '"String"', '"Regex"', '"content"', '"start"', '"stop"',
+                '"replacement"', '"prepend_scheme"', '"always"', '"first"', '"never"', '"add_prefix_space"',
+                "\\u2581", "\u2581", "<0x", "<0xE6>", "<0x97>", "<0xA5>", "<0xFF>", "<0x0A>", "\u0120", "\u010a",
+                "<s>", "</s>", "<unk>", "<|endoftext|>", "\n--accel-fuzz-tokens--\n", "\n",
+                # little-endian uint32 ids: 0, past any id, <|endoftext|> and <s> of tiny_bpe.json, <s>, 1000
+                b"\x00\x00\x00\x00", b"\xff\xff\xff\xff", b"\x11\x01\x00\x00", b"\x12\x01\x00\x00",
+                b"\x01\x00\x00\x00", b"\xe8\x03\x00\x00"])
 
 
 def main() -> int:
@@ -152,6 +346,8 @@ def main() -> int:
     parser.add_argument("--accel", help="an accel binary, to regenerate the worker plans too")
     args = parser.parse_args()
     write_dicts()
+    write_profiles()
+    write_decode_seeds(args.accel)
 
     # safetensors_fuzzer
     w = floats([1, 2, 3, 4, 5, 6])

@@ -33,6 +33,8 @@ fi
 case "$target" in
   spec_plan_fuzzer) dict=spec.dict ;;
   overrides_fuzzer) dict=overrides.dict ;;
+  device_profile_fuzzer) dict=device_profile.dict ;;
+  tokenizer_decode_fuzzer) dict=tokenizer_decode.dict ;;
   model_config_fuzzer | safetensors_fuzzer | pretrained_fuzzer | shard_file_fuzzer | \
     checkpoint_manifest_fuzzer | \
     deepspeed_import_fuzzer | tokenizer_json_fuzzer) dict=json.dict ;;
@@ -70,6 +72,8 @@ case "$target" in
     copy_seeds "$root"/tests/data/tokenizers/*.json ;;
   sentencepiece_model_fuzzer)
     copy_seeds "$root"/tests/data/tokenizers/*.model ;;
+  device_profile_fuzzer)
+    copy_seeds "$root"/tests/spec/bad/profiles/*.json ;;
 esac
 case "$target" in
   accelerate_import_fuzzer | deepspeed_import_fuzzer | torchtitan_import_fuzzer)

@@ -44,12 +44,24 @@ constexpr NumberKey kNumberKeys[] = {
     {"link_efficiency", &DeviceProfileValues::link_efficiency, true},
 };
 
-// Values quoted in messages are cut so a hostile file cannot flood the terminal.
+// Values and keys quoted in messages are cut to this many bytes, so a hostile file cannot flood
+// the terminal.
+constexpr size_t kMaxShownBytes = 40;
+
+// `text` (valid UTF-8, as nlohmann reads and writes it) cut to kMaxShownBytes at a character
+// boundary, with "..." for the rest. A cut inside a character left a message that is not UTF-8,
+// which `accel validate --format json` could not print (nlohmann's dump threw).
+std::string Cut(const std::string& text) {
+  if (text.size() <= kMaxShownBytes) return text;
+  size_t cut = kMaxShownBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
 std::string Shown(const Json& value) {
   if (value.is_array()) return "an array";
   if (value.is_object()) return "an object";
-  std::string text = value.dump();
-  return text.size() <= 40 ? text : text.substr(0, 40) + "...";
+  return Cut(value.dump());
 }
 
 void Issue(DeviceProfileResult& result, std::string message) {
@@ -97,7 +109,7 @@ void ReadKeys(const Json& object, DeviceProfileResult& result, DeviceProfileValu
     bool is_known = false;
     for (const std::string& key : known) is_known = is_known || key == it.key();
     if (is_known) continue;
-    const std::string key = it.key().size() <= 40 ? it.key() : it.key().substr(0, 40) + "...";
+    const std::string key = Cut(it.key());
     std::optional<std::string> close = ClosestMatch(it.key(), known);
     Issue(result, "has unknown key '" + key + "'" +
                       (close ? " (did you mean '" + *close + "'?)" : ""));
@@ -157,7 +169,7 @@ std::optional<MatmulGridValues> ReadGrid(const Json& grid, const std::string& wh
   }
   for (auto it = grid.begin(); it != grid.end(); ++it) {
     if (it.key() != "dtype" && it.key() != "sizes" && it.key() != "flops_per_second") {
-      const std::string key = it.key().size() <= 40 ? it.key() : it.key().substr(0, 40) + "...";
+      const std::string key = Cut(it.key());
       Issue(result, "has unknown key '" + where + "." + key + "'");
     }
   }
@@ -236,7 +248,7 @@ std::optional<ElementwiseCostValues> ReadCost(const Json& cost, const std::strin
   for (auto it = cost.begin(); it != cost.end(); ++it) {
     if (it.key() != "op" && it.key() != "dtype" && it.key() != "forward_seconds_per_element" &&
         it.key() != "backward_seconds_per_element") {
-      const std::string key = it.key().size() <= 40 ? it.key() : it.key().substr(0, 40) + "...";
+      const std::string key = Cut(it.key());
       Issue(result, "has unknown key '" + where + "." + key + "'");
     }
   }

@@ -79,8 +79,9 @@ struct DeviceProfileValues {
 };
 
 // One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate
-// without a subject ("has no 'name'"), so callers prefix "device profile 'x.json' ". `location`
-// is in the JSON text for syntax errors, unknown otherwise.
+// without a subject ("has no 'name'"), so callers prefix "device profile 'x.json' "; it is valid
+// UTF-8, and the values and keys it quotes are cut to 40 bytes. `location` is in the JSON text
+// for syntax errors, unknown otherwise.
 struct DeviceProfileIssue {
   std::string code;
   std::string message;

@@ -25,11 +25,14 @@ std::optional<nlohmann::json> ParseJsonObject(std::string_view text, std::string
   try {
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann quotes the bytes it last read ("last read: '{\x82'") as they are; a byte that is
+    // not UTF-8 there made the message unprintable as JSON (`--format json` threw).
     const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    problem = {"is not valid JSON: " + JsonErrorTail(e.what()), LocationOfOffset(text, offset)};
+    problem = {"is not valid JSON: " + SanitizeForDisplay(JsonErrorTail(e.what())),
+               LocationOfOffset(text, offset)};
     return std::nullopt;
   } catch (const nlohmann::json::exception& e) {
-    problem = {std::string("is not valid JSON: ") + e.what(), {}};
+    problem = {"is not valid JSON: " + SanitizeForDisplay(e.what()), {}};
     return std::nullopt;
   }
   if (!json.is_object()) {

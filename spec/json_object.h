@@ -22,8 +22,9 @@ struct JsonObjectProblem {
 
 // Parses `text` as a JSON object of at most kMaxSpecFileBytes (1 MiB). On failure returns
 // nullopt and fills `problem`: "is larger than 1 MiB; it is not a WHAT" (what: e.g. "model
-// config"), "is not valid JSON: DETAIL" (located at the byte nlohmann reports), or "must hold a
-// JSON object, got TYPE" (at 1:1).
+// config"), "is not valid JSON: DETAIL" (located at the byte nlohmann reports; bytes of the text
+// DETAIL quotes that are not UTF-8 show as '?'), or "must hold a JSON object, got TYPE" (at 1:1).
+// Messages are valid UTF-8.
 std::optional<nlohmann::json> ParseJsonObject(std::string_view text, std::string_view what,
                                               JsonObjectProblem& problem);
 

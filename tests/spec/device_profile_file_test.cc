@@ -2,6 +2,7 @@
 // exactly, and bad files report every problem.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,29 @@ TEST_CASE("device profile problems are all reported, with did-you-mean for keys"
   CHECK(IsDeviceProfilePath("profiles/cpu.json"));
   CHECK(IsDeviceProfilePath("cpu.json"));
   CHECK_FALSE(IsDeviceProfilePath("h100"));
+}
+
+// Found by fuzz/device_profile_fuzzer (fuzz/regressions/device_profile_fuzzer/): messages that
+// were not UTF-8, which `accel validate --format json` could not print.
+TEST_CASE("device profile messages stay UTF-8: quoted bytes and cut values") {
+  // nlohmann quotes the byte it stopped at; one that is not UTF-8 shows as '?'.
+  DeviceProfileResult r = ParseDeviceProfile("\x82");
+  REQUIRE(r.issues.size() == 1);
+  CHECK(r.issues[0].message ==
+        "is not valid JSON: syntax error while parsing value - invalid literal; last read: '?'");
+  CHECK(r.issues[0].location == SourceLocation{1, 1});
+  // Keys and values are cut to 40 bytes at a character boundary: 39 'k' and no half 'é'.
+  r = ParseDeviceProfile("{\"name\": \"x\", \"" + std::string(39, 'k') + "\u00e9\": 1}\n");
+  REQUIRE_FALSE(r.issues.empty());
+  CHECK(r.issues.back().message == "has unknown key '" + std::string(39, 'k') + "...'");
+  std::string e_acute;
+  for (int i = 0; i < 30; ++i) e_acute += "\u00e9";
+  r = ParseDeviceProfile("{\"link_efficiency\": \"" + e_acute + "\"}\n");
+  std::vector<std::string> messages;
+  for (const DeviceProfileIssue& i : r.issues) messages.push_back(i.message);
+  CHECK(std::find(messages.begin(), messages.end(),
+                  "has 'link_efficiency' = \"" + e_acute.substr(0, 19 * 2) +
+                      "...; it must be a number in (0, 1]") != messages.end());
 }
 
 }  // namespace

@@ -161,6 +161,17 @@ TEST_CASE("ParseModelConfig quotes arrays and objects by kind and cuts long valu
   }
 }
 
+// spec/json_object.cc, shared with device profiles (found by fuzz/device_profile_fuzzer): nlohmann
+// quotes the bytes it stopped at, and one that was not UTF-8 made the message unprintable as JSON.
+TEST_CASE("ParseModelConfig shows a byte that is not UTF-8 in a JSON syntax error as '?'", "[model_config]") {
+  ModelConfigResult r = ParseModelConfig("{\x82model_type\": \"gpt2\"}");
+  REQUIRE(r.issues.size() == 1);
+  CHECK(r.issues[0].message ==
+        "is not valid JSON: syntax error while parsing object key - invalid literal; last read: '{?'; "
+        "expected string literal");
+  CHECK(r.issues[0].location == SourceLocation{1, 2});
+}
+
 TEST_CASE("LoadModelConfig fails with a status for missing files", "[model_config]") {
   absl::StatusOr<ModelSpec> m = LoadModelConfig("/nonexistent/config.json");
   REQUIRE_FALSE(m.ok());
