@@ -156,6 +156,37 @@ int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {
 
 namespace {
 
+// ExecutorBlockForwardBytes's coefficients, bytes per element: at t = 1, w1·x + c1·f; at t >= 2,
+// w·x + (d·x + c·f)/t.
+struct ForwardCoefficients {
+  int64_t w1, c1, w, d, c;
+};
+
+ForwardCoefficients ForwardCoefficientsOf(const ExecutorActivationShape& s) {
+  const bool sp = s.sequence_parallel;
+  if (s.gpt2) {
+    if (s.bf16_params) return {6, 1, 6, 6, 0};
+    if (s.bf16_compute) return sp ? ForwardCoefficients{22, 4, 6, 18, 4} : ForwardCoefficients{22, 4, 12, 12, 4};
+    return {20, 0, 12, 12, 0};
+  }
+  if (s.bf16_params) return sp ? ForwardCoefficients{6, 0, 8, 4, 0} : ForwardCoefficients{6, 0, 6, 2, 0};
+  if (s.bf16_compute) return sp ? ForwardCoefficients{22, 0, 10, 14, 0} : ForwardCoefficients{22, 0, 16, 8, 0};
+  return sp ? ForwardCoefficients{8, 0, 16, 4, 0} : ForwardCoefficients{8, 0, 8, 4, 0};
+}
+
+}  // namespace
+
+int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& s) {
+  const int64_t n = s.seq_len * s.micro_batch;
+  const int64_t f = n * s.ffn, x = n * s.hidden;
+  const ForwardCoefficients k = ForwardCoefficientsOf(s);
+  const int64_t t = std::max<int64_t>(s.tp, 1);
+  if (t == 1) return k.w1 * x + k.c1 * f;
+  return k.w * x + (k.d * x + k.c * f) / t;
+}
+
+namespace {
+
 // The head's bytes kept per micro-batch and its fp32 n·V logits size.
 struct HeadParts {
   __int128 kept = 0;    // final norm + log-probabilities + targets

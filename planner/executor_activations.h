@@ -114,6 +114,28 @@ int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
 // first (ExecutorHeadBytes).
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
 
+// Bytes one block's forward holds at its peak beyond what was live when it started and what it
+// keeps for backward (ExecutorActivationBytesPerLayer): the transients of its widest op, with
+// x = s·b·h and f = s·b·ffn elements, per rank of a tensor-parallel group of t:
+//              t = 1        t >= 2                    t >= 2, sequence parallel
+//   GPT-2 fp32: 20x          12x + 12x/t               as without
+//   bf16:       22x + 4f     12x + (12x + 4f)/t        6x + (18x + 4f)/t
+//   bf16 params 6x + f       6x + 6x/t                 as without
+//   Llama fp32: 8x           8x + 4x/t                 16x + 4x/t
+//   bf16:       22x          16x + 8x/t                10x + 14x/t
+//   bf16 params 6x           6x + 2x/t                 8x + 4x/t
+// The peak moves between ops with t (the all-reduced and gathered copies appear only at t >= 2),
+// so the columns are separate fits, not one formula. Measured with the counting allocator on a
+// pipeline stage holding one block, on a simulated group for t = 2 and 4
+// (tests/executor/memory/activation_estimate_test.cc): GPT-2 within 1% but for bf16 parameters
+// with sequence parallelism and twice the MLP (11%), Llama within 6% (its rotary tables) but with
+// bf16 parameters at t = 1 within 40% — a block's backward
+// (ExecutorBlockBackwardBytes, 4f) exceeds it there in every measured shape, so it never sets
+// the peak. A stage's forward peaks
+// in its last block, holding every micro-batch's kept tensors: on a pipeline stage it competes
+// with the block backward's working memory, on a stage with the head with the loss.
+int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& shape);
+
 // Bytes of the output side for one micro-batch: final norm (GPT-2 fp32 8x + 8n, bf16 6x + 8n,
 // bf16 parameters 4x; Llama fp32 16x, bf16 14x, bf16 parameters 12x), the fp32 log-probabilities the cross-entropy keeps (4·n·V), the
 // targets (8n), with bf16 compute over fp32 parameters the bf16 copy of the output weight (2·V·h), and the backward

@@ -23,6 +23,9 @@ constexpr const char* kActivationSource =
 constexpr const char* kExecutorActivationSource =
     "accel executor: tensors autograd saves in executor/models (planner/executor_activations.h), "
     "checked by the counting allocator (bench/memory_bench)";
+constexpr const char* kExecutorZero3Source =
+    "accel executor: stage-3 units gathered from the master shard (executor/train/zero3_sync.cc), "
+    "checked by the counting allocator (bench/memory_bench)";
 constexpr const char* kLogitsSource =
     "output layer of Korthikanti et al. 2022 section 4.3; fp32 upcast for the loss as in "
     "Hugging Face and Megatron-LM cross-entropy";
@@ -397,11 +400,21 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   auto device = [&e] { return e.add_device(); };
   auto host = [&e] { return e.add_host(); };
 
+  // accel's stage-3 executor keeps no 16-bit shard beside the fp32 master weights: a unit's
+  // parameters exist only while gathered, and each gather casts the master shard
+  // (executor/train/zero3_sync.cc Free and Launch). DeepSpeed keeps both partitions.
+  const bool shard_in_master = stage >= 3 && dtypes.master_bytes > 0 && !host_optimizer && in.cp <= 1;
   const auto params_formula = [&] {
+    if (shard_in_master) {
+      return "0 B: the " + DTypeLabel(dtypes.param_bytes) +
+             " shard is not kept, gathers cast the fp32 master weights (accel executor, stage 3)";
+    }
     return StateFormula(count, dtypes.param_bytes, stage >= 3, degree,
                         DTypeLabel(dtypes.param_bytes) + " parameters per tp rank");
   };
-  if (host_params) {
+  if (shard_in_master) {
+    SetTerm(device(), explain, "parameters", 0, params_formula, kExecutorZero3Source);
+  } else if (host_params) {
     SetTerm(host(), explain, "parameters", ms.host_parameters, params_formula, kOffloadSource);
   } else {
     SetTerm(device(), explain, "parameters", ms.parameters, params_formula, kZeroSource);
@@ -448,32 +461,67 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   }
 }
 
-// A pipeline stage without the head peaks inside a block's backward, holding the gradient it
-// received and the one it will send as well. On the last stage the loss backward's two fp32
-// n·V transients come first and are counted with the logits: only what a block's backward and
-// the sent gradient hold beyond them adds.
-void AddBlockBackwardTerm(const SharedInputs& c, const StageLayout& layout,
-                          const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
+// Beyond what its micro-batches keep, a stage peaks in one of three phases: a block's backward
+// (on a pipeline stage holding the gradient it received and, without the head, the one it will
+// send), its last block's forward (ExecutorBlockForwardBytes, holding the received input), or,
+// with the head, the loss (ExecutorHeadBytes, counted with the logits: its backward's two fp32
+// n·V transients). Adds the largest phase, less the head's term where there is one. Full
+// recompute has its blocks' phases in the recompute working term. A single stage adds only its
+// forward phase; its backward, where gradients grow into freed activations
+// (OverlapGradientsWithActivations), measures within the target without a block term
+// (bench/memory_bench).
+void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
+                       const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
+  const bool full = in.recompute == RecomputeMode::kFull;
   // Under tensor parallelism the block's intermediates are this rank's heads and MLP columns
   // (1/t of them), and with sequence parallelism the boundary tensors are sequence shards.
   const int64_t tp = std::max<int64_t>(c.tp, 1);
   const int64_t boundary =
       c.seq * in.micro_batch_size * c.h * in.param_bytes / (in.sequence_parallel ? tp : 1);
-  // With full recompute the block's backward is already in the recompute working term.
-  const int64_t block =
-      in.recompute == RecomputeMode::kFull ? 0 : ExecutorBlockBackwardBytes(exec_shape) / tp;
-  int64_t bytes = block + 2 * boundary;
-  std::string what = "1 block's backward working memory " + N(block) +
-                     " B + the stage's received and sent gradients 2 x " + N(boundary) + " B";
-  if (layout.has_lm_head) {
-    const int64_t loss_backward = 2 * 4 * c.seq * in.micro_batch_size * CeilDiv(c.padded_vocab, tp);
-    bytes = std::max<int64_t>(0, block + boundary - loss_backward);
-    what = "1 block's backward working memory " + N(block) + " B + the sent gradient " + N(boundary) +
-           " B beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
+  const int64_t received = c.pipeline && !layout.has_embedding ? boundary : 0;
+  const int64_t block_backward = full ? 0 : ExecutorBlockBackwardBytes(exec_shape) / tp;
+  const int64_t block_forward = full ? 0 : ExecutorBlockForwardBytes(exec_shape);
+  const std::string forward_what = "the last block's forward transients " + N(block_forward) + " B" +
+                                   (received > 0 ? " + the received input " + N(received) + " B" : "");
+  int64_t forward = full ? 0 : block_forward + received, backward = 0;
+  std::string backward_what;
+  if (!c.pipeline) {
+    // A single stage has the head.
+  } else if (!layout.has_lm_head) {
+    backward = block_backward + 2 * boundary;
+    backward_what = "1 block's backward working memory " + N(block_backward) +
+                    " B + the stage's received and sent gradients 2 x " + N(boundary) + " B";
+  } else {
+    backward = block_backward + boundary;
+    backward_what = "1 block's backward working memory " + N(block_backward) + " B + the sent gradient " +
+                    N(boundary) + " B";
   }
+  // With the head, each phase counts beyond what the head's term already holds at that time:
+  // the whole head term before the loss runs (forward), its backward's transients after (backward).
+  int64_t head = 0, loss_backward = 0;
+  if (layout.has_lm_head) {
+    ExecutorActivationShape head_shape = exec_shape;
+    head_shape.vocab = CeilDiv(c.padded_vocab, tp);
+    head = ExecutorHeadBytes(head_shape);
+    loss_backward = 2 * 4 * c.seq * in.micro_batch_size * head_shape.vocab;
+  }
+  const int64_t forward_extra = forward - head, backward_extra = backward - loss_backward;
+  const bool forward_peaks = forward_extra >= backward_extra;
+  const int64_t bytes = std::max<int64_t>({0, forward_extra, backward_extra});
   if (bytes == 0) return;
-  SetTerm(e.add_device(), c.explain, "activations", bytes, [&] { return what; }, kExecutorActivationSource);
+  SetTerm(
+      e.add_device(), c.explain, "activations", bytes,
+      [&] {
+        std::string what = forward_peaks ? forward_what : backward_what;
+        if (layout.has_lm_head) {
+          what += forward_peaks ? " beyond the head's " + N(head) + " B"
+                                : " beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
+        }
+        if (backward > 0) what += " (the larger of it and " + (forward_peaks ? backward_what : forward_what) + ")";
+        return what;
+      },
+      kExecutorActivationSource);
 }
 
 // Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
@@ -562,7 +610,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (pipeline && executor_layout && layers > 0) AddBlockBackwardTerm(c, layout, exec_shape, e);
+  if (executor_layout && layers > 0 && (pipeline || layout.has_lm_head)) AddBlockPhaseTerm(c, layout, exec_shape, e);
   if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
     const int64_t kept = ExecutorHeadKeptBytes(head_shape);
     SetTerm(
