@@ -15,6 +15,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "executor/listen_address.h"
 
 namespace accel::exec {
 namespace {
@@ -592,7 +594,26 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
     // bound itself; the first group creation synchronizes all ranks anyway.
     store_opts.waitWorkers = false;
     store_opts.timeout = StartupTimeout(options);
+    // The server listens on the master address only (listen_address.h), unless that name means
+    // loopback on this machine alone.
+    std::unique_ptr<ListenAddressScope> listen;
+    if (store_opts.isServer) {
+      absl::StatusOr<std::string> address = StoreListenAddress(options.master_addr);
+      if (!address.ok()) return address.status();
+      if (address->empty()) {
+        std::fprintf(stderr,
+                     "warning: the master address %s resolves to a loopback address on this machine; the "
+                     "rendezvous store listens on every interface so that other nodes can reach it\n",
+                     options.master_addr.c_str());
+      } else {
+        absl::StatusOr<std::unique_ptr<ListenAddressScope>> scope =
+            ListenAddressScope::Create(*address, options.master_port);
+        if (!scope.ok()) return scope.status();
+        listen = *std::move(scope);
+      }
+    }
     auto tcp = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    listen.reset();
     // An agent's store outlives the workers it restarts: each attempt keeps its keys apart.
     c10::intrusive_ptr<c10d::Store> store = tcp;
     if (options.agent_store) {

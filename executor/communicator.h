@@ -142,7 +142,7 @@ struct RendezvousOptions {
   bool agent_store = false;
   int attempt = 0;
   // Single-node jobs: the store is this file (c10d FileStore) instead of a TCP server, so nothing
-  // listens on the network (LibTorch 1.13's TCPStore server binds every interface). Every rank
+  // listens on the network at all. Every rank
   // opens the same path; the launcher gives each attempt a fresh one. "": TCPStore.
   std::string store_file;
 };
@@ -150,9 +150,10 @@ struct RendezvousOptions {
 // The store shared by all ranks and the factory of process groups built on it.
 class Rendezvous {
  public:
-  // Connects to the store (rank 0 creates the server) and checks the job token. The c10d
-  // TCPStore of LibTorch 1.13 listens on every interface (TCPStoreOptions has no bind address);
-  // master_addr only says where the other ranks connect. Errors: InvalidArgument for a bad
+  // Connects to the store (rank 0 creates the server) and checks the job token. The server
+  // listens on master_addr only (listen_address.h: LibTorch 1.13's TCPStoreOptions has no bind
+  // address, so accel redirects the server's bind), or on every interface, with a warning on
+  // stderr, when master_addr is a name that resolves to loopback on this machine alone. Errors: InvalidArgument for a bad
   // rank/world size/port; Unavailable when the store cannot be reached (or rank 0 publishes no
   // token) within the timeout; PermissionDenied "rank R: the rendezvous store at HOST:PORT
   // belongs to another job (its job token differs from this worker's ACCEL_JOB_TOKEN); refusing

@@ -140,12 +140,12 @@ int64_t BlockForwardBytes(const planner::ExecutorActivationShape& s, const Tenso
   for (int round = 0; round < 2; ++round) {
     torch::Tensor input = torch::randn({s.micro_batch, rows, s.hidden}).to(dtype).requires_grad_(true);
     torch::Tensor out;
-    const int64_t before = LiveTensorBytes();
     ResetPeakTensorBytes();
     {
       AutocastScope autocast(c10::kCPU, s.bf16_compute ? ComputePrecision::kBf16 : ComputePrecision::kFp32);
       out = model->ForwardStage(input);
     }
+    // Live bytes now = start + kept: the peak beyond them is the transients.
     transient = PeakTensorBytes() - LiveTensorBytes();
     out.backward(torch::ones_like(out));
   }
