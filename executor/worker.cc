@@ -37,7 +37,6 @@
 #include "executor/memory/memory_report.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/model_config.h"
-#include "executor/checkpoint/pretrained.h"
 #include "executor/train/trainer.h"
 #include "executor/plan_agreement.h"
 #include "executor/process_groups.h"
@@ -243,8 +242,6 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   return trainer;
 }
 
-// config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
-// workers built the model with (ModelConfigFromPlan: padded vocabulary, defaults applied).
 // model.init_from: the trainer's owned ranges from the Hugging Face weights, unless a checkpoint
 // was resumed (it holds the fine-tuned weights; the pretrained ones would be overwritten).
 absl::Status StartFromPretrained(const ir::Plan& plan, const WorkerEnv& env, bool resumed, Trainer& trainer) {
@@ -263,6 +260,8 @@ absl::Status StartFromPretrained(const ir::Plan& plan, const WorkerEnv& env, boo
   return absl::OkStatus();
 }
 
+// config.json for Hugging Face loaders, describing the tensors as stored: the dimensions the
+// workers built the model with (ModelConfigFromPlan: padded vocabulary, defaults applied).
 absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
   ACCEL_ASSIGN_OR_RETURN(ModelConfig c, ModelConfigFromPlan(plan.model()));
   HfModelDims dims;

@@ -21,7 +21,7 @@ absl::Status Trainer::LoadPretrained(const std::string& path, PretrainedReadStat
       part.split = slot.tp_split ? TpSplit{slot.tp_dim, slot.tp_parts} : TpSplit{};
       part.tp_rank = TpRank();
       part.tp_size = TpSize();
-      // Whole tensors (stage 0, persistent parameters) take every element; shards their range.
+      // Whole optimizer tensors (stage 0) take every element; shards their owned range.
       const bool whole = opt[i].numel() == slot.numel;
       part.begin = whole ? 0 : slot.owned_begin;
       part.end = whole ? slot.numel : slot.owned_end;
