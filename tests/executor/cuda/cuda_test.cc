@@ -2,9 +2,11 @@
 // attention), bf16 training through `accel run` with the CUDA caching allocator's memory in the
 // metrics, and checkpoints moving between CPU and CUDA runs. Without a CUDA device the binary
 // prints why and exits 77, which CTest reports as skipped (SKIP_RETURN_CODE), never as passed.
+// LibTorch defines a CHECK macro of its own: Catch2's must be defined after it.
+#include <torch/torch.h>
+
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-#include <torch/torch.h>
 
 #include <array>
 #include <cstdio>
