@@ -4,7 +4,8 @@ JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
 ACCEL := build/cli/accel
 
-.PHONY: deps build build-core build-asan run finetune-example test test-full test-asan test-fuzz bench clean
+.PHONY: deps build build-core build-asan build-asan-executor run finetune-example test test-full test-asan \
+        test-asan-executor test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -20,6 +21,12 @@ build-core: deps
 build-asan: deps
 	cmake --preset asan
 	cmake --build build-asan -j $(JOBS)
+
+# The executor (with Debian's LibTorch, itself uninstrumented) under the same sanitizers. Not part
+# of `make test`: it compiles the executor a second time, about 30 minutes on 2 cores.
+build-asan-executor: deps
+	cmake --preset asan-executor
+	cmake --build build-asan-executor -j $(JOBS)
 
 # The main job: validate and plan every example, then train the default one.
 run: build
@@ -45,6 +52,11 @@ test-asan: build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L core
 
+test-asan-executor: build-asan-executor
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	ctest --test-dir build-asan-executor --output-on-failure -j $(JOBS) -L executor
+
 # libFuzzer targets (fuzz/) on their seeds plus 3 s of fuzzing each; needs clang, which
 # scripts/install-deps.sh installs, so it is skipped only where clang++ is missing.
 test-fuzz: deps
@@ -62,4 +74,4 @@ bench: build
 	bash bench/pipeline_bench/run.sh
 
 clean:
-	rm -rf build build-core build-asan build-fuzz
+	rm -rf build build-core build-asan build-asan-executor build-fuzz
