@@ -32,7 +32,15 @@ std::optional<nlohmann::json> ParseJsonObject(std::string_view text, std::string
                LocationOfOffset(text, offset)};
     return std::nullopt;
   } catch (const nlohmann::json::exception& e) {
-    problem = {"is not valid JSON: " + SanitizeForDisplay(e.what()), {}};
+    // Other lexer errors carry no position (out_of_range.406 "number overflow parsing '1e400'"):
+    // locate the first occurrence of the text they quote, else the start of the file.
+    const std::string what = e.what();
+    const size_t open = what.find('\''), close = what.rfind('\'');
+    size_t at = std::string_view::npos;
+    if (open != std::string::npos && close > open + 1) at = text.find(what.substr(open + 1, close - open - 1));
+    const size_t tail = what.find("] ");
+    problem = {"is not valid JSON: " + SanitizeForDisplay(tail == std::string::npos ? what : what.substr(tail + 2)),
+               LocationOfOffset(text, at == std::string_view::npos ? 0 : at)};
     return std::nullopt;
   }
   if (!json.is_object()) {

@@ -172,6 +172,15 @@ TEST_CASE("ParseModelConfig shows a byte that is not UTF-8 in a JSON syntax erro
   CHECK(r.issues[0].location == SourceLocation{1, 2});
 }
 
+// A number too large for a double is a lexer error without a position in nlohmann's message
+// (out_of_range.406): it is located at the number (found by fuzz/device_profile_fuzzer).
+TEST_CASE("ParseModelConfig locates a number that overflows", "[model_config]") {
+  ModelConfigResult r = ParseModelConfig("{\"model_type\": \"gpt2\",\n \"n_embd\": 1e400}");
+  REQUIRE(r.issues.size() == 1);
+  CHECK(r.issues[0].message == "is not valid JSON: number overflow parsing '1e400'");
+  CHECK(r.issues[0].location == SourceLocation{2, 12});
+}
+
 TEST_CASE("LoadModelConfig fails with a status for missing files", "[model_config]") {
   absl::StatusOr<ModelSpec> m = LoadModelConfig("/nonexistent/config.json");
   REQUIRE_FALSE(m.ok());
