@@ -9,6 +9,7 @@
 #include "cli/compile_job.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/memory_estimator.h"
 #include "planner/memory_model.h"
@@ -98,7 +99,7 @@ int EstimateConfig(const EstimateMemoryOptions& o, std::ostream& out, std::ostre
   const planner::ModelParams params = planner::BuildModelParams(model, 1);
   const ir::ParameterCount& c = params.counts;
 
-  out << "model: " << o.model << " (" << model.arch()
+  out << "model: " << o.model << " (" << ir::Name(model.arch())
       << (model.model_type().empty() ? "" : ", model_type " + model.model_type()) << ")\n";
   out << "  hidden_size " << model.hidden_size() << ", num_layers " << model.num_layers()
       << ", num_heads " << model.num_heads() << ", num_kv_heads " << model.num_kv_heads()
@@ -175,7 +176,7 @@ int EstimateSpec(const EstimateMemoryOptions& o, std::ostream& out, std::ostream
 
   const ir::Plan& plan = result.plan;
   out << "job: " << o.model << " (" << plan.topology().world_size() << " ranks, "
-      << plan.topology().device_type()
+      << ir::Name(plan.topology().device_type())
       << (plan.topology().device_model().empty() ? "" : " " + plan.topology().device_model())
       << ")\n";
   bool all_fit = true;

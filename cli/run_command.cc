@@ -120,7 +120,7 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   err << RenderText(sink.diagnostics(), sources);
   if (!job || !planned.ok || sink.HasErrors()) return kExitInvalid;
   const ir::Plan& plan = planned.plan;
-  if (options.max_restarts > 0 && plan.checkpoint().resume() == "never") {
+  if (options.max_restarts > 0 && plan.checkpoint().resume() == ir::RESUME_POLICY_NEVER) {
     err << "error: --max-restarts needs checkpoint.resume: auto (a restart resumes from the newest "
            "checkpoint; with resume: never it would train from step 0 again)\n";
     return kExitUsage;

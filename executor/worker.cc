@@ -39,8 +39,10 @@
 #include "executor/models/model_config.h"
 #include "executor/train/trainer.h"
 #include "executor/plan_agreement.h"
+#include "executor/plan_dtype.h"
 #include "executor/process_groups.h"
 #include "executor/run_metrics.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "ir/plan_verifier.h"
 
@@ -68,50 +70,55 @@ void Log(const std::string& line) { std::cout << line << std::endl; }
 absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   const ir::Training& t = plan.training();
   TrainerOptions options;
-  if (t.optimizer().name() == "adamw") {
+  if (t.optimizer().kind() == ir::OPTIMIZER_KIND_ADAMW) {
     options.optimizer = OptimizerKind::kAdamW;
-  } else if (t.optimizer().name() == "sgd") {
+  } else if (t.optimizer().kind() == ir::OPTIMIZER_KIND_SGD) {
     options.optimizer = OptimizerKind::kSgd;
     options.momentum = t.optimizer().momentum();
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("training.optimizer.name '", t.optimizer().name(), "' is unknown"));
+        absl::StrCat("training.optimizer.kind is ", std::string(ir::Name(t.optimizer().kind())),
+                     ": expected adamw or sgd"));
   }
   const ir::LrSchedule& lr = t.lr_schedule();
   options.schedule.peak_lr = t.optimizer().lr();
   options.schedule.warmup_steps = lr.warmup_steps();
   options.schedule.total_steps = std::max<int64_t>(1, lr.total_steps());
   options.schedule.min_lr_ratio = lr.min_lr_ratio();
-  options.schedule.cosine = lr.name() == "cosine";
-  options.schedule.linear = lr.name() == "linear";
-  if (lr.name() != "cosine" && lr.name() != "linear" && lr.name() != "constant") {
+  options.schedule.cosine = lr.kind() == ir::LR_SCHEDULE_KIND_COSINE;
+  options.schedule.linear = lr.kind() == ir::LR_SCHEDULE_KIND_LINEAR;
+  if (!options.schedule.cosine && !options.schedule.linear &&
+      lr.kind() != ir::LR_SCHEDULE_KIND_CONSTANT) {
     return absl::InvalidArgumentError(
-        absl::StrCat("training.lr_schedule.name '", lr.name(), "' is unknown"));
+        absl::StrCat("training.lr_schedule.kind is ", std::string(ir::Name(lr.kind())),
+                     ": expected constant, linear or cosine"));
   }
   options.beta1 = t.optimizer().beta1();
   options.beta2 = t.optimizer().beta2();
   options.adam_eps = t.optimizer().eps();
   options.weight_decay = t.optimizer().weight_decay();
   options.grad_clip_norm = t.grad_clip_norm();
-  const std::string& compute = plan.precision().compute_dtype();
-  if (compute == "bf16") {
+  const ir::Dtype compute = plan.precision().compute_dtype();
+  if (compute == ir::DTYPE_BF16) {
     options.precision = ComputePrecision::kBf16;
-  } else if (compute == "fp16") {
+  } else if (compute == ir::DTYPE_FP16) {
     options.precision = ComputePrecision::kFp16;
-  } else if (compute.empty() || compute == "fp32") {
+  } else if (compute == ir::DTYPE_UNSPECIFIED || compute == ir::DTYPE_FP32) {
     options.precision = ComputePrecision::kFp32;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("precision.compute '", compute, "' is unknown"));
+    return absl::InvalidArgumentError(absl::StrCat("precision.compute is ", std::string(ir::Name(compute)),
+                                                   ": expected fp32, bf16 or fp16"));
   }
   const ir::Precision& precision = plan.precision();
-  if (precision.loss_scaling() == "dynamic" || precision.loss_scaling() == "static") {
+  const ir::LossScaling scaling = precision.loss_scaling();
+  if (scaling == ir::LOSS_SCALING_DYNAMIC || scaling == ir::LOSS_SCALING_STATIC) {
     options.loss_scaling.kind =
-        precision.loss_scaling() == "dynamic" ? LossScaling::kDynamic : LossScaling::kStatic;
+        scaling == ir::LOSS_SCALING_DYNAMIC ? LossScaling::kDynamic : LossScaling::kStatic;
     options.loss_scaling.initial_scale = precision.initial_loss_scale();
     options.loss_scaling.growth_interval = precision.loss_scale_growth_interval();
-  } else if (!precision.loss_scaling().empty() && precision.loss_scaling() != "none") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("precision.loss_scaling '", precision.loss_scaling(), "' is unknown"));
+  } else if (scaling != ir::LOSS_SCALING_UNSPECIFIED && scaling != ir::LOSS_SCALING_NONE) {
+    return absl::InvalidArgumentError(absl::StrCat("precision.loss_scaling is ", std::string(ir::Name(scaling)),
+                                                   ": expected none, dynamic or static"));
   }
   return options;
 }
@@ -166,14 +173,6 @@ std::string SampleText(CausalLm& model, int64_t count, uint64_t seed, const torc
   }
   model.train();
   return SampleTextOf(sampled, tokenizer);
-}
-
-// dtype names of the plan ("fp32", "bf16", "fp16"); `fallback` for "" (a hand-built plan).
-torch::ScalarType ScalarTypeOf(const std::string& name, torch::ScalarType fallback) {
-  if (name == "bf16") return torch::kBFloat16;
-  if (name == "fp16") return torch::kHalf;
-  if (name == "fp32") return torch::kFloat;
-  return fallback;
 }
 
 // A worker started by hand must not silently run something else: the plan must verify and be
@@ -231,7 +230,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   // With pp > 1 the head reads its own copy of a tied embedding, not the embeddings unit.
   const bool pipeline = plan.pipeline().stages_size() > 1;
   sync.tied_embeddings = plan.model().tie_word_embeddings() && !pipeline;
-  sync.offload_optimizer = !plan.sharding().offload().empty() && plan.sharding().offload() != "none";
+  const ir::Offload offload = plan.sharding().offload();
+  sync.offload_optimizer = offload != ir::OFFLOAD_UNSPECIFIED && offload != ir::OFFLOAD_NONE;
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                          Trainer::Create(model, CausalLmLoss(), options, std::move(layout), std::move(dp), sync));
   if (pipeline) {
@@ -277,8 +277,10 @@ absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
   dims.norm_eps = c.norm_eps;
   dims.rope_theta = c.rope_theta;
   dims.qkv_bias = c.qkv_bias;
-  const std::string& dtype = plan.precision().param_dtype();
-  dims.torch_dtype = dtype == "bf16" ? "bfloat16" : dtype == "fp16" ? "float16" : "float32";
+  const ir::Dtype dtype = plan.precision().param_dtype();
+  dims.torch_dtype = dtype == ir::DTYPE_BF16   ? "bfloat16"
+                     : dtype == ir::DTYPE_FP16 ? "float16"
+                                               : "float32";
   return HuggingFaceConfigJson(dims);
 }
 
@@ -605,7 +607,7 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
     std::vector<std::string> waits;
     for (double w : pipeline_wait) waits.push_back(absl::StrFormat("%.1f%%", 100 * w));
     Log(absl::StrFormat("pipeline: %s schedule, planned bubble %.1f%%; time blocked in receives per stage %s",
-                        s.plan.pipeline().schedule(), 100 * s.plan.pipeline().bubble_fraction(),
+                        std::string(ir::Name(s.plan.pipeline().schedule())), 100 * s.plan.pipeline().bubble_fraction(),
                         absl::StrJoin(waits, " ")));
   }
   Log(absl::StrFormat(
@@ -647,10 +649,10 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(ModelConfig model_config, ModelConfigFromPlan(plan.model()));
   ACCEL_ASSIGN_OR_RETURN(TrainerOptions trainer_options, TrainerOptionsFromPlan(plan));
 
-  const bool cuda = plan.topology().device_type() == "cuda";
+  const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
   const torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank)
                                     : torch::Device(torch::kCPU);
-  const CommBackend backend = plan.job().backend() == "nccl" ? CommBackend::kNccl
+  const CommBackend backend = plan.job().backend() == ir::BACKEND_NCCL ? CommBackend::kNccl
                                                             : CommBackend::kGloo;
 
   // Rendezvous: rank 0 serves the store; everybody builds the world and the plan's groups.
@@ -706,7 +708,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
       "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "
       "parameters; data %s: %d tokens, %d windows of %d, %d per rank per epoch",
       env.rank, env.world_size, env.node_rank, env.local_rank, world->BackendName(),
-      device.str(), at::get_num_threads(), plan.model().arch(), ModelParameterCount(model_config),
+      device.str(), at::get_num_threads(), std::string(ir::Name(plan.model().arch())), ModelParameterCount(model_config),
       plan.data().path(), token_count, dataset->NumWindows(), data_options.seq_len,
       dataset->WindowsPerRank()));
 
@@ -716,7 +718,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Leftovers of a crashed attempt must not mix into this run's checkpoints.
   if (leader) ACCEL_RETURN_IF_ERROR(store.RemoveStaleTemporaries());
   bool resumed = false;
-  if (plan.checkpoint().resume() == "auto") {
+  if (plan.checkpoint().resume() == ir::RESUME_POLICY_AUTO) {
     std::vector<std::string> skipped;
     absl::StatusOr<CheckpointInfo> latest = store.LatestGood(&skipped);
     for (const std::string& s : skipped) Log("warning: skipping invalid checkpoint: " + s);
@@ -783,7 +785,7 @@ absl::StatusOr<WorkerResult> RunWorker(const ir::Plan& plan, const WorkerEnv& en
   try {
     // Measure tensor bytes on CPU (executor/memory/counting_allocator.h): installed before the
     // model, data and process groups allocate anything.
-    if (plan.topology().device_type() != "cuda") InstallCountingCpuAllocator();
+    if (plan.topology().device_type() != ir::DEVICE_TYPE_CUDA) InstallCountingCpuAllocator();
     return RunWorkerImpl(plan, env, options);
   } catch (const c10::Error& e) {
     return absl::InternalError(e.what_without_backtrace());

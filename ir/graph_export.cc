@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/units.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 
 namespace accel::ir {
@@ -518,7 +519,9 @@ const TimelineOp* OpAt(const std::vector<TimelineOp>& ops, int64_t slot) {
 std::string ScheduleTitle(const Plan& plan) {
   const Pipeline& pipeline = plan.pipeline();
   std::string title = "pipeline schedule";
-  if (!pipeline.schedule().empty()) absl::StrAppend(&title, " · ", pipeline.schedule());
+  if (pipeline.schedule() != PIPELINE_SCHEDULE_UNSPECIFIED) {
+    absl::StrAppend(&title, " · ", std::string(Name(pipeline.schedule())));
+  }
   absl::StrAppend(&title, " · ", pipeline.stages_size(),
                   pipeline.stages_size() == 1 ? " stage" : " stages");
   if (VirtualStages(pipeline) > 1) absl::StrAppend(&title, " × ", VirtualStages(pipeline), " chunks");

@@ -74,4 +74,9 @@ std::string StageLayersText(const PipelineStage& stage, std::string_view dash) {
 
 int32_t VirtualStages(const Pipeline& pipeline) { return std::max(pipeline.virtual_stages(), 1); }
 
+Dtype ComputeDtype(const Precision& precision) {
+  return precision.compute_dtype() == DTYPE_UNSPECIFIED ? precision.param_dtype()
+                                                        : precision.compute_dtype();
+}
+
 }  // namespace accel::ir

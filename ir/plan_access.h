@@ -46,6 +46,10 @@ std::string StageLayersText(const PipelineStage& stage, std::string_view dash = 
 // Model chunks per stage: Pipeline.virtual_stages, 1 when unset.
 int32_t VirtualStages(const Pipeline& pipeline);
 
+// The autocast dtype of matmuls: Precision.compute_dtype, the parameter dtype when unspecified
+// (hand-written plans in tests).
+Dtype ComputeDtype(const Precision& precision);
+
 }  // namespace accel::ir
 
 #endif  // ACCEL_IR_PLAN_ACCESS_H_

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "ir/enum_names.h"
 #include "ir/pipeline_simulation.h"
 #include "ir/plan_access.h"
 
@@ -451,11 +452,12 @@ void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
 // the executor checks the names against its model.
 void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
   const Training& training = plan.training();
-  const std::string& mode = training.recompute();
+  const Recompute mode = training.recompute();
   const int64_t listed = training.recompute_modules_size();
-  const int64_t expected = mode == "full" || mode == "selective" ? plan.model().num_layers() : 0;
+  const int64_t expected =
+      mode == RECOMPUTE_FULL || mode == RECOMPUTE_SELECTIVE ? plan.model().num_layers() : 0;
   if (listed != expected) {
-    out.push_back("recompute " + (mode.empty() ? std::string("none") : mode) + " lists " +
+    out.push_back("recompute " + std::string(Name(mode)) + " lists " +
                   S(listed) + " modules, expected " + S(expected));
   }
   std::set<std::string> seen;
@@ -464,10 +466,67 @@ void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// One enum field: set, and to a value this build of accel knows (a newer writer's value reads as
+// its number). `optional` fields may stay UNSPECIFIED where plan.proto says what that means.
+template <typename E>
+void VerifyEnum(const char* field, E value, bool (*known)(int), bool optional,
+                std::vector<std::string>& out) {
+  if (value == 0) {
+    if (!optional) out.push_back(std::string(field) + " is unspecified");
+  } else if (!known(value)) {
+    out.push_back(std::string(field) + " has unknown value " + S(value));
+  }
+}
+
+// Every enum field the executor reads (plan.proto: UNSPECIFIED only where a field allows it), in
+// the sections the plan has: a pass checked before a later one fills a section skips it.
+void VerifyEnums(const Plan& plan, std::vector<std::string>& out) {
+  if (plan.has_job()) VerifyEnum("job.backend", plan.job().backend(), Backend_IsValid, false, out);
+  if (plan.has_model()) VerifyEnum("model.arch", plan.model().arch(), Architecture_IsValid, false, out);
+  if (plan.has_data()) {
+    const Data& data = plan.data();
+    VerifyEnum("data.format", data.format(), DataFormat_IsValid, false, out);
+    VerifyEnum("data.tokenizer", data.tokenizer(), TokenizerKind_IsValid, true, out);
+    VerifyEnum("data.token_dtype", data.token_dtype(), TokenDtype_IsValid,
+               data.format() != DATA_FORMAT_TOKENS, out);
+  }
+  if (plan.has_training()) {
+    const Training& t = plan.training();
+    VerifyEnum("training.recompute", t.recompute(), Recompute_IsValid, false, out);
+    VerifyEnum("training.optimizer.kind", t.optimizer().kind(), OptimizerKind_IsValid, false, out);
+    VerifyEnum("training.lr_schedule.kind", t.lr_schedule().kind(), LrScheduleKind_IsValid, false,
+               out);
+  }
+  if (plan.has_precision()) {
+    const Precision& p = plan.precision();
+    VerifyEnum("precision.param_dtype", p.param_dtype(), Dtype_IsValid, false, out);
+    VerifyEnum("precision.compute_dtype", p.compute_dtype(), Dtype_IsValid, false, out);
+    VerifyEnum("precision.reduce_dtype", p.reduce_dtype(), Dtype_IsValid, false, out);
+    VerifyEnum("precision.master_dtype", p.master_dtype(), Dtype_IsValid, true, out);
+    VerifyEnum("precision.loss_scaling", p.loss_scaling(), LossScaling_IsValid, false, out);
+  }
+  if (plan.has_checkpoint()) {
+    VerifyEnum("checkpoint.resume", plan.checkpoint().resume(), ResumePolicy_IsValid, false, out);
+  }
+  if (plan.has_topology()) {
+    VerifyEnum("topology.device_type", plan.topology().device_type(), DeviceType_IsValid, false, out);
+  }
+  if (plan.has_sharding()) {
+    VerifyEnum("sharding.offload", plan.sharding().offload(), Offload_IsValid, false, out);
+  }
+  const bool pipelined = plan.pipeline().stages_size() > 1;
+  VerifyEnum("pipeline.schedule", plan.pipeline().schedule(), PipelineSchedule_IsValid, !pipelined,
+             out);
+  // Set with activation_shape by the schedule-pipeline pass.
+  VerifyEnum("pipeline.activation_dtype", plan.pipeline().activation_dtype(), Dtype_IsValid,
+             plan.pipeline().activation_shape().empty(), out);
+}
+
 }  // namespace
 
 std::vector<std::string> VerifyPlan(const Plan& plan) {
   std::vector<std::string> out;
+  VerifyEnums(plan, out);
   if (VerifyMeshAndRanks(plan, out)) {
     VerifyGroups(plan, out);
     VerifyTensorParallel(plan, out);

@@ -15,7 +15,8 @@ namespace accel::ir {
 // layers in order without gaps or overlaps; shard units and buckets cover every parameter
 // exactly once with per-parameter shard counts ceil(local / degree); every stage's schedule runs each microbatch's forward before its backward, and
 // the schedules are deadlock-free (simulated: every send meets its matching receive); recompute
-// "full" or "selective" lists one module per layer, "none" none, each module once.
+// FULL or SELECTIVE lists one module per layer, NONE none, each module once; every enum field
+// the executor reads holds a known value, UNSPECIFIED only where plan.proto allows it.
 // Safe on any plan, including one read from an untrusted file (`accel worker --plan`): counts
 // that overflow, references out of range and sizes that do not fit the plan's own op lists are
 // violations, never undefined behaviour or an unbounded allocation; the group check runs only

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "common/units.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 
 namespace accel::ir {
@@ -45,6 +46,12 @@ namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
 
+// The spec's word for an enum value (ir/enum_names.h), as a string to concatenate.
+template <typename E>
+std::string N(E v) {
+  return std::string(Name(v));
+}
+
 std::string Fmt(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), format, value);
@@ -68,8 +75,8 @@ std::string RankList(const RankGroup& group, int max_ranks) {
 // "none", or e.g. "full (12 modules: transformer.h.0 … transformer.h.11)".
 std::string RecomputeText(const Training& t) {
   const int n = t.recompute_modules_size();
-  if (n == 0) return t.recompute();
-  std::string text = t.recompute() + " (" + S(n) + (n == 1 ? " module: " : " modules: ") +
+  if (n == 0) return N(t.recompute());
+  std::string text = N(t.recompute()) + " (" + S(n) + (n == 1 ? " module: " : " modules: ") +
                      t.recompute_modules(0);
   if (n > 1) text += (n > 2 ? " … " : ", ") + t.recompute_modules(n - 1);
   return text + ")";
@@ -161,10 +168,10 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
            "\n";
   }
   for (const CommunicationTime& c : e.communication()) {
-    out += "  " + c.group() + " " + c.collective() + " x" + S(c.calls()) + ": " +
+    out += "  " + c.group() + " " + N(c.collective()) + " x" + S(c.calls()) + ": " +
            Seconds(c.seconds()) + ", exposed " + Seconds(c.exposed_seconds()) + " (" +
            Si(static_cast<double>(c.bytes()), "B") + " over " + S(c.group_size()) + " ranks, " +
-           c.link() + "; " + c.what() + ")\n";
+           N(c.link()) + "; " + c.what() + ")\n";
   }
   return out;
 }
@@ -182,8 +189,8 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   out += ")\n\n";
 
   const Model& m = plan.model();
-  std::string model = m.arch();
-  if (!m.model_type().empty() && m.model_type() != m.arch()) model += " (" + m.model_type() + ")";
+  std::string model = N(m.arch());
+  if (!m.model_type().empty() && m.model_type() != model) model += " (" + m.model_type() + ")";
   model += ": hidden " + S(m.hidden_size()) + ", layers " + S(m.num_layers()) + ", heads " +
            S(m.num_heads());
   if (m.num_kv_heads() != m.num_heads()) model += " (kv " + S(m.num_kv_heads()) + ")";
@@ -207,28 +214,28 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
                     FormatCount(b.tokens_per_step()) + " tokens/step; " + S(b.steps()) +
                     " steps (" + FormatCount(b.total_tokens()) + " tokens)");
   const Training& t = plan.training();
-  line("training", t.optimizer().name() + " lr " + Fmt("%g", t.optimizer().lr()) + ", " +
-                       t.lr_schedule().name() + " schedule, warmup " +
+  line("training", N(t.optimizer().kind()) + " lr " + Fmt("%g", t.optimizer().lr()) + ", " +
+                       N(t.lr_schedule().kind()) + " schedule, warmup " +
                        S(t.lr_schedule().warmup_steps()) + ", clip " +
                        Fmt("%g", t.grad_clip_norm()) + ", recompute " + RecomputeText(t) +
                        ", seed " + S(t.seed()));
   const Precision& p = plan.precision();
-  line("precision", "params " + p.param_dtype() + ", compute " + p.compute_dtype() + ", reduce " +
-                        p.reduce_dtype() +
-                        (p.master_dtype().empty() ? "" : ", master " + p.master_dtype()) +
-                        ", loss scaling " + p.loss_scaling());
+  line("precision", "params " + N(p.param_dtype()) + ", compute " + N(p.compute_dtype()) +
+                        ", reduce " + N(p.reduce_dtype()) +
+                        (p.master_dtype() == DTYPE_UNSPECIFIED ? "" : ", master " + N(p.master_dtype())) +
+                        ", loss scaling " + N(p.loss_scaling()));
   const Topology& topo = plan.topology();
-  std::string device = topo.device_type();
+  std::string device = N(topo.device_type());
   if (!topo.device_model().empty()) device += " " + topo.device_model();
   line("topology", S(topo.nodes()) + " node(s) x " + S(topo.devices_per_node()) + " " + device +
                        " (" + FormatBytes(topo.device_memory_bytes()) + " each) = " +
-                       S(topo.world_size()) + " ranks, backend " + job.backend());
-  line("data", plan.data().path() + " (" + plan.data().format() + ", tokenizer " +
-                   plan.data().tokenizer() +
+                       S(topo.world_size()) + " ranks, backend " + N(job.backend()));
+  line("data", plan.data().path() + " (" + N(plan.data().format()) + ", tokenizer " +
+                   N(plan.data().tokenizer()) +
                    (plan.data().tokenizer_path().empty() ? "" : " " + plan.data().tokenizer_path()) + ")");
   line("checkpoint", plan.checkpoint().dir() + ", every " + S(plan.checkpoint().every_steps()) +
                          " steps, keep " + S(plan.checkpoint().keep()) + ", resume " +
-                         plan.checkpoint().resume() +
+                         N(plan.checkpoint().resume()) +
                          (plan.checkpoint().skip_final() ? ", none at the end" : ""));
   out += "\n";
 
@@ -283,9 +290,9 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     for (int64_t d : pipe.activation_shape()) shape += (shape.empty() ? "" : ", ") + S(d);
     const std::string chunks =
         VirtualStages(pipe) > 1 ? " with " + S(VirtualStages(pipe)) + " model chunks per stage" : "";
-    line("pipeline", pipe.schedule() + chunks + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
+    line("pipeline", N(pipe.schedule()) + chunks + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
                          Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()) + "; stages exchange [" +
-                         shape + "] " + pipe.activation_dtype() + " activations and gradients");
+                         shape + "] " + N(pipe.activation_dtype()) + " activations and gradients");
   } else {
     line("pipeline", "none (one stage); " + S(pipe.microbatches()) +
                          " micro-step(s) per optimizer step");
@@ -308,7 +315,7 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   }
   const Sharding& sh = plan.sharding();
   line("sharding", "stage " + S(sh.stage()) + " over dp_shard " + S(sh.degree()) +
-                       (sh.hybrid() ? " (hybrid)" : "") + ", offload " + sh.offload() + "; " +
+                       (sh.hybrid() ? " (hybrid)" : "") + ", offload " + N(sh.offload()) + "; " +
                        S(sh.units_size()) + " shard units, " + S(sh.buckets_size()) +
                        " buckets of <= " + FormatCount(sh.bucket_elements()) + " elements");
   out += "\n";
@@ -347,7 +354,7 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     out += "\n";
   }
   for (const PlanNote& n : plan.notes()) {
-    out += n.severity() + (n.code().empty() ? "" : "[" + n.code() + "]") + ": " + n.message() +
+    out += N(n.severity()) + (n.code().empty() ? "" : "[" + n.code() + "]") + ": " + n.message() +
            "\n";
   }
   return out;

@@ -16,14 +16,14 @@ std::string G(double v) {
 
 }  // namespace
 
-const char* CollectiveName(Collective c) {
+ir::Collective IrCollective(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "all_reduce";
-    case Collective::kAllGather: return "all_gather";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kSendRecv: return "send_recv";
+    case Collective::kAllReduce: return ir::COLLECTIVE_ALL_REDUCE;
+    case Collective::kAllGather: return ir::COLLECTIVE_ALL_GATHER;
+    case Collective::kReduceScatter: return ir::COLLECTIVE_REDUCE_SCATTER;
+    case Collective::kSendRecv: return ir::COLLECTIVE_SEND_RECV;
   }
-  return "";
+  return ir::COLLECTIVE_UNSPECIFIED;
 }
 
 int64_t RingSteps(Collective c, int64_t group_size) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
 
 // Time of one collective under the ring algorithm's α–β model (Thakur, Rabenseifner and Gropp
 // 2005, "Optimization of Collective Communication Operations in MPICH", §4; the bus-bandwidth
@@ -20,8 +21,8 @@ namespace accel::planner {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
 
-// "all_reduce" | "all_gather" | "reduce_scatter" | "send_recv".
-const char* CollectiveName(Collective c);
+// The plan's name for it (CommunicationTime.collective).
+ir::Collective IrCollective(Collective c);
 
 // Latency steps of one call: 2(p−1), p−1, p−1 or 1 (0 when p ≤ 1).
 int64_t RingSteps(Collective c, int64_t group_size);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "ir/enum_names.h"
+
 namespace accel::planner {
 namespace {
 
@@ -97,8 +99,8 @@ const std::vector<std::string>& BuiltinDeviceProfileNames() {
   return names;
 }
 
-std::string DefaultDeviceProfileName(std::string_view device_type, std::string_view device_model) {
-  if (device_type == "cpu") return "cpu";
+std::string DefaultDeviceProfileName(ir::DeviceType device_type, std::string_view device_model) {
+  if (device_type == ir::DEVICE_TYPE_CPU) return "cpu";
   const std::string model = Lower(device_model);
   for (const char* name : {"h200", "h100", "a100"}) {
     if (model.find(name) != std::string::npos) return name;
@@ -126,23 +128,24 @@ ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& v,
   p.set_shared_cores_per_node(v.shared_cores_per_node);
   for (const spec::MatmulGridValues& g : v.matmul_grids) {
     ir::MatmulGrid* grid = p.add_matmul_grids();
-    grid->set_dtype(g.dtype);
+    // The loader accepts only the three dtype names (spec/device_profile_file.cc).
+    grid->set_dtype(ir::ParseDtype(g.dtype).value_or(ir::DTYPE_UNSPECIFIED));
     for (int64_t size : g.sizes) grid->add_sizes(size);
     for (double f : g.flops_per_second) grid->add_flops_per_second(f);
   }
   for (const spec::ElementwiseCostValues& c : v.elementwise_costs) {
     ir::ElementwiseCost* cost = p.add_elementwise_costs();
     cost->set_op(c.op);
-    cost->set_dtype(c.dtype);
+    cost->set_dtype(ir::ParseDtype(c.dtype).value_or(ir::DTYPE_UNSPECIFIED));
     cost->set_forward_seconds_per_element(c.forward_seconds_per_element);
     cost->set_backward_seconds_per_element(c.backward_seconds_per_element);
   }
   return p;
 }
 
-double MatmulPeakFlopsPerSecond(const ir::DeviceProfile& profile, std::string_view dtype) {
-  if (dtype == "bf16") return profile.matmul_bf16_flops_per_second();
-  if (dtype == "fp16") return profile.matmul_fp16_flops_per_second();
+double MatmulPeakFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype) {
+  if (dtype == ir::DTYPE_BF16) return profile.matmul_bf16_flops_per_second();
+  if (dtype == ir::DTYPE_FP16) return profile.matmul_fp16_flops_per_second();
   return profile.matmul_fp32_flops_per_second();
 }
 

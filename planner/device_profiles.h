@@ -39,17 +39,16 @@ std::optional<ir::DeviceProfile> BuiltinDeviceProfile(std::string_view name);
 // Built-in profile names in documentation order, for messages and "did you mean".
 const std::vector<std::string>& BuiltinDeviceProfileNames();
 
-// The built-in profile for a device when the spec names none: "cpu" for cpu; for cuda the
+// The built-in profile for a device when the spec names none: "cpu" for CPU; for CUDA the
 // first of "h200", "h100", "a100" that `device_model` contains (case-insensitive), else "h100".
-std::string DefaultDeviceProfileName(std::string_view device_type, std::string_view device_model);
+std::string DefaultDeviceProfileName(ir::DeviceType device_type, std::string_view device_model);
 
 // A profile from a device-profile file's values; `file` is the path as written in the spec.
 ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& values,
                                           const std::string& file);
 
-// The matmul peak of `profile` for a compute dtype name ("fp32" | "bf16" | "fp16"), FLOP/s;
-// fp32 for anything else.
-double MatmulPeakFlopsPerSecond(const ir::DeviceProfile& profile, std::string_view dtype);
+// The matmul peak of `profile` for a compute dtype, FLOP/s; fp32's for UNSPECIFIED.
+double MatmulPeakFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype);
 
 }  // namespace accel::planner
 

@@ -20,7 +20,7 @@ double NormTokens(int64_t seq_len, int64_t micro_batch, int64_t tp, int64_t cp, 
 }
 
 ElementwiseOp NormOf(const ir::Model& model) {
-  return model.arch() == "llama" ? ElementwiseOp::kRmsNorm : ElementwiseOp::kLayerNorm;
+  return model.arch() == ir::ARCHITECTURE_LLAMA ? ElementwiseOp::kRmsNorm : ElementwiseOp::kLayerNorm;
 }
 
 }  // namespace
@@ -45,7 +45,7 @@ ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq
   const double tokens = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
   e[Index(NormOf(model))] = 2 * NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) * h;
   const ElementwiseOp mlp =
-      model.arch() == "llama" ? ElementwiseOp::kSiluMul : ElementwiseOp::kGeluTanh;
+      model.arch() == ir::ARCHITECTURE_LLAMA ? ElementwiseOp::kSiluMul : ElementwiseOp::kGeluTanh;
   e[Index(mlp)] = tokens * ffn / t_tp;
   e[Index(ElementwiseOp::kCausalSoftmax)] =
       static_cast<double>(micro_batch) * static_cast<double>(model.num_heads()) / t_tp *
@@ -69,8 +69,8 @@ ElementwiseElements HeadElementwiseElements(const ir::Model& model, int64_t seq_
 }
 
 const ir::ElementwiseCost* FindElementwiseCost(const ir::DeviceProfile& profile, ElementwiseOp op,
-                                               std::string_view dtype) {
-  const std::string_view wanted = dtype == "bf16" || dtype == "fp16" ? dtype : "fp32";
+                                               ir::Dtype dtype) {
+  const ir::Dtype wanted = dtype == ir::DTYPE_UNSPECIFIED ? ir::DTYPE_FP32 : dtype;
   for (const ir::ElementwiseCost& c : profile.elementwise_costs()) {
     if (c.op() == ElementwiseOpName(op) && c.dtype() == wanted) return &c;
   }

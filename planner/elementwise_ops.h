@@ -53,7 +53,7 @@ ElementwiseElements HeadElementwiseElements(const ir::Model& model, int64_t seq_
 
 // The profile's cost of `op` for activations in `dtype`, or nullptr.
 const ir::ElementwiseCost* FindElementwiseCost(const ir::DeviceProfile& profile, ElementwiseOp op,
-                                               std::string_view dtype);
+                                               ir::Dtype dtype);
 
 }  // namespace accel::planner
 

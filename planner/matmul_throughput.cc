@@ -58,15 +58,15 @@ double Interpolate(const ir::MatmulGrid& grid, int64_t m, int64_t n, int64_t k) 
 
 }  // namespace
 
-const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, std::string_view dtype) {
-  const std::string_view wanted = dtype == "bf16" || dtype == "fp16" ? dtype : "fp32";
+const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype) {
+  const ir::Dtype wanted = dtype == ir::DTYPE_UNSPECIFIED ? ir::DTYPE_FP32 : dtype;
   for (const ir::MatmulGrid& grid : profile.matmul_grids()) {
     if (grid.dtype() == wanted && WellFormed(grid)) return &grid;
   }
   return nullptr;
 }
 
-double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, std::string_view dtype, int64_t m,
+double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype, int64_t m,
                             int64_t n, int64_t k) {
   const ir::MatmulGrid* grid = FindMatmulGrid(profile, dtype);
   const double figure =

@@ -14,8 +14,7 @@
 // single peak cannot express.
 namespace accel::planner {
 
-// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` ("fp32" | "bf16" | "fp16"; anything else
-// reads as fp32) operands, times profile.matmul_efficiency(), per device (per core when
+// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` (UNSPECIFIED reads as fp32) operands, times profile.matmul_efficiency(), per device (per core when
 // profile.shared_cores_per_node() > 0, like the peaks):
 // - with a grid for `dtype`: log(FLOP/s) interpolated trilinearly in (log m, log n, log k)
 //   between the grid points around the shape; each coordinate is first clamped to the grid's
@@ -24,11 +23,11 @@ namespace accel::planner {
 // - otherwise: MatmulPeakFlopsPerSecond(profile, dtype) (planner/device_profiles.h).
 // m, n, k < 1 count as 1. A grid that breaks accel.ir.MatmulGrid's contract (sizes not
 // increasing, wrong count) is ignored; spec/device_profile_file.h refuses such files.
-double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, std::string_view dtype, int64_t m,
+double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype, int64_t m,
                             int64_t n, int64_t k);
 
 // The grid of `profile` for `dtype`, or nullptr when it has none (or only a malformed one).
-const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, std::string_view dtype);
+const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype);
 
 }  // namespace accel::planner
 

@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "common/units.h"
 #include "planner/executor_activations.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/model_params.h"
 #include "planner/pipeline_schedules.h"
@@ -88,13 +89,17 @@ const char* LayoutFormula(const MemoryInputs& in) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
 
-absl::StatusOr<int64_t> BytesOf(const std::string& dtype, const char* what) {
-  std::optional<int64_t> bytes = DTypeBytesByName(dtype);
-  if (!bytes) {
-    return absl::InvalidArgumentError(std::string("plan has unknown ") + what + " dtype '" +
-                                      dtype + "'");
+absl::StatusOr<int64_t> BytesOf(ir::Dtype dtype, const char* what) {
+  const int bytes = ir::DtypeBytes(dtype);
+  if (bytes == 0) {
+    return absl::InvalidArgumentError(std::string("plan has no ") + what + " dtype");
   }
-  return *bytes;
+  return bytes;
+}
+
+// A dtype the plan may leave unspecified (compute, reduce): the parameters' then.
+ir::Dtype OrParam(ir::Dtype dtype, const ir::Precision& p) {
+  return dtype == ir::DTYPE_UNSPECIFIED ? p.param_dtype() : dtype;
 }
 
 // The peak device total over stages and whether every stage fits.
@@ -156,23 +161,25 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   const ir::Precision& p = plan.precision();
   ACCEL_ASSIGN_OR_RETURN(in.param_bytes, BytesOf(p.param_dtype(), "param"));
   ACCEL_ASSIGN_OR_RETURN(in.compute_bytes,
-                         BytesOf(p.compute_dtype().empty() ? p.param_dtype() : p.compute_dtype(),
-                                 "compute"));
+                         BytesOf(OrParam(p.compute_dtype(), p), "compute"));
   ACCEL_ASSIGN_OR_RETURN(in.reduce_bytes,
-                         BytesOf(p.reduce_dtype().empty() ? p.param_dtype() : p.reduce_dtype(),
-                                 "reduce"));
+                         BytesOf(OrParam(p.reduce_dtype(), p), "reduce"));
 
-  in.optimizer = plan.training().optimizer().name().empty() ? "adamw"
-                                                            : plan.training().optimizer().name();
+  const ir::OptimizerKind optimizer = plan.training().optimizer().kind();
+  in.optimizer = optimizer == ir::OPTIMIZER_KIND_UNSPECIFIED ? ir::OPTIMIZER_KIND_ADAMW : optimizer;
   in.momentum = plan.training().optimizer().momentum();
-  if (in.optimizer != "adamw" && in.optimizer != "sgd") {
-    return absl::InvalidArgumentError("plan has unknown optimizer '" + in.optimizer + "'");
+  if (in.optimizer != ir::OPTIMIZER_KIND_ADAMW && in.optimizer != ir::OPTIMIZER_KIND_SGD) {
+    return absl::InvalidArgumentError("plan has unknown optimizer " + std::to_string(in.optimizer));
   }
-  const std::string& recompute = plan.training().recompute();
-  if (recompute.empty() || recompute == "none") in.recompute = RecomputeMode::kNone;
-  else if (recompute == "selective") in.recompute = RecomputeMode::kSelective;
-  else if (recompute == "full") in.recompute = RecomputeMode::kFull;
-  else return absl::InvalidArgumentError("plan has unknown recompute '" + recompute + "'");
+  switch (plan.training().recompute()) {
+    case ir::RECOMPUTE_UNSPECIFIED:
+    case ir::RECOMPUTE_NONE: in.recompute = RecomputeMode::kNone; break;
+    case ir::RECOMPUTE_SELECTIVE: in.recompute = RecomputeMode::kSelective; break;
+    case ir::RECOMPUTE_FULL: in.recompute = RecomputeMode::kFull; break;
+    default:
+      return absl::InvalidArgumentError("plan has unknown recompute " +
+                                        std::to_string(plan.training().recompute()));
+  }
   in.fused_attention = plan.model().attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
 
   for (const ir::MeshAxis& axis : plan.mesh().axes()) {
@@ -190,15 +197,20 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
   if (s.degree() > 0 && s.degree() != in.dp_shard && plan.mesh().axes().empty()) {
     in.dp_shard = s.degree();
   }
-  if (s.offload().empty() || s.offload() == "none") in.offload = spec::Offload::kNone;
-  else if (s.offload() == "optimizer") in.offload = spec::Offload::kOptimizer;
-  else if (s.offload() == "all") in.offload = spec::Offload::kAll;
-  else return absl::InvalidArgumentError("plan has unknown offload '" + s.offload() + "'");
+  switch (s.offload()) {
+    case ir::OFFLOAD_UNSPECIFIED:
+    case ir::OFFLOAD_NONE: in.offload = spec::Offload::kNone; break;
+    case ir::OFFLOAD_OPTIMIZER: in.offload = spec::Offload::kOptimizer; break;
+    case ir::OFFLOAD_ALL: in.offload = spec::Offload::kAll; break;
+    default: return absl::InvalidArgumentError("plan has unknown offload " + std::to_string(s.offload()));
+  }
   in.bucket_elements = s.bucket_elements();
   in.prefetch_bucket_elements = s.prefetch_bucket_elements();
 
   const ir::Pipeline& pipe = plan.pipeline();
-  in.pipeline_schedule = pipe.schedule().empty() ? "1f1b" : pipe.schedule();
+  in.pipeline_schedule = pipe.schedule() == ir::PIPELINE_SCHEDULE_UNSPECIFIED
+                             ? ir::PIPELINE_SCHEDULE_1F1B
+                             : pipe.schedule();
   in.microbatches = std::max<int64_t>(pipe.microbatches(), 1);
   in.virtual_stages = ir::VirtualStages(pipe);
   for (const ir::PipelineStage& st : pipe.stages()) {
@@ -215,7 +227,8 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
 
   const ir::Topology& topo = plan.topology();
   in.devices_per_node = std::max<int64_t>(topo.devices_per_node(), 1);
-  in.device_type = topo.device_type().empty() ? "cuda" : topo.device_type();
+  in.device_type = topo.device_type() == ir::DEVICE_TYPE_UNSPECIFIED ? ir::DEVICE_TYPE_CUDA
+                                                                    : topo.device_type();
   in.device_memory_bytes = topo.device_memory_bytes();
   in.runtime_overhead_bytes = topo.runtime_overhead_bytes();
   return in;
@@ -236,7 +249,7 @@ int64_t StageLayout::LargestChunkLayers() const {
 }
 
 std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
-                                          const std::string& schedule, int64_t microbatches,
+                                          ir::PipelineSchedule schedule, int64_t microbatches,
                                           int64_t virtual_stages) {
   pp = std::max<int64_t>(pp, 1);
   const int64_t v = std::max<int64_t>(virtual_stages, 1);
@@ -327,7 +340,7 @@ void AddStage3GatherTerms(bool explain, const MemoryInputs& in, const StageLayou
 // The executor-activation shape of one micro-batch of this plan.
 ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int64_t padded_vocab) {
   ExecutorActivationShape s;
-  s.gpt2 = in.model.arch() == "gpt2";
+  s.gpt2 = in.model.arch() == ir::ARCHITECTURE_GPT2;
   s.seq_len = seq;
   s.micro_batch = in.micro_batch_size;
   s.hidden = in.model.hidden_size();
@@ -452,7 +465,7 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   if (dtypes.optimizer_bytes > 0) {
     const auto f = [&] {
       return StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
-                          in.optimizer == "adamw" ? "AdamW m + v in fp32" : "SGD momentum in fp32");
+                          in.optimizer == ir::OPTIMIZER_KIND_ADAMW ? "AdamW m + v in fp32" : "SGD momentum in fp32");
     };
     if (host_optimizer)
       SetTerm(host(), explain, "optimizer_states", ms.host_optimizer_states, f, kOffloadSource);
@@ -685,7 +698,7 @@ void AddOverheadTerms(const SharedInputs& c, const StageLayout& layout, int64_t 
   SetTerm(
       device(), explain, "runtime_overhead", in.runtime_overhead_bytes,
       [&] { return N(in.runtime_overhead_bytes) + " B per device (cluster.runtime_overhead)"; },
-      in.device_type == "cpu" ? kCpuOverheadSource : kOverheadSource);
+      in.device_type == ir::DEVICE_TYPE_CPU ? kCpuOverheadSource : kOverheadSource);
 
   int64_t device_total = 0, host_total = 0;
   for (const ir::MemoryTerm& t : e.device()) device_total += t.bytes();

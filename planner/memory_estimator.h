@@ -45,7 +45,7 @@ struct MemoryInputs {
   int64_t param_bytes = 4;           // stored parameter dtype
   int64_t compute_bytes = 4;         // autocast dtype: activations and logits
   int64_t reduce_bytes = 4;          // gradient reduction dtype: bucket buffers
-  std::string optimizer = "adamw";   // "adamw" | "sgd"
+  ir::OptimizerKind optimizer = ir::OPTIMIZER_KIND_ADAMW;
   double momentum = 0.0;             // sgd only
   int64_t pp = 1, dp_replicate = 1, dp_shard = 1, cp = 1, tp = 1;
   int64_t devices_per_node = 1;      // bounds tp in suggestions (tp stays inside a node)
@@ -56,12 +56,12 @@ struct MemoryInputs {
   spec::Offload offload = spec::Offload::kNone;
   int64_t bucket_elements = 0;       // reduce bucket
   int64_t prefetch_bucket_elements = 0;  // stage 3 only
-  std::string pipeline_schedule = "1f1b";  // "1f1b" | "gpipe" | "interleaved_1f1b"
+  ir::PipelineSchedule pipeline_schedule = ir::PIPELINE_SCHEDULE_1F1B;
   int64_t virtual_stages = 1;        // model chunks per stage (interleaved_1f1b)
   int64_t microbatches = 1;          // pipeline microbatches m (1 without pipelining)
   int64_t grad_accum_steps = 0;      // micro-steps per update; 1: gradients overlap activations
   std::vector<StageLayout> stages;   // empty: one stage holding the whole model
-  std::string device_type = "cuda";  // "cuda" | "cpu"
+  ir::DeviceType device_type = ir::DEVICE_TYPE_CUDA;
   int64_t device_memory_bytes = 0;   // per device; 0: unknown, everything "fits"
   int64_t runtime_overhead_bytes = 0;
   // Fill each MemoryTerm's formula and source. false (the planner's summary mode): categories
@@ -82,7 +82,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
 // (planner/pipeline_schedules.h): p − index for 1F1B (at most m), m for GPipe (planner-facts.md
 // §3), chunk activations for interleaved.
 std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
-                                          const std::string& schedule, int64_t microbatches,
+                                          ir::PipelineSchedule schedule, int64_t microbatches,
                                           int64_t virtual_stages = 1);
 
 // One MemoryEstimate per stage, in stage order: device terms (parameters, gradients,

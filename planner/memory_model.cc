@@ -27,26 +27,20 @@ constexpr DeviceEntry kDevices[] = {
 
 }  // namespace
 
-std::optional<int64_t> DTypeBytesByName(std::string_view dtype) {
-  if (dtype == "fp32") return 4;
-  if (dtype == "bf16" || dtype == "fp16") return 2;
-  return std::nullopt;
-}
-
 absl::StatusOr<ModelStateDtypes> ModelStateDtypesFor(int64_t param_bytes,
-                                                     std::string_view optimizer,
+                                                     ir::OptimizerKind optimizer,
                                                      double momentum) {
   ModelStateDtypes d;
   d.param_bytes = param_bytes;
   d.grad_bytes = param_bytes;
   d.master_bytes = param_bytes < 4 ? 4 : 0;
   d.grad_copy_bytes = param_bytes < 4 ? 4 : 0;
-  if (optimizer == "adamw") {
+  if (optimizer == ir::OPTIMIZER_KIND_ADAMW) {
     d.optimizer_bytes = 8;
-  } else if (optimizer == "sgd") {
+  } else if (optimizer == ir::OPTIMIZER_KIND_SGD) {
     d.optimizer_bytes = momentum != 0.0 ? 4 : 0;
   } else {
-    return absl::InvalidArgumentError("unknown optimizer '" + std::string(optimizer) + "'");
+    return absl::InvalidArgumentError("unknown optimizer " + ir::OptimizerKind_Name(optimizer));
   }
   return d;
 }
@@ -213,21 +207,21 @@ int64_t GatheredParameterBytes(int64_t largest_unit_elements, int64_t prefetch_b
   return largest_unit_elements * (param_bytes + grad_bytes) + prefetch_bucket_elements * param_bytes;
 }
 
-int64_t DefaultRuntimeOverheadBytes(std::string_view device_type) {
-  if (device_type == "cpu") return 256 * kMiB;
+int64_t DefaultRuntimeOverheadBytes(ir::DeviceType device_type) {
+  if (device_type == ir::DEVICE_TYPE_CPU) return 256 * kMiB;
   return kGiB + kGiB / 2;
 }
 
-std::string RuntimeOverheadReason(std::string_view device_type) {
-  if (device_type == "cpu") {
+std::string RuntimeOverheadReason(ir::DeviceType device_type) {
+  if (device_type == ir::DEVICE_TYPE_CPU) {
     return "default for cpu: 256 MiB for the process, Gloo buffers and the allocator";
   }
   return "default for cuda: 1.5 GiB for the CUDA context and cuBLAS/cuDNN/NCCL workspaces "
          "(0.5-2 GiB per GPU reported; planner-facts.md section 7)";
 }
 
-int64_t AllocatorReserveBytes(int64_t other_device_bytes, std::string_view device_type) {
-  if (device_type == "cpu") return 0;
+int64_t AllocatorReserveBytes(int64_t other_device_bytes, ir::DeviceType device_type) {
+  if (device_type == ir::DEVICE_TYPE_CPU) return 0;
   return static_cast<int64_t>(std::ceil(static_cast<double>(other_device_bytes) * kAllocatorReserveFraction));
 }
 

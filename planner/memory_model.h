@@ -8,14 +8,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/plan.pb.h"
 #include "spec/job_spec.h"
 
 // Pure memory formulas, each with its source (planner-facts.md §5–§7 name the papers and
 // projects). All results are bytes unless the name says otherwise; nothing here reads a plan.
 namespace accel::planner {
-
-// Bytes per element of a plan dtype name: "fp32" 4, "bf16" 2, "fp16" 2; nullopt otherwise.
-std::optional<int64_t> DTypeBytesByName(std::string_view dtype);
 
 // ---- Model states (parameters, gradients, master weights, optimizer states) ----
 
@@ -33,9 +31,9 @@ struct ModelStateDtypes {
 // counts both: its "18 = 2 grads16 + 4 grads32 + 4 params32 + 8 optimizer", stage_1_and_2.py;
 // Megatron-LM's fp16 row keeps fp32 main grads, docs "distributed optimizer" table); AdamW
 // m + v in fp32 (8 B, ZeRO paper K = 12 with the master); SGD 4 B with momentum ≠ 0, else 0.
-// `optimizer` is "adamw" or "sgd"; anything else is InvalidArgument.
+// `optimizer` is ADAMW or SGD; anything else is InvalidArgument.
 absl::StatusOr<ModelStateDtypes> ModelStateDtypesFor(int64_t param_bytes,
-                                                     std::string_view optimizer,
+                                                     ir::OptimizerKind optimizer,
                                                      double momentum);
 
 // Model-state bytes held by one data-parallel rank. Host fields are the offloaded states.
@@ -187,14 +185,14 @@ int64_t GatheredParameterBytes(int64_t largest_unit_elements, int64_t prefetch_b
 // cuBLAS/cuDNN/NCCL workspaces (reported 0.5–2 GiB per GPU; DeepSpeed#4527 and #4093 show
 // estimates missing ~13 GiB once everything is counted). CPU: 256 MiB for the process, Gloo
 // buffers and the allocator. Unknown device types get the CUDA value.
-int64_t DefaultRuntimeOverheadBytes(std::string_view device_type);
+int64_t DefaultRuntimeOverheadBytes(ir::DeviceType device_type);
 
 // One line explaining DefaultRuntimeOverheadBytes for plan.resolved.
-std::string RuntimeOverheadReason(std::string_view device_type);
+std::string RuntimeOverheadReason(ir::DeviceType device_type);
 
 // Caching-allocator reserve and fragmentation on CUDA: 5% of the other device bytes, the low
 // end of the 5–10% planner-facts.md §7 reports. 0 for CPU.
-int64_t AllocatorReserveBytes(int64_t other_device_bytes, std::string_view device_type);
+int64_t AllocatorReserveBytes(int64_t other_device_bytes, ir::DeviceType device_type);
 
 // The allocator reserve fraction used by AllocatorReserveBytes on CUDA.
 inline constexpr double kAllocatorReserveFraction = 0.05;

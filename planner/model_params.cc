@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "planner/ir_enums.h"
+
 namespace accel::planner {
 namespace {
 
@@ -16,7 +18,7 @@ struct Dims {
 
 Dims ResolveDims(const ir::Model& m) {
   Dims d;
-  d.gpt2 = m.arch() != "llama";
+  d.gpt2 = m.arch() != ir::ARCHITECTURE_LLAMA;
   d.h = m.hidden_size();
   d.layers = m.num_layers();
   d.heads = m.num_heads();
@@ -64,13 +66,14 @@ int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
 }
 
 std::string BlockModulePath(const ir::Model& model, int64_t layer) {
-  return (model.arch() == "llama" ? "model.layers." : "transformer.h.") + std::to_string(layer);
+  return (model.arch() == ir::ARCHITECTURE_LLAMA ? "model.layers." : "transformer.h.") + std::to_string(layer);
 }
 
-std::vector<std::string> RecomputeModules(const ir::Model& model, const std::string& mode) {
+std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute mode) {
   std::vector<std::string> modules;
-  if (mode != "full" && mode != "selective") return modules;
-  const std::string core = mode == "full" ? "" : model.arch() == "llama" ? ".self_attn.core" : ".attn.core";
+  if (mode != ir::RECOMPUTE_FULL && mode != ir::RECOMPUTE_SELECTIVE) return modules;
+  const bool llama = model.arch() == ir::ARCHITECTURE_LLAMA;
+  const std::string core = mode == ir::RECOMPUTE_FULL ? "" : llama ? ".self_attn.core" : ".attn.core";
   for (int64_t l = 0; l < model.num_layers(); ++l) modules.push_back(BlockModulePath(model, l) + core);
   return modules;
 }
@@ -192,7 +195,7 @@ ir::ParameterCount CountParameters(const ir::Model& model) {
 
 ir::Model ModelFromSpec(const spec::ModelSpec& m) {
   ir::Model model;
-  model.set_arch(spec::Name(m.arch));
+  model.set_arch(ToIr(m.arch));
   model.set_model_type(m.model_type);
   model.set_hidden_size(m.hidden_size);
   model.set_num_layers(m.num_layers);

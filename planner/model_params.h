@@ -92,10 +92,10 @@ class ModelParamsCache {
 std::string BlockModulePath(const ir::Model& model, int64_t layer);
 
 // The sub-modules recompute `mode` checkpoints (ir::Training.recompute_modules), in forward
-// order: "none" → none; "full" → every block (BlockModulePath); "selective" → every block's
+// order: NONE → none; FULL → every block (BlockModulePath); SELECTIVE → every block's
 // attention core, BlockModulePath + ".attn.core" (gpt2) or ".self_attn.core" (llama family).
-// An unknown mode gives none (validate-spec has already rejected it). Size: num_layers.
-std::vector<std::string> RecomputeModules(const ir::Model& model, const std::string& mode);
+// UNSPECIFIED gives none. Size: num_layers.
+std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute mode);
 
 // Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +

@@ -69,10 +69,10 @@ void WriteStageOps(const ScheduleShape& shape, int32_t s, ir::PipelineStage& sta
       w.Forward(mb, 0);
       w.Backward(mb, 0);
     }
-  } else if (shape.schedule == "gpipe") {
+  } else if (shape.schedule == ir::PIPELINE_SCHEDULE_GPIPE) {
     for (int32_t mb = 0; mb < m; ++mb) w.Forward(mb, 0);
     for (int32_t mb = 0; mb < m; ++mb) w.Backward(mb, 0);
-  } else if (shape.schedule == "interleaved_1f1b") {
+  } else if (shape.schedule == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B) {
     WriteInterleaved(shape, s, w);
   } else {
     const int32_t warmup = std::min(p - s - 1, m);
@@ -90,8 +90,8 @@ int64_t InflightMicrobatches(const ScheduleShape& shape, int32_t s) {
   const int64_t p = shape.stages, m = std::max(shape.microbatches, 1);
   const int64_t v = std::max(shape.virtual_stages, 1);
   if (p <= 1) return 1;
-  if (shape.schedule == "gpipe") return m;
-  if (shape.schedule == "interleaved_1f1b") {
+  if (shape.schedule == ir::PIPELINE_SCHEDULE_GPIPE) return m;
+  if (shape.schedule == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B) {
     if (m == p) return m * v;
     return std::min(m * v, (p - s - 1) * 2 + (v - 1) * p + 1);
   }

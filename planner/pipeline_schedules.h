@@ -15,7 +15,7 @@ namespace accel::planner {
 // One schedule's shape: p stages, v model chunks per stage (1 unless interleaved), m
 // microbatches.
 struct ScheduleShape {
-  std::string schedule = "1f1b";  // "gpipe" | "1f1b" | "interleaved_1f1b"
+  ir::PipelineSchedule schedule = ir::PIPELINE_SCHEDULE_1F1B;
   int32_t stages = 1;             // p ≥ 1
   int32_t virtual_stages = 1;     // v ≥ 1; v ≥ 2 only with interleaved_1f1b
   int32_t microbatches = 1;       // m ≥ 1; a multiple of p for interleaved_1f1b

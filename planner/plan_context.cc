@@ -62,7 +62,7 @@ const ModelParams& PlanContext::ModelParamsFor(int64_t tp) {
 
 void PlanContext::RecordNote(const Diagnostic& d) {
   ir::PlanNote* note = plan_->add_notes();
-  note->set_severity(std::string(SeverityName(d.severity)));
+  note->set_severity(d.severity == Severity::kWarning ? ir::SEVERITY_WARNING : ir::SEVERITY_NOTE);
   note->set_code(d.code);
   note->set_field(d.field);
   note->set_message(d.message);

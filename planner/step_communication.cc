@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/collective_cost.h"
 #include "planner/device_profiles.h"
@@ -25,7 +26,7 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
     link.name = names[i];
     link.size = span.size;
     link.inter_node = span.inter_node;
-    link.link_class = span.inter_node ? "inter_node" : "intra_node";
+    link.link_class = span.inter_node ? ir::LINK_CLASS_INTER_NODE : ir::LINK_CLASS_INTRA_NODE;
     link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
                                              : profile.intra_node_bytes_per_second()) *
                             profile.link_efficiency();
@@ -38,15 +39,13 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   Link& host = links_.back();
   host.name = "host_link";
   host.size = 2;
-  host.link_class = "host";
+  host.link_class = ir::LINK_CLASS_HOST;
   const bool pcie = profile.host_link_bytes_per_second() > 0;
   host.bytes_per_second = pcie ? profile.host_link_bytes_per_second()
                                : profile.memory_bytes_per_second() * profile.memory_efficiency() *
                                      share / 2;
   host.latency_seconds = pcie ? kHostCopyLatencySeconds : 0;
-  const std::string& compute = plan.precision().compute_dtype().empty()
-                                   ? plan.precision().param_dtype()
-                                   : plan.precision().compute_dtype();
+  const ir::Dtype compute = ir::ComputeDtype(plan.precision());
   matmul_flops_per_second_ =
       MatmulPeakFlopsPerSecond(profile, compute) * profile.matmul_efficiency() * share;
 }
@@ -94,7 +93,7 @@ class Terms {
     t.group = group;
     t.collective = c;
     // Gloo has no reduce-scatter: the executor all-reduces a copy (executor/communicator.cc).
-    const bool gloo_copy = c == Collective::kReduceScatter && plan_.job().backend() == "gloo";
+    const bool gloo_copy = c == Collective::kReduceScatter && plan_.job().backend() == ir::BACKEND_GLOO;
     t.costed = gloo_copy ? Collective::kAllReduce : c;
     t.what = what;
     t.link = &link;
@@ -127,7 +126,7 @@ class Terms {
     const GroupLinks::Link& link = *t.link;
     ir::CommunicationTime m;
     m.set_group(t.group);
-    m.set_collective(CollectiveName(t.collective));
+    m.set_collective(IrCollective(t.collective));
     m.set_what(t.costed != t.collective ? std::string(t.what) + " (Gloo: all-reduce of a copy)"
                                         : std::string(t.what));
     m.set_group_size(link.size);
@@ -158,7 +157,8 @@ class Terms {
   std::vector<Term> terms_;
 };
 
-int64_t DtypeBytes(const std::string& name) { return DTypeBytesByName(name).value_or(4); }
+// Bytes per element; 4 when the plan leaves the dtype unspecified.
+int64_t BytesOr4(ir::Dtype dtype) { return dtype == ir::DTYPE_UNSPECIFIED ? 4 : ir::DtypeBytes(dtype); }
 
 // Gradient buckets: the reducing collective per micro-step and the hidden part (see header).
 void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
@@ -206,7 +206,7 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
 void AddOffloadCopies(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
                       Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
-  if (sh.offload().empty() || sh.offload() == "none") return;
+  if (sh.offload() == ir::OFFLOAD_UNSPECIFIED || sh.offload() == ir::OFFLOAD_NONE) return;
   const double degree = static_cast<double>(std::max<int64_t>(sh.degree(), 1));
   const int64_t reducing = sh.stage() >= 2 ? m : 1;
   if (shards.buckets > 0) {
@@ -214,8 +214,8 @@ void AddOffloadCopies(const ir::Plan& plan, const StageShardTotals& shards, int6
     terms.Add("host_link", Collective::kSendRecv, "reduced gradient shards to the host (offload)",
               reducing * shards.buckets, shard_bytes / static_cast<double>(shards.buckets));
   }
-  const double param_bytes = static_cast<double>(DtypeBytes(plan.precision().param_dtype()));
-  if (sh.offload() == "all") {
+  const double param_bytes = static_cast<double>(BytesOr4(plan.precision().param_dtype()));
+  if (sh.offload() == ir::OFFLOAD_ALL) {
     if (shards.forward_gather_units > 0) {
       terms.Add("host_link", Collective::kSendRecv,
                 "parameter shards to the device before forward gathers (offload all)",
@@ -242,7 +242,7 @@ void AddOffloadCopies(const ir::Plan& plan, const StageShardTotals& shards, int6
 void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_t m, Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
   if (sh.stage() < 1 || sh.degree() <= 1) return;
-  const double param_bytes = static_cast<double>(DtypeBytes(plan.precision().param_dtype()));
+  const double param_bytes = static_cast<double>(BytesOr4(plan.precision().param_dtype()));
   const double degree = static_cast<double>(sh.degree());
   const auto gathered_bytes = [&](int64_t elements) {
     return static_cast<double>(elements) * degree * param_bytes;
@@ -304,7 +304,7 @@ StageShape ShapeOf(const ir::Plan& plan, int32_t stage) {
 void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m, double activation,
                        Terms& terms) {
   const bool sp = plan.mesh().sequence_parallel();
-  const bool full = plan.training().recompute() == "full";
+  const bool full = plan.training().recompute() == ir::RECOMPUTE_FULL;
   const int64_t per_block = (full ? 3 : 2) * 2;  // collectives of each kind per block, both ways
   const int64_t blocks = m * shape.layers;
   if (sp) {
@@ -346,8 +346,8 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   const double block = 2.0 * static_cast<double>(b) * static_cast<double>(s / cp) *
                        static_cast<double>(kv) / static_cast<double>(std::max<int64_t>(tp, 1)) *
                        static_cast<double>(d) * static_cast<double>(compute_bytes);
-  const bool again = plan.training().recompute() == "selective" ||
-                     plan.training().recompute() == "full";
+  const bool again = plan.training().recompute() == ir::RECOMPUTE_SELECTIVE ||
+                     plan.training().recompute() == ir::RECOMPUTE_FULL;
   const int64_t passes = 3 + (again ? 1 : 0);  // forward, recompute?, backward (2)
   const int64_t blocks = m * shape.layers;
   Term* t = terms.Add("cp", Collective::kSendRecv,
@@ -375,15 +375,13 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
     if (a.name() == "cp") cp = std::max<int64_t>(a.size(), 1);
     if (a.name() == "tp") tp = std::max<int64_t>(a.size(), 1);
   }
-  const std::string& compute = plan.precision().compute_dtype().empty()
-                                   ? plan.precision().param_dtype()
-                                   : plan.precision().compute_dtype();
+  const ir::Dtype compute = ir::ComputeDtype(plan.precision());
   const double activation = static_cast<double>(plan.batch().micro_batch_size()) *
                             static_cast<double>(plan.batch().seq_len() / cp) *
                             static_cast<double>(plan.model().hidden_size()) *
-                            static_cast<double>(DtypeBytes(compute));
+                            static_cast<double>(BytesOr4(compute));
   AddTensorParallel(plan, shape, m, activation, terms);
-  AddRingAttention(plan, links, shape, m, cp, tp, DtypeBytes(compute), terms);
+  AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
   AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",

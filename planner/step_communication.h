@@ -57,7 +57,7 @@ class GroupLinks {
     const char* name = "";
     int64_t size = 1;
     bool inter_node = false;
-    const char* link_class = "intra_node";  // CommunicationTime.link
+    ir::LinkClass link_class = ir::LINK_CLASS_INTRA_NODE;  // CommunicationTime.link
     double bytes_per_second = 0;
     double latency_seconds = 0;
   };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "ir/plan_access.h"
 #include "planner/device_profiles.h"
 #include "planner/elementwise_ops.h"
 #include "planner/matmul_throughput.h"
@@ -19,7 +20,7 @@ namespace {
 
 // Bytes the optimizer step moves per owned parameter (fp32 states).
 double OptimizerBytesPerParam(const MemoryInputs& in) {
-  if (in.optimizer == "sgd") return in.momentum > 0 ? 20 : 12;
+  if (in.optimizer == ir::OPTIMIZER_KIND_SGD) return in.momentum > 0 ? 20 : 12;
   return 28;
 }
 
@@ -36,7 +37,7 @@ struct GemmSeconds {
   double backward = 0;
 };
 
-GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, std::string_view dtype,
+GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, ir::Dtype dtype,
                      double share) {
   auto seconds = [&](const Gemm& x) {
     const double rate = MatmulFlopsPerSecond(profile, dtype, x.m, x.n, x.k) * share;
@@ -51,7 +52,7 @@ GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, std::strin
 // Matmul seconds of one block per microbatch: forward, backward, and the forward products
 // recompute runs again (selective: the attention products; full: all of them).
 double LayerMatmulSeconds(const std::vector<Gemm>& gemms, RecomputeMode recompute,
-                          const ir::DeviceProfile& profile, std::string_view dtype, double share) {
+                          const ir::DeviceProfile& profile, ir::Dtype dtype, double share) {
   double total = 0;
   for (const Gemm& g : gemms) {
     const GemmSeconds t = TimeGemm(g, profile, dtype, share);
@@ -65,7 +66,7 @@ double LayerMatmulSeconds(const std::vector<Gemm>& gemms, RecomputeMode recomput
 // Seconds of `elements` of each measured op (forward, backward, and the forward again for the
 // ops `again` marks) on one worker; ops the profile has no cost for count 0.
 double ElementwiseSeconds(const ElementwiseElements& elements, const ir::DeviceProfile& profile,
-                          std::string_view dtype, double share,
+                          ir::Dtype dtype, double share,
                           const std::array<bool, kElementwiseOpCount>& again) {
   double total = 0;
   for (int i = 0; i < kElementwiseOpCount; ++i) {
@@ -132,7 +133,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   const double logits = static_cast<double>(
       LogitsBytes(s, b, in.model.padded_vocab_size(), in.tp, in.compute_bytes));
   const double share = WorkerShare(profile, plan.topology().devices_per_node());
-  const std::string& dtype = plan.precision().compute_dtype();
+  const ir::Dtype dtype = ir::ComputeDtype(plan.precision());
   const double layer_matmul = LayerMatmulSeconds(LayerForwardGemms(in.model, s, b, in.tp, in.cp),
                                                  in.recompute, profile, dtype, share);
   const GemmSeconds head_matmul =
@@ -152,7 +153,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
 
   std::vector<ir::StageComputeTime> out;
   std::vector<StageLayout> stages = in.stages;
-  if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, "1f1b", 1);
+  if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, ir::PIPELINE_SCHEDULE_1F1B, 1);
   for (const StageLayout& st : stages) {
     const double layers = static_cast<double>(st.Layers());
     ir::StageComputeTime t;

@@ -33,7 +33,7 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
   f.qkv = 2 * bs * x.h * (ad + 2 * x.kv * x.d) / split;
   f.attention = 2 * (2 * bs * s * ad) / split;
   f.output = 2 * bs * ad * x.h / split;
-  const double mlp_matmuls = model.arch() == "llama" ? 3 : 2;
+  const double mlp_matmuls = model.arch() == ir::ARCHITECTURE_LLAMA ? 3 : 2;
   f.mlp = mlp_matmuls * 2 * bs * x.h * x.ffn / split;
   return f;
 }
@@ -55,7 +55,7 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true});
   gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true});
   gemms.push_back({tokens, h, heads * d / t, 1, false});
-  gemms.push_back({tokens, ffn / t, h, model.arch() == "llama" ? 2 : 1, false});
+  gemms.push_back({tokens, ffn / t, h, model.arch() == ir::ARCHITECTURE_LLAMA ? 2 : 1, false});
   gemms.push_back({tokens, h, ffn / t, 1, false});
   return gemms;
 }

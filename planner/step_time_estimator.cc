@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/status_macros.h"
+#include "ir/plan_access.h"
 #include "planner/device_profiles.h"
 #include "planner/step_communication.h"
 #include "planner/step_compute.h"
@@ -99,7 +100,7 @@ absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile&
     out.set_tokens_per_second(static_cast<double>(plan.batch().tokens_per_step()) / out.step_seconds());
   }
   out.set_model_flops_per_step(ModelFlopsPerStep(plan));
-  const double peak = MatmulPeakFlopsPerSecond(profile, plan.precision().compute_dtype()) *
+  const double peak = MatmulPeakFlopsPerSecond(profile, ir::ComputeDtype(plan.precision())) *
                       WorkerShare(profile, plan.topology().devices_per_node());
   const double world = static_cast<double>(std::max<int64_t>(plan.topology().world_size(), 1));
   if (out.step_seconds() > 0 && peak > 0) {

@@ -1,6 +1,7 @@
 #include "executor/models/model_config.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/enum_names.h"
 
 namespace accel::exec {
 
@@ -65,12 +66,12 @@ int64_t ModelParameterCount(const ModelConfig& c) {
 
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   ModelConfig config;
-  if (m.arch() == "gpt2") {
+  if (m.arch() == ir::ARCHITECTURE_GPT2) {
     config.arch = ModelArch::kGpt2;
-  } else if (m.arch() == "llama") {
+  } else if (m.arch() == ir::ARCHITECTURE_LLAMA) {
     config.arch = ModelArch::kLlama;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("model.arch '", m.arch(), "' is unknown"));
+    return absl::InvalidArgumentError(absl::StrCat("model.arch is ", std::string(ir::Name(m.arch())), ": expected gpt2 or llama"));
   }
   config.hidden_size = m.hidden_size();
   config.num_layers = m.num_layers();

@@ -9,17 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "executor/plan_dtype.h"
 #include "ir/pipeline_simulation.h"
 #include "ir/plan_access.h"
 
 namespace accel::exec {
 namespace {
-
-at::ScalarType DtypeOf(const std::string& name) {
-  if (name == "bf16") return at::kBFloat16;
-  if (name == "fp16") return at::kHalf;
-  return at::kFloat;
-}
 
 // The in-flight state of one step: what each (chunk, microbatch) holds between its ops, at
 // index chunk · M + microbatch.
@@ -236,8 +231,9 @@ absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, in
   c.num_virtual_stages = c.num_stages * ir::VirtualStages(pipeline);
   c.matching_peer_ops = ir::MatchingPeerOps(pipeline, stage);
   c.activation_shape.assign(pipeline.activation_shape().begin(), pipeline.activation_shape().end());
-  c.activation_dtype = DtypeOf(pipeline.activation_dtype());
-  if (c.num_stages > 1 && (c.activation_shape.size() != 3 || pipeline.activation_dtype().empty())) {
+  c.activation_dtype = ScalarTypeOf(pipeline.activation_dtype());
+  if (c.num_stages > 1 &&
+      (c.activation_shape.size() != 3 || pipeline.activation_dtype() == ir::DTYPE_UNSPECIFIED)) {
     return absl::InvalidArgumentError("the plan's pipeline gives no activation shape and dtype");
   }
   if (c.num_stages > 1 && (c.pp == nullptr || c.pp->Size() != c.num_stages)) {

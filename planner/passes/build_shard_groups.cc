@@ -4,6 +4,7 @@
 // order gradients become ready in backward (last parameter first) and closed once they reach
 // the bucket size, as PyTorch DDP's reducer does (planner/shard_layout.h). In summary mode the
 // units and buckets are not written; the context keeps their per-stage totals instead.
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
@@ -25,8 +26,9 @@ class BuildShardGroupsPass : public Pass {
     const int64_t degree = std::max<int64_t>(1, sharding.degree());
     const bool stage3 = sharding.stage() == 3;
     const int64_t persistence = sharding.param_persistence_threshold_elements();
-    // validate-spec wrote a known dtype name; fp32 if a hand-built plan left it empty.
-    const int64_t bytes_per = DTypeBytesByName(plan.precision().reduce_dtype()).value_or(4);
+    // validate-spec wrote the dtype; fp32 if a hand-built plan left it unspecified.
+    const int bytes = ir::DtypeBytes(plan.precision().reduce_dtype());
+    const int64_t bytes_per = bytes > 0 ? bytes : 4;
     const bool tied = plan.model().tie_word_embeddings();
     if (context.summary_only()) {
       ShardTotalsCache* cache = context.shard_totals_cache();

@@ -7,6 +7,7 @@
 
 #include "common/diag_codes.h"
 #include "common/spellcheck.h"
+#include "ir/enum_names.h"
 #include "planner/device_profiles.h"
 #include "planner/pass.h"
 #include "planner/step_time_estimator.h"
@@ -70,7 +71,7 @@ class EstimateStepTimePass : public Pass {
     const ir::Topology& topo = context.plan().topology();
     const std::string name = DefaultDeviceProfileName(topo.device_type(), topo.device_model());
     context.Resolve("cluster.device_profile", name,
-                    "built-in profile for device " + topo.device_type() +
+                    "built-in profile for device " + std::string(ir::Name(topo.device_type())) +
                         (topo.device_model().empty() ? "" : " " + topo.device_model()) +
                         " (cpu -> cpu; cuda -> the h200/h100/a100 its device_model names, "
                         "else h100)");

@@ -7,6 +7,7 @@
 #include "absl/numeric/int128.h"
 #include "common/diag_codes.h"
 #include "common/units.h"
+#include "planner/ir_enums.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
@@ -370,7 +371,7 @@ class ResolveAutoPass : public Pass {
     batch->set_total_tokens(global * d.seq_len * s.training.steps);
 
     ir::Pipeline* pipeline = context.plan().mutable_pipeline();
-    pipeline->set_schedule(spec::Name(p.pipeline_schedule));
+    pipeline->set_schedule(ToIr(p.pipeline_schedule));
     if (v_ > 1) pipeline->set_virtual_stages(static_cast<int32_t>(v_));
     pipeline->set_microbatches(*accum);
     pipeline->set_bubble_fraction(BubbleFraction(pp_, *accum));
@@ -466,7 +467,7 @@ class ResolveAutoPass : public Pass {
   // planner/pipeline_schedules.h: (p-1)/(v*m+p-1), v the model chunks per stage.
   double BubbleFraction(int64_t p, int64_t m) const {
     ScheduleShape shape;
-    shape.schedule = v_ > 1 ? "interleaved_1f1b" : "1f1b";
+    shape.schedule = v_ > 1 ? ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B : ir::PIPELINE_SCHEDULE_1F1B;
     shape.stages = static_cast<int32_t>(p);
     shape.virtual_stages = static_cast<int32_t>(v_);
     shape.microbatches = static_cast<int32_t>(m);
@@ -510,7 +511,7 @@ class ResolveAutoPass : public Pass {
     sharding->set_stage(sh.stage);
     sharding->set_degree(dp_shard_);
     sharding->set_hybrid(sh.hybrid);
-    sharding->set_offload(spec::Name(sh.offload));
+    sharding->set_offload(ToIr(sh.offload));
     // DeepSpeed's `auto` conventions as filled by transformers/Accelerate (planner-facts §1).
     auto resolve = [&](const spec::AutoOr<int64_t>& given, const char* field, int64_t value,
                        const std::string& formula) {
@@ -549,7 +550,7 @@ class ResolveAutoPass : public Pass {
     topology->set_nodes(c.nodes);
     topology->set_devices_per_node(c.devices_per_node);
     topology->set_world_size(s.world_size());
-    topology->set_device_type(spec::Name(c.device));
+    topology->set_device_type(ToIr(c.device));
     topology->set_device_model(c.device_model);
     topology->set_collective_timeout_seconds(c.collective_timeout_seconds);
     ResolveAttentionKernel(context);
@@ -583,10 +584,10 @@ class ResolveAutoPass : public Pass {
     if (!c.runtime_overhead_bytes.is_auto) {
       topology->set_runtime_overhead_bytes(c.runtime_overhead_bytes.value);
     } else {
-      const int64_t overhead = DefaultRuntimeOverheadBytes(spec::Name(c.device));
+      const int64_t overhead = DefaultRuntimeOverheadBytes(ToIr(c.device));
       topology->set_runtime_overhead_bytes(overhead);
       context.Resolve("cluster.runtime_overhead", FormatBytes(overhead),
-                      RuntimeOverheadReason(spec::Name(c.device)));
+                      RuntimeOverheadReason(ToIr(c.device)));
     }
   }
 };

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/diag_codes.h"
+#include "planner/ir_enums.h"
 #include "planner/model_params.h"
 #include "planner/pass.h"
 #include "spec/limits.h"
@@ -34,11 +35,11 @@ class ValidateSpecPass : public Pass {
     job->set_name(s.name);
     job->set_spec_file(s.file);
     for (const std::string& o : s.overrides) job->add_overrides(o);
-    job->set_backend(s.cluster.device == spec::DeviceType::kCuda ? "nccl" : "gloo");
+    job->set_backend(s.cluster.device == spec::DeviceType::kCuda ? ir::BACKEND_NCCL : ir::BACKEND_GLOO);
 
     const spec::ModelSpec& m = s.model;
     ir::Model* model = plan.mutable_model();
-    model->set_arch(Name(m.arch));
+    model->set_arch(ToIr(m.arch));
     model->set_model_type(m.model_type);
     model->set_hidden_size(m.hidden_size);
     model->set_num_layers(m.num_layers);
@@ -57,19 +58,19 @@ class ValidateSpecPass : public Pass {
 
     ir::Data* data = plan.mutable_data();
     data->set_path(ResolveDataPath(s.file, s.data.train.path));
-    data->set_format(Name(s.data.train.format));
+    data->set_format(ToIr(s.data.train.format));
     SetTokenizer(context, *data);
-    data->set_token_dtype(Name(s.data.train.dtype));
+    if (s.data.train.format == spec::DataFormat::kTokens) data->set_token_dtype(ToIr(s.data.train.dtype));
     data->set_shuffle(s.data.shuffle);
 
     ir::Training* training = plan.mutable_training();
     training->set_seed(s.training.seed);
     training->set_log_every_steps(s.training.log_every_steps);
-    training->set_recompute(Name(s.training.recompute));
+    training->set_recompute(ToIr(s.training.recompute));
     training->set_sample_tokens(s.training.sample_tokens);
     training->set_grad_clip_norm(s.training.grad_clip_norm);
     ir::Optimizer* opt = training->mutable_optimizer();
-    opt->set_name(Name(s.training.optimizer.name));
+    opt->set_kind(ToIr(s.training.optimizer.name));
     opt->set_lr(s.training.optimizer.lr);
     opt->set_beta1(s.training.optimizer.beta1);
     opt->set_beta2(s.training.optimizer.beta2);
@@ -77,17 +78,17 @@ class ValidateSpecPass : public Pass {
     opt->set_weight_decay(s.training.optimizer.weight_decay);
     opt->set_momentum(s.training.optimizer.momentum);
     ir::LrSchedule* lr = training->mutable_lr_schedule();
-    lr->set_name(Name(s.training.lr_schedule.name));
+    lr->set_kind(ToIr(s.training.lr_schedule.name));
     lr->set_warmup_steps(s.training.lr_schedule.warmup_steps);
     lr->set_total_steps(s.training.steps);
     lr->set_min_lr_ratio(s.training.lr_schedule.min_lr_ratio);
 
     ir::Precision* precision = plan.mutable_precision();
-    precision->set_param_dtype(Name(s.precision.params));
-    precision->set_compute_dtype(Name(s.precision.compute));
-    precision->set_reduce_dtype(Name(s.precision.reduce));
-    precision->set_master_dtype(s.precision.params == spec::DType::kFp32 ? "" : "fp32");
-    precision->set_loss_scaling(Name(s.precision.loss_scaling));
+    precision->set_param_dtype(ToIr(s.precision.params));
+    precision->set_compute_dtype(ToIr(s.precision.compute));
+    precision->set_reduce_dtype(ToIr(s.precision.reduce));
+    if (s.precision.params != spec::DType::kFp32) precision->set_master_dtype(ir::DTYPE_FP32);
+    precision->set_loss_scaling(ToIr(s.precision.loss_scaling));
     if (s.precision.loss_scaling != spec::LossScaling::kNone) {
       // PyTorch GradScaler's defaults (torch/amp/grad_scaler.py): init_scale 2^16,
       // growth_interval 2000.
@@ -100,7 +101,7 @@ class ValidateSpecPass : public Pass {
     ckpt->set_every_steps(s.checkpoint.every_steps);
     ckpt->set_keep(s.checkpoint.keep);
     ckpt->set_skip_final(!s.checkpoint.at_end);
-    ckpt->set_resume(Name(s.checkpoint.resume));
+    ckpt->set_resume(ToIr(s.checkpoint.resume));
 
     CheckWorldSize(context);
     CheckRules(context);
@@ -158,14 +159,14 @@ class ValidateSpecPass : public Pass {
     const spec::JobSpec& s = context.spec();
     const std::string& tokenizer = s.data.train.tokenizer;
     if (tokenizer == "bytes") {
-      data.set_tokenizer("bytes");
+      data.set_tokenizer(ir::TOKENIZER_KIND_BYTES);
       return;
     }
     const std::string file = std::filesystem::path(tokenizer).filename().string();
     if (file.ends_with(".json")) {
-      data.set_tokenizer("huggingface");
+      data.set_tokenizer(ir::TOKENIZER_KIND_HUGGINGFACE);
     } else if (file.ends_with(".model")) {
-      data.set_tokenizer("sentencepiece");
+      data.set_tokenizer(ir::TOKENIZER_KIND_SENTENCEPIECE);
     } else {
       Diagnostic& d = context.Error(
           codes::kBadTokenizer, "data.train.tokenizer",

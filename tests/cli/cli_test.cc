@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,13 @@ const char* kBad = "tests/spec/bad/many_mistakes.yaml";
 const char* kGood = "examples/specs/gpt2-small_cpu2_dp.yaml";
 
 }  // namespace
+
+// How the plan's JSON spells an enum value the search table shows in the spec's words:
+// ("OFFLOAD", "optimizer") -> "OFFLOAD_OPTIMIZER" (protobuf's JSON mapping uses value names).
+std::string ProtoEnum(const std::string& prefix, std::string word) {
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return prefix + "_" + word;
+}
 
 TEST_CASE("accel --version and --help", "[cli]") {
   Result r = Accel("--version");
@@ -162,10 +170,14 @@ TEST_CASE("plan: every output format", "[cli]") {
   Result json = Accel(std::string("plan --format json ") + kMain);
   REQUIRE(json.exit_code == 0);
   nlohmann::json parsed = nlohmann::json::parse(json.out);
-  CHECK(parsed["ir_version"] == 1);
+  CHECK(parsed["ir_version"] == 2);
   CHECK(parsed["mesh"]["axes"].size() == 5);
+  // Typed enums, written by value name.
+  CHECK(parsed["precision"]["param_dtype"] == "DTYPE_FP32");
+  CHECK(parsed["topology"]["device_type"] == "DEVICE_TYPE_CPU");
+  CHECK(parsed["job"]["backend"] == "BACKEND_GLOO");
   Result textproto = Accel(std::string("plan --format textproto ") + kMain);
-  CHECK(textproto.out.rfind("ir_version: 1\n", 0) == 0);
+  CHECK(textproto.out.rfind("ir_version: 2\n", 0) == 0);
   Result dot = Accel(std::string("plan --format dot ") + kMain);
   CHECK(dot.out.rfind("digraph", 0) == 0);
   Result svg = Accel(std::string("plan --format svg ") + kMain);
@@ -411,11 +423,11 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   CHECK(AxisSize(plan, "pp") == pp);
   CHECK(AxisSize(plan, "cp") == cp);
   CHECK(std::stoll(plan["sharding"]["stage"].get<std::string>()) == stage);
-  CHECK(plan["sharding"]["offload"] == offload);
+  CHECK(plan["sharding"]["offload"] == ProtoEnum("OFFLOAD", offload));
   CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == micro);
   CHECK(std::stoll(plan["batch"]["grad_accum_steps"].get<std::string>()) == accum);
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 128);  // 16 x 8 ranks
-  CHECK(plan["training"]["recompute"] == recompute);
+  CHECK(plan["training"]["recompute"] == ProtoEnum("RECOMPUTE", recompute));
   CHECK(ReadAll(emitted).find("Chosen by --search") != std::string::npos);
 
   // --emit-rank 2 writes the second row's layout.
@@ -438,7 +450,7 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   CHECK(AxisSize(plan2, "pp") == pp);
   CHECK(std::stoll(plan2["sharding"]["stage"].get<std::string>()) == stage);
   CHECK(std::stoll(plan2["batch"]["micro_batch_size"].get<std::string>()) == micro);
-  CHECK(plan2["training"]["recompute"] == recompute);
+  CHECK(plan2["training"]["recompute"] == ProtoEnum("RECOMPUTE", recompute));
   fs::remove_all(dir);
 }
 
@@ -478,11 +490,11 @@ TEST_CASE("plan --search --emit-spec: context, offload and hybrid round-trip", "
   CHECK(AxisSize(plan, "tp") == 2);
   CHECK(AxisSize(plan, "pp") == 1);
   CHECK(std::stoll(plan["sharding"]["stage"].get<std::string>()) == 3);
-  CHECK(plan["sharding"]["offload"] == "optimizer");
+  CHECK(plan["sharding"]["offload"] == "OFFLOAD_OPTIMIZER");
   CHECK(plan["sharding"]["hybrid"] == true);
   CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == 4);
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 64);
-  CHECK(plan["training"]["recompute"] == "selective");
+  CHECK(plan["training"]["recompute"] == "RECOMPUTE_SELECTIVE");
   fs::remove_all(dir);
 }
 

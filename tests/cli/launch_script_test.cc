@@ -20,12 +20,13 @@ namespace {
 ir::Plan TwoNodePlan(const std::string& device) {
   ir::Plan plan;
   plan.mutable_job()->set_name("Llama 7B_hybrid!");
-  plan.mutable_job()->set_backend(device == "cuda" ? "nccl" : "gloo");
+  const bool cuda = device == "cuda";
+  plan.mutable_job()->set_backend(cuda ? ir::BACKEND_NCCL : ir::BACKEND_GLOO);
   ir::Topology* t = plan.mutable_topology();
   t->set_nodes(2);
   t->set_devices_per_node(8);
   t->set_world_size(16);
-  t->set_device_type(device);
+  t->set_device_type(cuda ? ir::DEVICE_TYPE_CUDA : ir::DEVICE_TYPE_CPU);
   return plan;
 }
 

@@ -16,7 +16,7 @@ ir::Plan SomePlan() {
   ir::Plan plan;
   plan.mutable_job()->set_name("agreement");
   plan.mutable_job()->set_spec_file("/home/a/job.yaml");
-  plan.mutable_model()->set_arch("gpt2");
+  plan.mutable_model()->set_arch(ir::ARCHITECTURE_GPT2);
   plan.mutable_model()->set_hidden_size(64);
   plan.mutable_batch()->set_steps(10);
   return plan;

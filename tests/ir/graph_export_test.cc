@@ -74,7 +74,7 @@ void AddCompute(PipelineStage* stage, OpKind kind, int microbatch, int stages) {
 // then drains the remaining backwards. GPipe: all forwards, then all backwards.
 void AddSchedule(Plan* plan, const std::string& schedule, int p, int m) {
   Pipeline* pipeline = plan->mutable_pipeline();
-  pipeline->set_schedule(schedule);
+  pipeline->set_schedule(schedule == "gpipe" ? PIPELINE_SCHEDULE_GPIPE : PIPELINE_SCHEDULE_1F1B);
   pipeline->set_microbatches(m);
   pipeline->set_bubble_fraction(static_cast<double>(p - 1) / (m + p - 1));
   for (int s = 0; s < p; ++s) {
@@ -326,7 +326,7 @@ TEST_CASE("ScheduleToDot: the 1F1B and GPipe timelines of 2 stages × 4 microbat
 Plan InterleavedPlan() {
   Plan plan = MeshPlan(1, 2, {2, 1, 1, 1, 1});
   Pipeline* pipeline = plan.mutable_pipeline();
-  pipeline->set_schedule("interleaved_1f1b");
+  pipeline->set_schedule(PIPELINE_SCHEDULE_INTERLEAVED_1F1B);
   pipeline->set_microbatches(2);
   pipeline->set_virtual_stages(2);
   pipeline->set_bubble_fraction(1.0 / 5.0);

@@ -16,7 +16,7 @@ namespace {
 
 ir::Model Llama7B() {
   ir::Model m;
-  m.set_arch("llama");
+  m.set_arch(ir::ARCHITECTURE_LLAMA);
   m.set_hidden_size(4096);
   m.set_num_layers(32);
   m.set_num_heads(32);
@@ -33,7 +33,7 @@ ir::Model Llama7B() {
 
 ir::Model Gpt2Small() {
   ir::Model m;
-  m.set_arch("gpt2");
+  m.set_arch(ir::ARCHITECTURE_GPT2);
   m.set_hidden_size(768);
   m.set_num_layers(12);
   m.set_num_heads(12);
@@ -56,18 +56,18 @@ struct Layout {
 
 // A plan as the passes before estimate-memory leave it, written by hand.
 ir::Plan MakePlan(const ir::Model& model, const Layout& l, int64_t seq, int64_t micro_batch,
-                  const std::string& param_dtype, int64_t sharding_stage,
-                  const std::string& recompute, const std::string& device_type,
+                  ir::Dtype param_dtype, int64_t sharding_stage,
+                  ir::Recompute recompute, ir::DeviceType device_type,
                   int64_t device_memory) {
   ir::Plan plan;
   *plan.mutable_model() = model;
   plan.mutable_batch()->set_seq_len(seq);
   plan.mutable_batch()->set_micro_batch_size(micro_batch);
   plan.mutable_precision()->set_param_dtype(param_dtype);
-  plan.mutable_precision()->set_compute_dtype(param_dtype == "fp32" ? "fp32" : param_dtype);
-  plan.mutable_precision()->set_reduce_dtype("fp32");
+  plan.mutable_precision()->set_compute_dtype(param_dtype);
+  plan.mutable_precision()->set_reduce_dtype(ir::DTYPE_FP32);
   plan.mutable_training()->set_recompute(recompute);
-  plan.mutable_training()->mutable_optimizer()->set_name("adamw");
+  plan.mutable_training()->mutable_optimizer()->set_kind(ir::OPTIMIZER_KIND_ADAMW);
   const std::pair<const char*, int64_t> axes[] = {{"pp", l.pp},
                                                   {"dp_replicate", l.dp_replicate},
                                                   {"dp_shard", l.dp_shard},
@@ -78,9 +78,9 @@ ir::Plan MakePlan(const ir::Model& model, const Layout& l, int64_t seq, int64_t 
     axis->set_name(name);
     axis->set_size(size);
   }
-  plan.mutable_pipeline()->set_schedule("1f1b");
+  plan.mutable_pipeline()->set_schedule(ir::PIPELINE_SCHEDULE_1F1B);
   plan.mutable_pipeline()->set_microbatches(l.microbatches);
-  for (const StageLayout& s : EvenStageLayouts(model.num_layers(), l.pp, "1f1b", l.microbatches)) {
+  for (const StageLayout& s : EvenStageLayouts(model.num_layers(), l.pp, ir::PIPELINE_SCHEDULE_1F1B, l.microbatches)) {
     ir::PipelineStage* st = plan.mutable_pipeline()->add_stages();
     st->set_index(s.index);
     st->set_layer_begin(s.layer_begin);
@@ -92,7 +92,7 @@ ir::Plan MakePlan(const ir::Model& model, const Layout& l, int64_t seq, int64_t 
   ir::Sharding* sh = plan.mutable_sharding();
   sh->set_stage(sharding_stage);
   sh->set_degree(l.dp_shard);
-  sh->set_offload("none");
+  sh->set_offload(ir::OFFLOAD_NONE);
   sh->set_bucket_elements(model.hidden_size() * model.hidden_size());
   sh->set_prefetch_bucket_elements(model.hidden_size() * model.hidden_size() * 9 / 10);
   ir::Topology* t = plan.mutable_topology();
@@ -157,7 +157,7 @@ ExecutorActivationShape Bf16Shape(const ir::Plan& plan, bool gpt2, int64_t seq, 
 }
 
 TEST_CASE("a small gpt2 job fits on cpu: one estimate with every term, formula and source") {
-  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, "fp32", 0, "none", "cpu", 8 * kGiB);
+  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, ir::DTYPE_FP32, 0, ir::RECOMPUTE_NONE, ir::DEVICE_TYPE_CPU, 8 * kGiB);
   Ran r = RunPass(plan);
   CHECK(r.diagnostics.empty());
   REQUIRE(r.plan.memory_size() == 1);
@@ -196,7 +196,7 @@ TEST_CASE("pipeline stages: embedding first, logits and the tied copy last, 1F1B
   l.pp = 4;
   l.dp_replicate = 2;
   l.microbatches = 8;
-  ir::Plan plan = MakePlan(Gpt2Small(), l, 1024, 2, "bf16", 0, "selective", "cuda",
+  ir::Plan plan = MakePlan(Gpt2Small(), l, 1024, 2, ir::DTYPE_BF16, 0, ir::RECOMPUTE_SELECTIVE, ir::DEVICE_TYPE_CUDA,
                            *DeviceMemoryBytes("a100-40gb"));
   Ran r = RunPass(plan);
   CHECK(r.diagnostics.empty());
@@ -224,7 +224,7 @@ TEST_CASE("pipeline stages: embedding first, logits and the tied copy last, 1F1B
 TEST_CASE("Llama-2-7B on 80 GB: E0501 with breakdown and only suggestions that fit") {
   Layout l;
   l.dp_shard = 8;
-  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, "bf16", 1, "none", "cuda",
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, ir::DTYPE_BF16, 1, ir::RECOMPUTE_NONE, ir::DEVICE_TYPE_CUDA,
                            *DeviceMemoryBytes("h100-80gb"));
   Ran r = RunPass(plan);
   SourceManager sources;
@@ -281,7 +281,7 @@ TEST_CASE("a suggestion is offered only when its re-estimate fits") {
   Layout l;
   l.dp_shard = 8;
   // Stage 0 with small activations: sharding to stage 1 (model states 20 → 6 B/param) fits.
-  ir::Plan plan = MakePlan(Llama7B(), l, 1024, 1, "bf16", 0, "selective", "cuda",
+  ir::Plan plan = MakePlan(Llama7B(), l, 1024, 1, ir::DTYPE_BF16, 0, ir::RECOMPUTE_SELECTIVE, ir::DEVICE_TYPE_CUDA,
                            *DeviceMemoryBytes("h100-80gb"));
   absl::StatusOr<MemoryInputs> in = MemoryInputsFromPlan(plan, false);
   REQUIRE(in.ok());
@@ -309,7 +309,7 @@ TEST_CASE("a suggestion is offered only when its re-estimate fits") {
 TEST_CASE("allow_not_fitting records the estimate without an error") {
   Layout l;
   l.dp_shard = 8;
-  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, "bf16", 0, "none", "cuda",
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 4, ir::DTYPE_BF16, 0, ir::RECOMPUTE_NONE, ir::DEVICE_TYPE_CUDA,
                            *DeviceMemoryBytes("h100-80gb"));
   Ran r = RunPass(plan, /*allow_not_fitting=*/true);
   CHECK(r.diagnostics.empty());
@@ -321,9 +321,9 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
   Layout l;
   l.dp_shard = 4;
   l.tp = 2;
-  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 1, "bf16", 3, "selective", "cuda",
+  ir::Plan plan = MakePlan(Llama7B(), l, 4096, 1, ir::DTYPE_BF16, 3, ir::RECOMPUTE_SELECTIVE, ir::DEVICE_TYPE_CUDA,
                            *DeviceMemoryBytes("a100-40gb"));
-  plan.mutable_sharding()->set_offload("optimizer");
+  plan.mutable_sharding()->set_offload(ir::OFFLOAD_OPTIMIZER);
   Ran r = RunPass(plan, false, /*sequence_parallel=*/true);
   REQUIRE(r.plan.memory_size() == 1);
   const ir::MemoryEstimate& e = r.plan.memory(0);
@@ -359,7 +359,7 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
 }
 
 TEST_CASE("even stage layouts") {
-  std::vector<StageLayout> s = EvenStageLayouts(10, 4, "1f1b", 8);
+  std::vector<StageLayout> s = EvenStageLayouts(10, 4, ir::PIPELINE_SCHEDULE_1F1B, 8);
   REQUIRE(s.size() == 4);
   CHECK(s[0].layer_end - s[0].layer_begin == 3);
   CHECK(s[1].layer_end - s[1].layer_begin == 3);
@@ -367,12 +367,12 @@ TEST_CASE("even stage layouts") {
   CHECK(s[3].layer_end == 10);
   CHECK(s[0].inflight_microbatches == 4);
   CHECK(s[3].inflight_microbatches == 1);
-  CHECK(EvenStageLayouts(10, 4, "gpipe", 8)[3].inflight_microbatches == 8);
-  CHECK(EvenStageLayouts(10, 1, "1f1b", 8)[0].inflight_microbatches == 1);
+  CHECK(EvenStageLayouts(10, 4, ir::PIPELINE_SCHEDULE_GPIPE, 8)[3].inflight_microbatches == 8);
+  CHECK(EvenStageLayouts(10, 1, ir::PIPELINE_SCHEDULE_1F1B, 8)[0].inflight_microbatches == 1);
 }
 
-TEST_CASE("malformed plan names are internal errors, not crashes") {
-  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, "fp8", 0, "none", "cpu", 8 * kGiB);
+TEST_CASE("malformed plans are internal errors, not crashes") {
+  ir::Plan plan = MakePlan(Gpt2Small(), {}, 128, 4, ir::DTYPE_UNSPECIFIED, 0, ir::RECOMPUTE_NONE, ir::DEVICE_TYPE_CPU, 8 * kGiB);
   CHECK_FALSE(MemoryInputsFromPlan(plan, false).ok());
   Ran r = RunPass(plan);
   REQUIRE(r.diagnostics.size() == 1);

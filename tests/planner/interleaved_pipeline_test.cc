@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/enum_names.h"
 #include "ir/pipeline_simulation.h"
 #include "ir/plan_verifier.h"
 #include "ir/plan_writer.h"
@@ -46,7 +47,7 @@ std::string ComputeOps(const ir::PipelineStage& stage) {
 }
 
 TEST_CASE("interleaved 1F1B op lists follow Megatron-LM's order for p 2, v 2, m 4") {
-  const ir::Pipeline p = Scheduled({"interleaved_1f1b", 2, 2, 4});
+  const ir::Pipeline p = Scheduled({ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B, 2, 2, 4});
   // Stage 0 warms up with (p - 1) * 2 + (v - 1) * p = 4 forwards, stage 1 with 2.
   CHECK(ComputeOps(p.stages(0)) ==
         "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0");
@@ -62,15 +63,16 @@ TEST_CASE("interleaved 1F1B op lists follow Megatron-LM's order for p 2, v 2, m 
 }
 
 TEST_CASE("every schedule's closed-form activations in flight are its op lists' peak") {
-  for (const std::string schedule : {"gpipe", "1f1b", "interleaved_1f1b"}) {
+  for (ir::PipelineSchedule schedule : {ir::PIPELINE_SCHEDULE_GPIPE, ir::PIPELINE_SCHEDULE_1F1B,
+                                         ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B}) {
     for (int32_t p = 1; p <= 5; ++p) {
       for (int32_t v : {1, 2, 3, 4}) {
-        if ((schedule == "interleaved_1f1b") != (v > 1) || (v > 1 && p == 1)) continue;
+        if ((schedule == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B) != (v > 1) || (v > 1 && p == 1)) continue;
         for (int32_t m = p; m <= 4 * p; m += p) {
           const ScheduleShape shape{schedule, p, v, m};
           const ir::Pipeline pipeline = Scheduled(shape);
           for (int32_t s = 0; s < p; ++s) {
-            INFO(schedule << " p " << p << " v " << v << " m " << m << " stage " << s);
+            INFO(ir::Name(schedule) << " p " << p << " v " << v << " m " << m << " stage " << s);
             CHECK(InflightMicrobatches(shape, s) == PeakInflight(pipeline.stages(s)));
             CHECK(pipeline.stages(s).max_inflight_microbatches() == PeakInflight(pipeline.stages(s)));
           }
@@ -81,14 +83,15 @@ TEST_CASE("every schedule's closed-form activations in flight are its op lists' 
 }
 
 TEST_CASE("the simulated bubble of every schedule is (p-1)/(v*m+p-1) and it runs without deadlock") {
-  for (const std::string schedule : {"gpipe", "1f1b", "interleaved_1f1b"}) {
+  for (ir::PipelineSchedule schedule : {ir::PIPELINE_SCHEDULE_GPIPE, ir::PIPELINE_SCHEDULE_1F1B,
+                                         ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B}) {
     for (int32_t p = 2; p <= 6; ++p) {
       for (int32_t v : {1, 2, 3, 4}) {
-        if ((schedule == "interleaved_1f1b") != (v > 1)) continue;
+        if ((schedule == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B) != (v > 1)) continue;
         for (int32_t m = p; m <= 3 * p; m += p) {
           const ScheduleShape shape{schedule, p, v, m};
           const ir::PipelineTimeline t = ir::SimulatePipeline(Scheduled(shape));
-          INFO(schedule << " p " << p << " v " << v << " m " << m);
+          INFO(ir::Name(schedule) << " p " << p << " v " << v << " m " << m);
           CHECK(t.stall.empty());
           CHECK(t.transport.empty());
           CHECK(t.busy_slots == 2LL * p * v * m);
@@ -100,7 +103,8 @@ TEST_CASE("the simulated bubble of every schedule is (p-1)/(v*m+p-1) and it runs
 }
 
 TEST_CASE("interleaving v chunks divides 1F1B's bubble by about v and keeps more activations") {
-  const ScheduleShape plain{"1f1b", 4, 1, 8}, interleaved{"interleaved_1f1b", 4, 2, 8};
+  const ScheduleShape plain{ir::PIPELINE_SCHEDULE_1F1B, 4, 1, 8},
+      interleaved{ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B, 4, 2, 8};
   CHECK(ScheduleBubbleFraction(plain) == Approx(3.0 / 11.0));
   CHECK(ScheduleBubbleFraction(interleaved) == Approx(3.0 / 19.0));
   // Korthikanti et al. 2022: the first stage keeps p(1 + (p-1)/(pv)) stage activations, that
@@ -204,7 +208,7 @@ TEST_CASE("the verifier rejects interleaved plans whose chunks or ops are wrong"
 }
 
 TEST_CASE("the memory estimate of an interleaved stage counts chunk activations of its largest chunk") {
-  const std::vector<StageLayout> layouts = EvenStageLayouts(10, 2, "interleaved_1f1b", 4, 2);
+  const std::vector<StageLayout> layouts = EvenStageLayouts(10, 2, ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B, 4, 2);
   REQUIRE(layouts.size() == 2);
   // 10 blocks over 4 virtual stages: 3, 3, 2, 2.
   CHECK(layouts[0].chunks == std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {6, 8}});

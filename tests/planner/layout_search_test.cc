@@ -416,7 +416,7 @@ TEST_CASE("search: hybrid sharding is the stage-3 layouts with dp_replicate and 
   CHECK(with.step_time().step_seconds() == without.step_time().step_seconds());
   int64_t replicate_terms = 0;
   for (const ir::CommunicationTime& c : with.step_time().communication()) {
-    if (c.group() == "dp_replicate" && c.collective() == "all_reduce") ++replicate_terms;
+    if (c.group() == "dp_replicate" && c.collective() == ir::COLLECTIVE_ALL_REDUCE) ++replicate_terms;
   }
   CHECK(replicate_terms == 1);
 }
@@ -432,15 +432,15 @@ TEST_CASE("search: the cp ring exchange is a cp send_recv term per block and pas
   const ir::CommunicationTime* ring = nullptr;
   const ir::CommunicationTime* grads = nullptr;
   for (const ir::CommunicationTime& c : r.plan.step_time().communication()) {
-    if (c.group() == "cp" && c.collective() == "send_recv") ring = &c;
-    if (c.group() == "cp" && c.collective() == "all_reduce") grads = &c;
+    if (c.group() == "cp" && c.collective() == ir::COLLECTIVE_SEND_RECV) ring = &c;
+    if (c.group() == "cp" && c.collective() == ir::COLLECTIVE_ALL_REDUCE) grads = &c;
   }
   REQUIRE(ring != nullptr);
   REQUIRE(grads != nullptr);
   CHECK(ring->calls() == 4 * 8 * 3 * 1);
   // K and V of 512 / cp 2 = 256 tokens: 2 x micro 2 x 256 x (kv 4 / tp 2) x head_dim 64 x the
   // compute dtype's bytes, 96 times.
-  const int64_t compute_bytes = r.plan.precision().compute_dtype() == "fp32" ? 4 : 2;
+  const int64_t compute_bytes = r.plan.precision().compute_dtype() == ir::DTYPE_FP32 ? 4 : 2;
   CHECK(ring->bytes() == 96 * (2 * 2 * 256 * 2 * 64 * compute_bytes));
   CHECK(ring->exposed_seconds() <= ring->seconds());
   CHECK(ring->group_size() == 2);
@@ -471,7 +471,7 @@ TEST_CASE("search: offload moves the optimizer step to the host and adds host_li
   std::set<std::string> host_copies;
   for (const ir::CommunicationTime& c : offload.step_time().communication()) {
     if (c.group() == "host_link") host_copies.insert(c.what());
-    if (c.group() == "host_link") CHECK(c.link() == "host");
+    if (c.group() == "host_link") CHECK(c.link() == ir::LINK_CLASS_HOST);
   }
   CHECK(host_copies == std::set<std::string>{"reduced gradient shards to the host (offload)",
                                              "updated parameter shards to the device (offload)"});
@@ -535,7 +535,7 @@ TEST_CASE("search: SearchOptions.refuse drops the plans an executor refuses", "[
     for (const ir::MeshAxis& a : plan.mesh().axes()) {
       if (a.name() == "cp") cp = a.size();
     }
-    return plan.topology().device_type() == "cpu" && cp > 1 ? "parallel.context" : "";
+    return plan.topology().device_type() == ir::DEVICE_TYPE_CPU && cp > 1 ? "parallel.context" : "";
   };
   absl::StatusOr<SearchResult> cpu = SearchLayouts(Load(kTiedCpuJob), options);
   REQUIRE(cpu.ok());

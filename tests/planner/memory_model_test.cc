@@ -55,14 +55,14 @@ TEST_CASE("Megatron-LM distributed optimizer bytes per parameter") {
           6.0 + 12.0 / d);
   }
   SECTION("fp16 params + fp16 grads: 20 plain, 4 + 16/d sharded (accel's 16-bit policy)") {
-    absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(2, "adamw", 0.0);
+    absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(2, ir::OPTIMIZER_KIND_ADAMW, 0.0);
     REQUIRE(t.ok());
     CHECK(PerParam(ModelStateBytesPerRank(params, *t, 0, d, spec::Offload::kNone), params) == 20.0);
     CHECK(PerParam(ModelStateBytesPerRank(params, *t, 1, d, spec::Offload::kNone), params) ==
           4.0 + 16.0 / d);
   }
   SECTION("fp32 params + fp32 grads: 16 plain, 8 + 8/d sharded") {
-    absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(4, "adamw", 0.0);
+    absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(4, ir::OPTIMIZER_KIND_ADAMW, 0.0);
     REQUIRE(t.ok());
     CHECK(t->master_bytes == 0);
     CHECK(PerParam(ModelStateBytesPerRank(params, *t, 0, d, spec::Offload::kNone), params) == 16.0);
@@ -72,7 +72,7 @@ TEST_CASE("Megatron-LM distributed optimizer bytes per parameter") {
 }
 
 TEST_CASE("sharding stages 2 and 3, offload to host, optimizer variants") {
-  absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(2, "adamw", 0.0);
+  absl::StatusOr<ModelStateDtypes> t = ModelStateDtypesFor(2, ir::OPTIMIZER_KIND_ADAMW, 0.0);
   REQUIRE(t.ok());
   const int64_t p = 1000, d = 4;
   ModelStateBytes s2 = ModelStateBytesPerRank(p, *t, 2, d, spec::Offload::kNone);
@@ -97,7 +97,7 @@ TEST_CASE("sharding stages 2 and 3, offload to host, optimizer variants") {
   // fp32 parameters: the host optimizer still steps on its own fp32 copy with an fp32 gradient,
   // and from stage 2 the reduced gradient shard lives only there (measured by
   // bench/memory_bench: stage 2 and 3 with offload within 1.5%).
-  absl::StatusOr<ModelStateDtypes> fp32 = ModelStateDtypesFor(4, "adamw", 0.0);
+  absl::StatusOr<ModelStateDtypes> fp32 = ModelStateDtypesFor(4, ir::OPTIMIZER_KIND_ADAMW, 0.0);
   ModelStateBytes off32 = ModelStateBytesPerRank(p, *fp32, 2, d, spec::Offload::kOptimizer);
   CHECK(off32.parameters == 4000);
   CHECK(off32.gradients == 0);
@@ -105,9 +105,9 @@ TEST_CASE("sharding stages 2 and 3, offload to host, optimizer variants") {
   CHECK(off32.host_gradient_copy == 1000);
   CHECK(off32.host_optimizer_states == 2000);
   CHECK(ModelStateBytesPerRank(p, *fp32, 1, d, spec::Offload::kOptimizer).gradients == 4000);
-  CHECK(ModelStateDtypesFor(4, "sgd", 0.9)->optimizer_bytes == 4);
-  CHECK(ModelStateDtypesFor(4, "sgd", 0.0)->optimizer_bytes == 0);
-  CHECK_FALSE(ModelStateDtypesFor(4, "lion", 0.0).ok());
+  CHECK(ModelStateDtypesFor(4, ir::OPTIMIZER_KIND_SGD, 0.9)->optimizer_bytes == 4);
+  CHECK(ModelStateDtypesFor(4, ir::OPTIMIZER_KIND_SGD, 0.0)->optimizer_bytes == 0);
+  CHECK_FALSE(ModelStateDtypesFor(4, ir::OPTIMIZER_KIND_UNSPECIFIED, 0.0).ok());
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 estimator: t5-3b on 1 node x 8 GPUs (docs 'Memory Requirements')") {
@@ -230,11 +230,11 @@ TEST_CASE("logits, buckets, stage-3 gather, runtime overhead") {
   CHECK(LogitsBytes(128, 4, 256, 1, 4) == 128LL * 4 * 256 * 4);
   CHECK(ReduceBucketBytes(589'824, 4) == 2 * 589'824 * 4);
   CHECK(GatheredParameterBytes(1000, 900, 2, 2) == 1000 * 4 + 900 * 2);
-  CHECK(DefaultRuntimeOverheadBytes("cuda") == 3 * kGiB / 2);
-  CHECK(DefaultRuntimeOverheadBytes("cpu") == 256 * kMiB);
-  CHECK(AllocatorReserveBytes(100 * kGiB, "cuda") == 5 * kGiB);
-  CHECK(AllocatorReserveBytes(100 * kGiB, "cpu") == 0);
-  CHECK_FALSE(RuntimeOverheadReason("cuda").empty());
+  CHECK(DefaultRuntimeOverheadBytes(ir::DEVICE_TYPE_CUDA) == 3 * kGiB / 2);
+  CHECK(DefaultRuntimeOverheadBytes(ir::DEVICE_TYPE_CPU) == 256 * kMiB);
+  CHECK(AllocatorReserveBytes(100 * kGiB, ir::DEVICE_TYPE_CUDA) == 5 * kGiB);
+  CHECK(AllocatorReserveBytes(100 * kGiB, ir::DEVICE_TYPE_CPU) == 0);
+  CHECK_FALSE(RuntimeOverheadReason(ir::DEVICE_TYPE_CUDA).empty());
 }
 
 TEST_CASE("device memory table") {
@@ -252,13 +252,6 @@ TEST_CASE("device memory table") {
     CHECK(std::find(DeviceModelNames().begin(), DeviceModelNames().end(), name) !=
           DeviceModelNames().end());
   }
-}
-
-TEST_CASE("dtype names") {
-  CHECK(DTypeBytesByName("fp32") == 4);
-  CHECK(DTypeBytesByName("bf16") == 2);
-  CHECK(DTypeBytesByName("fp16") == 2);
-  CHECK_FALSE(DTypeBytesByName("fp8").has_value());
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ namespace {
 ir::Model Gpt2(int64_t h, int64_t layers, int64_t heads, int64_t vocab = 50257,
                int64_t positions = 1024) {
   ir::Model m;
-  m.set_arch("gpt2");
+  m.set_arch(ir::ARCHITECTURE_GPT2);
   m.set_hidden_size(h);
   m.set_num_layers(layers);
   m.set_num_heads(heads);
@@ -29,7 +29,7 @@ ir::Model Gpt2(int64_t h, int64_t layers, int64_t heads, int64_t vocab = 50257,
 ir::Model Llama(int64_t h, int64_t layers, int64_t heads, int64_t kv, int64_t ffn, int64_t vocab,
                 bool tied = false, bool qkv_bias = false) {
   ir::Model m;
-  m.set_arch("llama");
+  m.set_arch(ir::ARCHITECTURE_LLAMA);
   m.set_hidden_size(h);
   m.set_num_layers(layers);
   m.set_num_heads(heads);

@@ -359,20 +359,20 @@ std::string WithTrain(const std::string& train) {
 TEST_CASE("a tokenizer file is recorded with its kind and resolved path") {
   auto bytes = PlanYaml(kBaseSpec);
   REQUIRE(bytes.result.ok);
-  CHECK(bytes.result.plan.data().tokenizer() == "bytes");
+  CHECK(bytes.result.plan.data().tokenizer() == ir::TOKENIZER_KIND_BYTES);
   CHECK(bytes.result.plan.data().tokenizer_path().empty());
 
   auto hf = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: tok/tokenizer.json}"));
   INFO(hf.diagnostics);
   REQUIRE(hf.result.ok);
-  CHECK(hf.result.plan.data().tokenizer() == "huggingface");
+  CHECK(hf.result.plan.data().tokenizer() == ir::TOKENIZER_KIND_HUGGINGFACE);
   CHECK(hf.result.plan.data().tokenizer_path() == "tok/tokenizer.json");
   CHECK_THAT(ir::PlanSummary(hf.result.plan),
              Catch::Contains("data       corpus (text, tokenizer huggingface tok/tokenizer.json)"));
 
   auto spm = PlanYaml(WithTrain("{path: corpus, format: text, tokenizer: /models/llama2/tokenizer.model}"));
   REQUIRE(spm.result.ok);
-  CHECK(spm.result.plan.data().tokenizer() == "sentencepiece");
+  CHECK(spm.result.plan.data().tokenizer() == ir::TOKENIZER_KIND_SENTENCEPIECE);
   CHECK(spm.result.plan.data().tokenizer_path() == "/models/llama2/tokenizer.model");
 
   // The executor decodes its sample with the tokenizer file: no warning (W0407 is retired).

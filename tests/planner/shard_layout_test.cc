@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/memory_model.h"
 #include "planner_test_util.h"
@@ -68,7 +69,7 @@ void CheckPlan(const std::string& yaml, const std::vector<std::string>& sets) {
   const ShardTotals from_layout =
       ShardTotalsFromLayout(layout, std::max<int64_t>(sh.degree(), 1), sh.stage() == 3,
                             sh.param_persistence_threshold_elements(), sh.bucket_elements(),
-                            DTypeBytesByName(plan.precision().reduce_dtype()).value_or(4),
+                            ir::DtypeBytes(plan.precision().reduce_dtype()),
                             plan.model().tie_word_embeddings());
   CheckEqual(from_layout, ShardTotalsFromPlan(plan));
 }

@@ -24,7 +24,7 @@ using Catch::Matchers::WithinRel;
 
 ir::Model Llama7B() {
   ir::Model m;
-  m.set_arch("llama");
+  m.set_arch(ir::ARCHITECTURE_LLAMA);
   m.set_hidden_size(4096);
   m.set_num_layers(32);
   m.set_num_heads(32);
@@ -38,7 +38,7 @@ ir::Model Llama7B() {
 
 ir::Model Gpt2Small() {
   ir::Model m;
-  m.set_arch("gpt2");
+  m.set_arch(ir::ARCHITECTURE_GPT2);
   m.set_hidden_size(768);
   m.set_num_layers(12);
   m.set_num_heads(12);
@@ -155,7 +155,7 @@ TEST_CASE("gradient buckets hide behind backward except the last one") {
   REQUIRE(terms.ok());
   REQUIRE(terms->size() == 1);
   CHECK((*terms)[0].group() == "dp");
-  CHECK((*terms)[0].collective() == "all_reduce");
+  CHECK((*terms)[0].collective() == ir::COLLECTIVE_ALL_REDUCE);
   CHECK((*terms)[0].calls() == n);
   CHECK_THAT((*terms)[0].seconds(), WithinRel(all, 1e-12));
   CHECK_THAT((*terms)[0].exposed_seconds(), WithinRel(last, 1e-12));
@@ -179,12 +179,12 @@ TEST_CASE("stage 2 on gloo reduce-scatters every micro-step, costed as an all-re
   REQUIRE(terms.ok());
   REQUIRE(terms->size() == 2);
   const ir::CommunicationTime& rs = (*terms)[0];
-  CHECK(rs.collective() == "reduce_scatter");
+  CHECK(rs.collective() == ir::COLLECTIVE_REDUCE_SCATTER);
   CHECK(rs.group() == "dp_shard");
   CHECK(rs.calls() == 2 * plan.sharding().buckets_size());
   CHECK(rs.formula().rfind(std::to_string(rs.calls()) + " x (2*(2-1)", 0) == 0);
   const ir::CommunicationTime& ag = (*terms)[1];
-  CHECK(ag.collective() == "all_gather");
+  CHECK(ag.collective() == ir::COLLECTIVE_ALL_GATHER);
   CHECK(ag.calls() == plan.sharding().units_size());
   CHECK(ag.exposed_seconds() == ag.seconds());
 }
@@ -274,7 +274,7 @@ TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile, a
 }
 
 // A two-size grid: every figure `base`, except `fast` at (hi, hi, hi).
-ir::MatmulGrid TwoSizeGrid(const std::string& dtype, int64_t lo, int64_t hi, double base,
+ir::MatmulGrid TwoSizeGrid(ir::Dtype dtype, int64_t lo, int64_t hi, double base,
                            double fast) {
   ir::MatmulGrid g;
   g.set_dtype(dtype);
@@ -287,26 +287,26 @@ ir::MatmulGrid TwoSizeGrid(const std::string& dtype, int64_t lo, int64_t hi, dou
 
 TEST_CASE("matmul throughput: grid points exact, log-linear between them, clamped outside") {
   ir::DeviceProfile p = TestProfile();
-  *p.add_matmul_grids() = TwoSizeGrid("fp32", 64, 256, 1e9, 4e9);
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 64, 64, 64), WithinRel(1e9, 1e-12));
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 256, 256, 256), WithinRel(4e9, 1e-12));
+  *p.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 1e9, 4e9);
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 64, 64, 64), WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 256, 256, 256), WithinRel(4e9, 1e-12));
   // 128 is halfway in log2 on every axis: the (hi, hi, hi) corner weighs 1/8 → 4^(1/8) × 1e9.
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 128, 128, 128), WithinRel(1e9 * std::pow(4.0, 0.125), 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 128, 128, 128), WithinRel(1e9 * std::pow(4.0, 0.125), 1e-12));
   // Halfway along k only, m = n = 256: between 1e9 and 4e9 in log → 2e9.
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 256, 256, 128), WithinRel(2e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 256, 256, 128), WithinRel(2e9, 1e-12));
   // Beyond the grid: the edge; below it too (and sizes < 1 count as 1).
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 100000, 9999, 4096), WithinRel(4e9, 1e-12));
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 1, 0, -5), WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 100000, 9999, 4096), WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 1, 0, -5), WithinRel(1e9, 1e-12));
   // Other dtypes without a grid fall back to the peak; the efficiency scales both.
-  CHECK(MatmulFlopsPerSecond(p, "bf16", 64, 64, 64) == p.matmul_bf16_flops_per_second());
+  CHECK(MatmulFlopsPerSecond(p, ir::DTYPE_BF16, 64, 64, 64) == p.matmul_bf16_flops_per_second());
   p.set_matmul_efficiency(0.5);
-  CHECK_THAT(MatmulFlopsPerSecond(p, "fp32", 64, 64, 64), WithinRel(0.5e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 64, 64, 64), WithinRel(0.5e9, 1e-12));
   // A malformed grid (7 figures for 2 sizes) is ignored.
   ir::DeviceProfile bad = TestProfile();
-  *bad.add_matmul_grids() = TwoSizeGrid("fp32", 64, 256, 1e9, 4e9);
+  *bad.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 1e9, 4e9);
   bad.mutable_matmul_grids(0)->mutable_flops_per_second()->RemoveLast();
-  CHECK(FindMatmulGrid(bad, "fp32") == nullptr);
-  CHECK(MatmulFlopsPerSecond(bad, "fp32", 64, 64, 64) == bad.matmul_fp32_flops_per_second());
+  CHECK(FindMatmulGrid(bad, ir::DTYPE_FP32) == nullptr);
+  CHECK(MatmulFlopsPerSecond(bad, ir::DTYPE_FP32, 64, 64, 64) == bad.matmul_fp32_flops_per_second());
 }
 
 TEST_CASE("a block's matmul shapes add up to its FLOPs, forward and backward") {
@@ -345,7 +345,7 @@ TEST_CASE("with a matmul grid each product is timed at its own shape") {
   const ir::Plan& plan = planned.result.plan;
   // A flat grid at the peak gives the peak's time.
   ir::DeviceProfile flat = TestProfile();
-  *flat.add_matmul_grids() = TwoSizeGrid("fp32", 16, 4096, 96e9, 96e9);
+  *flat.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 16, 4096, 96e9, 96e9);
   auto peak = EstimateStepTime(plan, TestProfile());
   auto grid = EstimateStepTime(plan, flat);
   REQUIRE(peak.ok());
@@ -355,15 +355,15 @@ TEST_CASE("with a matmul grid each product is timed at its own shape") {
   // block's token-wise products (b·s = 512 rows) are fast, the attention products (128 × 128 ×
   // 32, 16 of them) slow, so the step lies strictly between all-slow and all-fast.
   ir::DeviceProfile shaped = TestProfile();
-  ir::MatmulGrid g = TwoSizeGrid("fp32", 128, 512, 1e9, 1e10);
+  ir::MatmulGrid g = TwoSizeGrid(ir::DTYPE_FP32, 128, 512, 1e9, 1e10);
   for (int i = 4; i < 8; ++i) g.set_flops_per_second(i, 1e10);  // (512, *, *)
   *shaped.add_matmul_grids() = g;
   const Gemm qkv = LayerForwardGemms(plan.model(), 128, 4, 1, 1)[0];
   CHECK((qkv.m == 512 && qkv.n == 384 && qkv.k == 128));
-  CHECK_THAT(MatmulFlopsPerSecond(shaped, "fp32", qkv.m, qkv.n, qkv.k), WithinRel(1e10, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(shaped, ir::DTYPE_FP32, qkv.m, qkv.n, qkv.k), WithinRel(1e10, 1e-12));
   ir::DeviceProfile slow = TestProfile(), fast = TestProfile();
-  *slow.add_matmul_grids() = TwoSizeGrid("fp32", 128, 512, 1e9, 1e9);
-  *fast.add_matmul_grids() = TwoSizeGrid("fp32", 128, 512, 1e10, 1e10);
+  *slow.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 128, 512, 1e9, 1e9);
+  *fast.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 128, 512, 1e10, 1e10);
   auto slow_step = EstimateStepTime(plan, slow), fast_step = EstimateStepTime(plan, fast);
   REQUIRE(slow_step.ok());
   REQUIRE(fast_step.ok());
@@ -416,7 +416,7 @@ TEST_CASE("elementwise elements per op, block and head, with tp, sequence parall
   CHECK_FALSE(ElementwiseOpByName("gelu").has_value());
 }
 
-ir::ElementwiseCost Cost(const std::string& op, const std::string& dtype, double f, double b) {
+ir::ElementwiseCost Cost(const std::string& op, ir::Dtype dtype, double f, double b) {
   ir::ElementwiseCost c;
   c.set_op(op);
   c.set_dtype(dtype);
@@ -432,10 +432,10 @@ TEST_CASE("measured elementwise ops add their time; recompute runs their forward
                                         std::string("training.recompute=") + recompute});
   };
   ir::DeviceProfile p = TestProfile();
-  *p.add_elementwise_costs() = Cost("gelu_tanh", "fp32", 1e-9, 2e-9);
-  *p.add_elementwise_costs() = Cost("causal_softmax", "fp32", 3e-9, 4e-9);
-  *p.add_elementwise_costs() = Cost("cross_entropy", "fp32", 5e-9, 6e-9);
-  *p.add_elementwise_costs() = Cost("layer_norm", "bf16", 1, 1);  // another dtype: unused
+  *p.add_elementwise_costs() = Cost("gelu_tanh", ir::DTYPE_FP32, 1e-9, 2e-9);
+  *p.add_elementwise_costs() = Cost("causal_softmax", ir::DTYPE_FP32, 3e-9, 4e-9);
+  *p.add_elementwise_costs() = Cost("cross_entropy", ir::DTYPE_FP32, 5e-9, 6e-9);
+  *p.add_elementwise_costs() = Cost("layer_norm", ir::DTYPE_BF16, 1, 1);  // another dtype: unused
   const double gelu = 512.0 * 512, softmax = 4.0 * 4 * 128 * 128, logits = 512.0 * 256;
   const double none = 4 * (gelu * 3e-9 + softmax * 7e-9) + logits * 11e-9;
   testing::Planned base = plan_with("none");
@@ -477,9 +477,9 @@ TEST_CASE("estimate-step-time picks the device's built-in profile and records wh
     CHECK(r.pass() == "estimate-step-time");
   }
   CHECK(resolved);
-  CHECK(DefaultDeviceProfileName("cuda", "a100-40gb") == "a100");
-  CHECK(DefaultDeviceProfileName("cuda", "") == "h100");
-  CHECK(DefaultDeviceProfileName("cpu", "") == "cpu");
+  CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CUDA, "a100-40gb") == "a100");
+  CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CUDA, "") == "h100");
+  CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CPU, "") == "cpu");
 }
 
 TEST_CASE("an unknown device profile name is E0801 at the field, with did-you-mean") {
