@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "common/units.h"
 #include "ir/enum_names.h"
@@ -176,18 +178,20 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
   return out;
 }
 
-}  // namespace
 
-std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
-  std::string out;
-  auto line = [&](const std::string& label, const std::string& text) {
-    out += Pad(label, 11) + text + "\n";
-  };
-  const Job& job = plan.job();
-  out += "plan " + job.name() + " (accel.ir v" + S(plan.ir_version()) + ", " + job.spec_file();
-  for (const std::string& o : job.overrides()) out += ", --set " + o;
-  out += ")\n\n";
+// Appends "label      text" lines: the summary's two-column layout.
+class SummaryLines {
+ public:
+  explicit SummaryLines(std::string& out) : out_(out) {}
+  void operator()(const std::string& label, const std::string& text) {
+    out_ += Pad(label, 11) + text + "\n";
+  }
 
+ private:
+  std::string& out_;
+};
+
+void AppendModel(const Plan& plan, SummaryLines& line) {
   const Model& m = plan.model();
   std::string model = N(m.arch());
   if (!m.model_type().empty() && m.model_type() != model) model += " (" + m.model_type() + ")";
@@ -206,7 +210,10 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
             FormatCount(c.final_norm_count());
   params += c.lm_head_count() ? " + lm_head " + FormatCount(c.lm_head_count()) : " (head tied)";
   line("", params);
+}
 
+// Batch, training, precision, topology, data and checkpoint: one line each.
+void AppendJob(const Plan& plan, SummaryLines& line) {
   const Batch& b = plan.batch();
   line("batch", "global " + S(b.global_batch_size()) + " = micro " + S(b.micro_batch_size()) +
                     " x dp " + S(b.data_parallel_size()) + " x accumulation " +
@@ -229,16 +236,43 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   if (!topo.device_model().empty()) device += " " + topo.device_model();
   line("topology", S(topo.nodes()) + " node(s) x " + S(topo.devices_per_node()) + " " + device +
                        " (" + FormatBytes(topo.device_memory_bytes()) + " each) = " +
-                       S(topo.world_size()) + " ranks, backend " + N(job.backend()));
-  line("data", plan.data().path() + " (" + N(plan.data().format()) + ", tokenizer " +
-                   N(plan.data().tokenizer()) +
-                   (plan.data().tokenizer_path().empty() ? "" : " " + plan.data().tokenizer_path()) + ")");
-  line("checkpoint", plan.checkpoint().dir() + ", every " + S(plan.checkpoint().every_steps()) +
-                         " steps, keep " + S(plan.checkpoint().keep()) + ", resume " +
-                         N(plan.checkpoint().resume()) +
-                         (plan.checkpoint().skip_final() ? ", none at the end" : ""));
-  out += "\n";
+                       S(topo.world_size()) + " ranks, backend " + N(plan.job().backend()));
+  const Data& data = plan.data();
+  line("data", data.path() + " (" + N(data.format()) + ", tokenizer " + N(data.tokenizer()) +
+                   (data.tokenizer_path().empty() ? "" : " " + data.tokenizer_path()) + ")");
+  const Checkpoint& ckpt = plan.checkpoint();
+  line("checkpoint", ckpt.dir() + ", every " + S(ckpt.every_steps()) + " steps, keep " +
+                         S(ckpt.keep()) + ", resume " + N(ckpt.resume()) +
+                         (ckpt.skip_final() ? ", none at the end" : ""));
+}
 
+// The process-group sets worth a line: trivial ones (groups of one rank) left out, and sets
+// with identical groups (e.g. dp and dp_shard when dp_replicate is 1) named together "a = b".
+std::vector<std::pair<const ProcessGroupSet*, std::string>> ShownGroupSets(const Plan& plan) {
+  std::vector<std::pair<const ProcessGroupSet*, std::string>> shown;
+  for (const ProcessGroupSet& set : plan.process_groups()) {
+    if (set.groups_size() == 0) continue;
+    if (set.groups(0).ranks_size() == 1 && set.name() != "world") continue;  // trivial axis
+    bool merged = false;
+    for (auto& [other, name] : shown) {
+      if (other->groups_size() != set.groups_size()) continue;
+      bool same = true;
+      for (int g = 0; g < set.groups_size() && same; ++g) {
+        same = std::equal(set.groups(g).ranks().begin(), set.groups(g).ranks().end(),
+                          other->groups(g).ranks().begin(), other->groups(g).ranks().end());
+      }
+      if (same) {
+        name += " = " + set.name();
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) shown.emplace_back(&set, set.name());
+  }
+  return shown;
+}
+
+void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& line) {
   std::string mesh, strides;
   for (const MeshAxis& a : plan.mesh().axes()) {
     mesh += (mesh.empty() ? "" : " x ") + a.name() + " " + S(a.size());
@@ -246,44 +280,36 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   }
   line("mesh", mesh + "  (strides " + strides + ")" +
                    (plan.mesh().sequence_parallel() ? "; sequence parallel over tp" : ""));
-  // Sets with identical groups (e.g. dp and dp_shard when dp_replicate is 1) share a line.
-  std::vector<const ProcessGroupSet*> shown_sets;
-  std::vector<std::string> shown_names;
-  for (const ProcessGroupSet& set : plan.process_groups()) {
-    if (set.groups_size() == 0) continue;
-    if (set.groups(0).ranks_size() == 1 && set.name() != "world") continue;  // trivial axis
-    bool merged = false;
-    for (size_t i = 0; i < shown_sets.size() && !merged; ++i) {
-      const ProcessGroupSet& other = *shown_sets[i];
-      if (other.groups_size() != set.groups_size()) continue;
-      bool same = true;
-      for (int g = 0; g < set.groups_size() && same; ++g) {
-        same = std::equal(set.groups(g).ranks().begin(), set.groups(g).ranks().end(),
-                          other.groups(g).ranks().begin(), other.groups(g).ranks().end());
-      }
-      if (same) {
-        shown_names[i] += " = " + set.name();
-        merged = true;
-      }
-    }
-    if (!merged) {
-      shown_sets.push_back(&set);
-      shown_names.push_back(set.name());
-    }
-  }
-  for (size_t k = 0; k < shown_sets.size(); ++k) {
-    const ProcessGroupSet& set = *shown_sets[k];
-    const int size = set.groups(0).ranks_size();
-    std::string text = shown_names[k] + ": " + S(set.groups_size()) + " x " + S(size) + " ";
-    const int shown = std::min(set.groups_size(), options.max_groups_shown);
+  for (const auto& [set, name] : ShownGroupSets(plan)) {
+    const int size = set->groups(0).ranks_size();
+    std::string text = name + ": " + S(set->groups_size()) + " x " + S(size) + " ";
+    const int shown = std::min(set->groups_size(), options.max_groups_shown);
     for (int i = 0; i < shown; ++i) {
-      text += (i ? " " : "") + RankList(set.groups(i), options.max_ranks_in_group);
+      text += (i ? " " : "") + RankList(set->groups(i), options.max_ranks_in_group);
     }
-    if (set.groups_size() > shown) text += " … " + S(set.groups_size() - shown) + " more";
+    if (set->groups_size() > shown) text += " … " + S(set->groups_size() - shown) + " more";
     line("groups", text);
   }
-  out += "\n";
+}
 
+// One stage's line: its blocks, parameters, what else it holds, and activations in flight.
+std::string StageText(const Plan& plan, const PipelineStage& s) {
+  std::string text = "stage " + S(s.index()) + ": layers " + StageLayersText(s) + ", " +
+                     FormatCount(s.parameter_count()) + " params";
+  if (s.has_embedding()) text += ", embedding";
+  if (s.has_lm_head()) text += ", head + loss";
+  if (s.has_lm_head() && !s.has_embedding()) {
+    for (const ShardUnit& unit : plan.sharding().units()) {
+      for (const Parameter& p : unit.parameters()) {
+        if (!p.tied_to().empty()) text += " (" + p.name() + ": a copy of tied " + p.tied_to() + ")";
+      }
+    }
+  }
+  return text + ", " + S(s.max_inflight_microbatches()) +
+         (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
+}
+
+void AppendPipelineAndSharding(const Plan& plan, SummaryLines& line) {
   const Pipeline& pipe = plan.pipeline();
   if (pipe.stages_size() > 1) {
     std::string shape;
@@ -297,55 +323,43 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
     line("pipeline", "none (one stage); " + S(pipe.microbatches()) +
                          " micro-step(s) per optimizer step");
   }
-  for (const PipelineStage& s : pipe.stages()) {
-    std::string text = "stage " + S(s.index()) + ": layers " + StageLayersText(s) + ", " +
-                       FormatCount(s.parameter_count()) + " params";
-    if (s.has_embedding()) text += ", embedding";
-    if (s.has_lm_head()) text += ", head + loss";
-    if (s.has_lm_head() && !s.has_embedding()) {
-      for (const ShardUnit& unit : plan.sharding().units()) {
-        for (const Parameter& p : unit.parameters()) {
-          if (!p.tied_to().empty()) text += " (" + p.name() + ": a copy of tied " + p.tied_to() + ")";
-        }
-      }
-    }
-    text += ", " + S(s.max_inflight_microbatches()) +
-            (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
-    line("", text);
-  }
+  for (const PipelineStage& s : pipe.stages()) line("", StageText(plan, s));
   const Sharding& sh = plan.sharding();
   line("sharding", "stage " + S(sh.stage()) + " over dp_shard " + S(sh.degree()) +
                        (sh.hybrid() ? " (hybrid)" : "") + ", offload " + N(sh.offload()) + "; " +
                        S(sh.units_size()) + " shard units, " + S(sh.buckets_size()) +
                        " buckets of <= " + FormatCount(sh.bucket_elements()) + " elements");
-  out += "\n";
+}
 
-  if (plan.memory_size() > 0) {
-    out += "memory per rank (GiB; every rank of a stage holds the same)\n";
-    static const std::pair<const char*, const char*> kColumns[] = {
-        {"parameters", "params"},     {"gradients", "grads"},
-        {"master_weights", "master"}, {"optimizer_states", "optim"},
-        {"activations", "activ"},     {"logits", "logits"},
-        {"communication_buffers", "comm"}, {"runtime_overhead", "runtime"}};
-    std::string header = "  " + Pad("stage", 7);
-    for (const auto& [category, label] : kColumns) header += Pad(label, 9);
-    header += Pad("total", 9) + Pad("limit", 9) + Pad("host", 8) + "fits";
-    out += header + "\n";
-    for (const MemoryEstimate& e : plan.memory()) {
-      std::string row = "  " + Pad(S(e.stage()), 7);
-      for (const auto& [category, label] : kColumns) {
-        const int64_t bytes = CategoryBytes(e, category);
-        row += Pad(bytes >= 0 ? GiB(bytes) : "-", 9);
-      }
-      row += Pad(GiB(e.device_total_bytes()), 9) + Pad(GiB(e.device_limit_bytes()), 9) +
-             Pad(GiB(e.host_total_bytes()), 8) + (e.fits() ? "yes" : "NO");
-      out += row + "\n";
+// The per-stage memory table, GiB by category; nothing when the plan has no estimate.
+std::string MemoryTable(const Plan& plan) {
+  if (plan.memory_size() == 0) return "";
+  std::string out = "memory per rank (GiB; every rank of a stage holds the same)\n";
+  static const std::pair<const char*, const char*> kColumns[] = {
+      {"parameters", "params"},     {"gradients", "grads"},
+      {"master_weights", "master"}, {"optimizer_states", "optim"},
+      {"activations", "activ"},     {"logits", "logits"},
+      {"communication_buffers", "comm"}, {"runtime_overhead", "runtime"}};
+  std::string header = "  " + Pad("stage", 7);
+  for (const auto& [category, label] : kColumns) header += Pad(label, 9);
+  header += Pad("total", 9) + Pad("limit", 9) + Pad("host", 8) + "fits";
+  out += header + "\n";
+  for (const MemoryEstimate& e : plan.memory()) {
+    std::string row = "  " + Pad(S(e.stage()), 7);
+    for (const auto& [category, label] : kColumns) {
+      const int64_t bytes = CategoryBytes(e, category);
+      row += Pad(bytes >= 0 ? GiB(bytes) : "-", 9);
     }
-    out += "\n";
+    row += Pad(GiB(e.device_total_bytes()), 9) + Pad(GiB(e.device_limit_bytes()), 9) +
+           Pad(GiB(e.host_total_bytes()), 8) + (e.fits() ? "yes" : "NO");
+    out += row + "\n";
   }
+  return out + "\n";
+}
 
-  if (plan.has_step_time()) out += StepTimeSummary(plan.step_time()) + "\n";
-
+// Resolved values, then the planner's warnings and notes.
+std::string ResolvedAndNotes(const Plan& plan) {
+  std::string out;
   if (plan.resolved_size() > 0) {
     out += "resolved\n";
     for (const ResolvedValue& r : plan.resolved()) {
@@ -358,6 +372,27 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
            "\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
+  std::string out;
+  SummaryLines line(out);
+  const Job& job = plan.job();
+  out += "plan " + job.name() + " (accel.ir v" + S(plan.ir_version()) + ", " + job.spec_file();
+  for (const std::string& o : job.overrides()) out += ", --set " + o;
+  out += ")\n\n";
+  AppendModel(plan, line);
+  AppendJob(plan, line);
+  out += "\n";
+  AppendMesh(plan, options, line);
+  out += "\n";
+  AppendPipelineAndSharding(plan, line);
+  out += "\n";
+  out += MemoryTable(plan);
+  if (plan.has_step_time()) out += StepTimeSummary(plan.step_time()) + "\n";
+  return out + ResolvedAndNotes(plan);
 }
 
 }  // namespace accel::ir

@@ -71,6 +71,36 @@ TEST_CASE("the verifier checks tensor-parallel splits and sequence parallelism")
   CHECK(Mentions(VerifyPlan(parts), "parameter model.layers.0.self_attn.q_proj.weight has tp_parts but no tp_dim"));
 }
 
+TEST_CASE("the verifier requires known enum values where the executor reads them") {
+  const Plan valid = ValidPlan();  // pp 2: the schedule and the activation dtype are required
+  CHECK(VerifyPlan(valid).empty());
+  Plan unset = valid;
+  unset.mutable_precision()->set_param_dtype(DTYPE_UNSPECIFIED);
+  unset.mutable_pipeline()->set_schedule(PIPELINE_SCHEDULE_UNSPECIFIED);
+  unset.mutable_topology()->set_device_type(DEVICE_TYPE_UNSPECIFIED);
+  const std::vector<std::string> violations = VerifyPlan(unset);
+  CHECK(violations == std::vector<std::string>{"precision.param_dtype is unspecified",
+                                               "topology.device_type is unspecified",
+                                               "pipeline.schedule is unspecified"});
+  // A newer writer's value: named by its number.
+  Plan unknown = valid;
+  unknown.mutable_sharding()->set_offload(static_cast<Offload>(7));
+  unknown.mutable_training()->mutable_optimizer()->set_kind(static_cast<OptimizerKind>(12));
+  CHECK(VerifyPlan(unknown) == std::vector<std::string>{"training.optimizer.kind has unknown value 12",
+                                                        "sharding.offload has unknown value 7"});
+  // Where plan.proto allows UNSPECIFIED: no master copy of fp32 parameters, no tokenizer for
+  // token files, no schedule on one stage.
+  Plan allowed = valid;
+  allowed.mutable_precision()->set_master_dtype(DTYPE_UNSPECIFIED);
+  allowed.mutable_data()->set_tokenizer(TOKENIZER_KIND_UNSPECIFIED);
+  CHECK(VerifyPlan(allowed).empty());
+  allowed.mutable_data()->set_format(DATA_FORMAT_TEXT);
+  allowed.mutable_data()->set_token_dtype(TOKEN_DTYPE_UNSPECIFIED);
+  CHECK(VerifyPlan(allowed).empty());
+  allowed.mutable_data()->set_format(DATA_FORMAT_TOKENS);
+  CHECK(VerifyPlan(allowed) == std::vector<std::string>{"data.token_dtype is unspecified"});
+}
+
 TEST_CASE("the verifier catches a rank missing from a group") {
   Plan plan = ValidPlan();
   plan.mutable_process_groups(0)->mutable_groups(0)->set_ranks(0, 1);
