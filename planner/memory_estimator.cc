@@ -413,14 +413,18 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   auto device = [&e] { return e.add_device(); };
   auto host = [&e] { return e.add_host(); };
 
-  // accel's stage-3 executor keeps no 16-bit shard beside the fp32 master weights: a unit's
-  // parameters exist only while gathered, and each gather casts the master shard
-  // (executor/train/zero3_sync.cc Free and Launch). DeepSpeed keeps both partitions.
-  const bool shard_in_master = stage >= 3 && dtypes.master_bytes > 0 && !host_optimizer && in.cp <= 1;
+  // accel's stage-3 executor keeps no parameter shard beside the fp32 tensor its optimizer
+  // steps (the master weights of 16-bit parameters, or the host copy when offloaded): a unit's
+  // parameters exist only while gathered, and each gather casts or copies that tensor's shard
+  // (executor/train/zero3_sync.cc Free and Launch). DeepSpeed keeps both partitions. Measured:
+  // stage 3 with offload all holds the same peak as without offload (bench/memory_bench).
+  const bool fp32_copy = dtypes.master_bytes > 0 || host_optimizer;
+  const bool shard_in_master = stage >= 3 && fp32_copy && in.cp <= 1;
   const auto params_formula = [&] {
     if (shard_in_master) {
-      return "0 B: the " + DTypeLabel(dtypes.param_bytes) +
-             " shard is not kept, gathers cast the fp32 master weights (accel executor, stage 3)";
+      return "0 B: the " + DTypeLabel(dtypes.param_bytes) + " shard is not kept, gathers " +
+             (host_optimizer ? "copy the host fp32 copy" : "cast the fp32 master weights") +
+             " (accel executor, stage 3)";
     }
     return StateFormula(count, dtypes.param_bytes, stage >= 3, degree,
                         DTypeLabel(dtypes.param_bytes) + " parameters per tp rank");
