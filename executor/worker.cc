@@ -106,8 +106,8 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
   } else if (compute == ir::DTYPE_UNSPECIFIED || compute == ir::DTYPE_FP32) {
     options.precision = ComputePrecision::kFp32;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("precision.compute is ", std::string(ir::Name(compute)),
-                                                   ": expected fp32, bf16 or fp16"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "precision.compute is ", std::string(ir::Name(compute)), ": expected fp32, bf16 or fp16"));
   }
   const ir::Precision& precision = plan.precision();
   const ir::LossScaling scaling = precision.loss_scaling();
@@ -117,7 +117,8 @@ absl::StatusOr<TrainerOptions> TrainerOptionsFromPlan(const ir::Plan& plan) {
     options.loss_scaling.initial_scale = precision.initial_loss_scale();
     options.loss_scaling.growth_interval = precision.loss_scale_growth_interval();
   } else if (scaling != ir::LOSS_SCALING_UNSPECIFIED && scaling != ir::LOSS_SCALING_NONE) {
-    return absl::InvalidArgumentError(absl::StrCat("precision.loss_scaling is ", std::string(ir::Name(scaling)),
+    return absl::InvalidArgumentError(absl::StrCat("precision.loss_scaling is ",
+                                                   std::string(ir::Name(scaling)),
                                                    ": expected none, dynamic or static"));
   }
   return options;
@@ -607,7 +608,8 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
     std::vector<std::string> waits;
     for (double w : pipeline_wait) waits.push_back(absl::StrFormat("%.1f%%", 100 * w));
     Log(absl::StrFormat("pipeline: %s schedule, planned bubble %.1f%%; time blocked in receives per stage %s",
-                        std::string(ir::Name(s.plan.pipeline().schedule())), 100 * s.plan.pipeline().bubble_fraction(),
+                        std::string(ir::Name(s.plan.pipeline().schedule())),
+                        100 * s.plan.pipeline().bubble_fraction(),
                         absl::StrJoin(waits, " ")));
   }
   Log(absl::StrFormat(
@@ -708,7 +710,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
       "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "
       "parameters; data %s: %d tokens, %d windows of %d, %d per rank per epoch",
       env.rank, env.world_size, env.node_rank, env.local_rank, world->BackendName(),
-      device.str(), at::get_num_threads(), std::string(ir::Name(plan.model().arch())), ModelParameterCount(model_config),
+      device.str(), at::get_num_threads(), std::string(ir::Name(plan.model().arch())),
+      ModelParameterCount(model_config),
       plan.data().path(), token_count, dataset->NumWindows(), data_options.seq_len,
       dataset->WindowsPerRank()));
 

@@ -14,8 +14,9 @@
 // single peak cannot express.
 namespace accel::planner {
 
-// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` (UNSPECIFIED reads as fp32) operands, times profile.matmul_efficiency(), per device (per core when
-// profile.shared_cores_per_node() > 0, like the peaks):
+// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` operands (UNSPECIFIED reads as fp32), times
+// profile.matmul_efficiency(), per device (per core when profile.shared_cores_per_node() > 0,
+// like the peaks):
 // - with a grid for `dtype`: log(FLOP/s) interpolated trilinearly in (log m, log n, log k)
 //   between the grid points around the shape; each coordinate is first clamped to the grid's
 //   range, so shapes beyond the grid take its edge (a matmul larger than the largest measured

@@ -202,7 +202,8 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     case ir::OFFLOAD_NONE: in.offload = spec::Offload::kNone; break;
     case ir::OFFLOAD_OPTIMIZER: in.offload = spec::Offload::kOptimizer; break;
     case ir::OFFLOAD_ALL: in.offload = spec::Offload::kAll; break;
-    default: return absl::InvalidArgumentError("plan has unknown offload " + std::to_string(s.offload()));
+    default:
+      return absl::InvalidArgumentError("plan has unknown offload " + std::to_string(s.offload()));
   }
   in.bucket_elements = s.bucket_elements();
   in.prefetch_bucket_elements = s.prefetch_bucket_elements();
@@ -469,7 +470,8 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   if (dtypes.optimizer_bytes > 0) {
     const auto f = [&] {
       return StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
-                          in.optimizer == ir::OPTIMIZER_KIND_ADAMW ? "AdamW m + v in fp32" : "SGD momentum in fp32");
+                          in.optimizer == ir::OPTIMIZER_KIND_ADAMW ? "AdamW m + v in fp32"
+                                                                   : "SGD momentum in fp32");
     };
     if (host_optimizer)
       SetTerm(host(), explain, "optimizer_states", ms.host_optimizer_states, f, kOffloadSource);

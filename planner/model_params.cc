@@ -66,7 +66,8 @@ int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
 }
 
 std::string BlockModulePath(const ir::Model& model, int64_t layer) {
-  return (model.arch() == ir::ARCHITECTURE_LLAMA ? "model.layers." : "transformer.h.") + std::to_string(layer);
+  const bool llama = model.arch() == ir::ARCHITECTURE_LLAMA;
+  return (llama ? "model.layers." : "transformer.h.") + std::to_string(layer);
 }
 
 std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute mode) {

@@ -19,8 +19,8 @@ absl::StatusOr<std::unique_ptr<tok::Tokenizer>> LoadPlanTokenizer(const ir::Data
     return std::unique_ptr<tok::Tokenizer>();
   }
   if (kind != ir::TOKENIZER_KIND_HUGGINGFACE && kind != ir::TOKENIZER_KIND_SENTENCEPIECE) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tokenizer kind is ", std::string(ir::Name(kind)), ": expected bytes, huggingface or sentencepiece"));
+    return absl::InvalidArgumentError(absl::StrCat("tokenizer kind is ", std::string(ir::Name(kind)),
+                                                   ": expected bytes, huggingface or sentencepiece"));
   }
   absl::StatusOr<std::unique_ptr<tok::Tokenizer>> tokenizer = tok::Tokenizer::Load(data.tokenizer_path());
   if (!tokenizer.ok()) return tokenizer.status();
@@ -28,8 +28,9 @@ absl::StatusOr<std::unique_ptr<tok::Tokenizer>> LoadPlanTokenizer(const ir::Data
   // name) and the content must agree, or the plan would not say what runs.
   const bool is_json = dynamic_cast<const tok::HfTokenizer*>(tokenizer->get()) != nullptr;
   if (is_json != (kind == ir::TOKENIZER_KIND_HUGGINGFACE)) {
-    return absl::InvalidArgumentError(absl::StrCat(data.tokenizer_path(), ": planned as ", std::string(ir::Name(kind)),
-                                                   " but the file is ", (*tokenizer)->Describe()));
+    return absl::InvalidArgumentError(absl::StrCat(data.tokenizer_path(), ": planned as ",
+                                                   std::string(ir::Name(kind)), " but the file is ",
+                                                   (*tokenizer)->Describe()));
   }
   return tokenizer;
 }

@@ -71,7 +71,8 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   } else if (m.arch() == ir::ARCHITECTURE_LLAMA) {
     config.arch = ModelArch::kLlama;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("model.arch is ", std::string(ir::Name(m.arch())), ": expected gpt2 or llama"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.arch is ", std::string(ir::Name(m.arch())), ": expected gpt2 or llama"));
   }
   config.hidden_size = m.hidden_size();
   config.num_layers = m.num_layers();

@@ -57,8 +57,8 @@ absl::Status ValidateModelConfig(const ModelConfig& config);
 // The dimensions the plan's model message gives (accel.ir Model): arch GPT2 or LLAMA (the
 // llama family: llama, mistral, qwen2), unset num_kv_heads = num_heads, unset ffn_hidden_size =
 // 4h, and the embedding/head rows of padded_vocab_size when set (Megatron's vocabulary padding;
-// tokens stay below vocab_size). Errors: InvalidArgument "model.arch is unspecified: expected gpt2 or llama" and those of
-// ValidateModelConfig.
+// tokens stay below vocab_size). Errors: InvalidArgument "model.arch is unspecified: expected
+// gpt2 or llama" (or another value's name) and those of ValidateModelConfig.
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
 
 // Parameters of one transformer block.

@@ -60,7 +60,9 @@ class ValidateSpecPass : public Pass {
     data->set_path(ResolveDataPath(s.file, s.data.train.path));
     data->set_format(ToIr(s.data.train.format));
     SetTokenizer(context, *data);
-    if (s.data.train.format == spec::DataFormat::kTokens) data->set_token_dtype(ToIr(s.data.train.dtype));
+    if (s.data.train.format == spec::DataFormat::kTokens) {
+      data->set_token_dtype(ToIr(s.data.train.dtype));
+    }
     data->set_shuffle(s.data.shuffle);
 
     ir::Training* training = plan.mutable_training();
