@@ -1,83 +1,61 @@
 #include "planner/ir_enums.h"
 
+#include <google/protobuf/descriptor.h>
+
+#include <string_view>
+
+#include "ir/enum_names.h"
+
 namespace accel::planner {
+namespace {
+
+// The value of the ir enum E whose word (ir/enum_names.h) is the spec's word `word`, or
+// UNSPECIFIED for a word the enum lacks. The spec and the plan spell every value alike;
+// tests/planner/ir_enums_test.cc checks that for every spec value.
+template <typename E>
+E FromWord(const google::protobuf::EnumDescriptor* descriptor, std::string_view word) {
+  for (int i = 0; i < descriptor->value_count(); ++i) {
+    const E value = static_cast<E>(descriptor->value(i)->number());
+    if (value != 0 && ir::Name(value) == word) return value;
+  }
+  return static_cast<E>(0);
+}
+
+}  // namespace
 
 ir::Architecture ToIr(spec::Arch v) {
-  return v == spec::Arch::kGpt2 ? ir::ARCHITECTURE_GPT2 : ir::ARCHITECTURE_LLAMA;
+  return FromWord<ir::Architecture>(ir::Architecture_descriptor(), spec::Name(v));
 }
-
 ir::DataFormat ToIr(spec::DataFormat v) {
-  return v == spec::DataFormat::kText ? ir::DATA_FORMAT_TEXT : ir::DATA_FORMAT_TOKENS;
+  return FromWord<ir::DataFormat>(ir::DataFormat_descriptor(), spec::Name(v));
 }
-
 ir::TokenDtype ToIr(spec::TokenDtype v) {
-  return v == spec::TokenDtype::kUint16 ? ir::TOKEN_DTYPE_UINT16 : ir::TOKEN_DTYPE_UINT32;
+  return FromWord<ir::TokenDtype>(ir::TokenDtype_descriptor(), spec::Name(v));
 }
-
 ir::OptimizerKind ToIr(spec::OptimizerName v) {
-  return v == spec::OptimizerName::kAdamW ? ir::OPTIMIZER_KIND_ADAMW : ir::OPTIMIZER_KIND_SGD;
+  return FromWord<ir::OptimizerKind>(ir::OptimizerKind_descriptor(), spec::Name(v));
 }
-
 ir::LrScheduleKind ToIr(spec::LrScheduleName v) {
-  switch (v) {
-    case spec::LrScheduleName::kConstant: return ir::LR_SCHEDULE_KIND_CONSTANT;
-    case spec::LrScheduleName::kLinear: return ir::LR_SCHEDULE_KIND_LINEAR;
-    case spec::LrScheduleName::kCosine: return ir::LR_SCHEDULE_KIND_COSINE;
-  }
-  return ir::LR_SCHEDULE_KIND_UNSPECIFIED;
+  return FromWord<ir::LrScheduleKind>(ir::LrScheduleKind_descriptor(), spec::Name(v));
 }
-
-ir::Dtype ToIr(spec::DType v) {
-  switch (v) {
-    case spec::DType::kFp32: return ir::DTYPE_FP32;
-    case spec::DType::kBf16: return ir::DTYPE_BF16;
-    case spec::DType::kFp16: return ir::DTYPE_FP16;
-  }
-  return ir::DTYPE_UNSPECIFIED;
-}
-
+ir::Dtype ToIr(spec::DType v) { return FromWord<ir::Dtype>(ir::Dtype_descriptor(), spec::Name(v)); }
 ir::LossScaling ToIr(spec::LossScaling v) {
-  switch (v) {
-    case spec::LossScaling::kNone: return ir::LOSS_SCALING_NONE;
-    case spec::LossScaling::kDynamic: return ir::LOSS_SCALING_DYNAMIC;
-    case spec::LossScaling::kStatic: return ir::LOSS_SCALING_STATIC;
-  }
-  return ir::LOSS_SCALING_UNSPECIFIED;
+  return FromWord<ir::LossScaling>(ir::LossScaling_descriptor(), spec::Name(v));
 }
-
 ir::PipelineSchedule ToIr(spec::PipelineSchedule v) {
-  switch (v) {
-    case spec::PipelineSchedule::kGpipe: return ir::PIPELINE_SCHEDULE_GPIPE;
-    case spec::PipelineSchedule::k1F1B: return ir::PIPELINE_SCHEDULE_1F1B;
-    case spec::PipelineSchedule::kInterleaved1F1B: return ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B;
-  }
-  return ir::PIPELINE_SCHEDULE_UNSPECIFIED;
+  return FromWord<ir::PipelineSchedule>(ir::PipelineSchedule_descriptor(), spec::Name(v));
 }
-
 ir::Recompute ToIr(spec::Recompute v) {
-  switch (v) {
-    case spec::Recompute::kNone: return ir::RECOMPUTE_NONE;
-    case spec::Recompute::kSelective: return ir::RECOMPUTE_SELECTIVE;
-    case spec::Recompute::kFull: return ir::RECOMPUTE_FULL;
-  }
-  return ir::RECOMPUTE_UNSPECIFIED;
+  return FromWord<ir::Recompute>(ir::Recompute_descriptor(), spec::Name(v));
 }
-
 ir::Offload ToIr(spec::Offload v) {
-  switch (v) {
-    case spec::Offload::kNone: return ir::OFFLOAD_NONE;
-    case spec::Offload::kOptimizer: return ir::OFFLOAD_OPTIMIZER;
-    case spec::Offload::kAll: return ir::OFFLOAD_ALL;
-  }
-  return ir::OFFLOAD_UNSPECIFIED;
+  return FromWord<ir::Offload>(ir::Offload_descriptor(), spec::Name(v));
 }
-
 ir::DeviceType ToIr(spec::DeviceType v) {
-  return v == spec::DeviceType::kCuda ? ir::DEVICE_TYPE_CUDA : ir::DEVICE_TYPE_CPU;
+  return FromWord<ir::DeviceType>(ir::DeviceType_descriptor(), spec::Name(v));
 }
-
 ir::ResumePolicy ToIr(spec::ResumeMode v) {
-  return v == spec::ResumeMode::kAuto ? ir::RESUME_POLICY_AUTO : ir::RESUME_POLICY_NEVER;
+  return FromWord<ir::ResumePolicy>(ir::ResumePolicy_descriptor(), spec::Name(v));
 }
 
 }  // namespace accel::planner
