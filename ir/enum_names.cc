@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <mutex>
 #include <string>
 
 namespace accel::ir {
@@ -18,56 +17,61 @@ constexpr std::string_view kUnspecified = "unspecified";
 // Every value's word: its proto name without the enum's prefix (what precedes "UNSPECIFIED" in
 // the value numbered 0), in lower case. plan.proto names values so that this is the spec's
 // spelling (DTYPE_BF16 -> "bf16", PIPELINE_SCHEDULE_1F1B -> "1f1b"); ir_enum_names_test checks
-// every enum. Built once per enum; the map is never changed afterwards, so the views stay valid.
-const std::map<int, std::string>& Words(const EnumDescriptor* descriptor) {
-  static std::mutex mu;
-  static std::map<const EnumDescriptor*, std::map<int, std::string>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.try_emplace(descriptor);
-  if (!inserted) return it->second;
+// every enum.
+std::map<int, std::string> WordsOf(const EnumDescriptor* descriptor) {
   constexpr std::string_view kZeroSuffix = "UNSPECIFIED";
   const google::protobuf::EnumValueDescriptor* zero = descriptor->FindValueByNumber(0);
   const std::string zero_name = zero != nullptr ? zero->name() : std::string();
   const size_t prefix =
       zero_name.size() >= kZeroSuffix.size() ? zero_name.size() - kZeroSuffix.size() : 0;
+  std::map<int, std::string> words;
   for (int i = 0; i < descriptor->value_count(); ++i) {
     const google::protobuf::EnumValueDescriptor* value = descriptor->value(i);
     if (value->number() == 0) continue;
     std::string word = value->name().substr(std::min(prefix, value->name().size()));
     for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    it->second.emplace(value->number(), std::move(word));
+    words.emplace(value->number(), std::move(word));
   }
-  return it->second;
+  return words;
 }
 
-std::string_view Word(const EnumDescriptor* descriptor, int value) {
-  const std::map<int, std::string>& words = Words(descriptor);
+// The words of the enum `Descriptor` describes, built once (a function-local static: thread-safe
+// and lock-free after the first call) and never changed, so the views stay valid.
+template <const EnumDescriptor* (*Descriptor)()>
+const std::map<int, std::string>& Words() {
+  static const std::map<int, std::string> words = WordsOf(Descriptor());
+  return words;
+}
+
+template <const EnumDescriptor* (*Descriptor)()>
+std::string_view Word(int value) {
+  const std::map<int, std::string>& words = Words<Descriptor>();
   auto it = words.find(value);
   return it == words.end() ? kUnspecified : std::string_view(it->second);
 }
 
 }  // namespace
 
-std::string_view Name(Backend v) { return Word(Backend_descriptor(), v); }
-std::string_view Name(Architecture v) { return Word(Architecture_descriptor(), v); }
-std::string_view Name(DataFormat v) { return Word(DataFormat_descriptor(), v); }
-std::string_view Name(TokenizerKind v) { return Word(TokenizerKind_descriptor(), v); }
-std::string_view Name(TokenDtype v) { return Word(TokenDtype_descriptor(), v); }
-std::string_view Name(Recompute v) { return Word(Recompute_descriptor(), v); }
-std::string_view Name(OptimizerKind v) { return Word(OptimizerKind_descriptor(), v); }
-std::string_view Name(LrScheduleKind v) { return Word(LrScheduleKind_descriptor(), v); }
-std::string_view Name(Dtype v) { return Word(Dtype_descriptor(), v); }
-std::string_view Name(LossScaling v) { return Word(LossScaling_descriptor(), v); }
-std::string_view Name(ResumePolicy v) { return Word(ResumePolicy_descriptor(), v); }
-std::string_view Name(DeviceType v) { return Word(DeviceType_descriptor(), v); }
-std::string_view Name(PipelineSchedule v) { return Word(PipelineSchedule_descriptor(), v); }
-std::string_view Name(Offload v) { return Word(Offload_descriptor(), v); }
-std::string_view Name(Severity v) { return Word(Severity_descriptor(), v); }
-std::string_view Name(Collective v) { return Word(Collective_descriptor(), v); }
-std::string_view Name(LinkClass v) { return Word(LinkClass_descriptor(), v); }
+std::string_view Name(Backend v) { return Word<Backend_descriptor>(v); }
+std::string_view Name(Architecture v) { return Word<Architecture_descriptor>(v); }
+std::string_view Name(DataFormat v) { return Word<DataFormat_descriptor>(v); }
+std::string_view Name(TokenizerKind v) { return Word<TokenizerKind_descriptor>(v); }
+std::string_view Name(TokenDtype v) { return Word<TokenDtype_descriptor>(v); }
+std::string_view Name(Recompute v) { return Word<Recompute_descriptor>(v); }
+std::string_view Name(OptimizerKind v) { return Word<OptimizerKind_descriptor>(v); }
+std::string_view Name(LrScheduleKind v) { return Word<LrScheduleKind_descriptor>(v); }
+std::string_view Name(Dtype v) { return Word<Dtype_descriptor>(v); }
+std::string_view Name(LossScaling v) { return Word<LossScaling_descriptor>(v); }
+std::string_view Name(ResumePolicy v) { return Word<ResumePolicy_descriptor>(v); }
+std::string_view Name(DeviceType v) { return Word<DeviceType_descriptor>(v); }
+std::string_view Name(PipelineSchedule v) { return Word<PipelineSchedule_descriptor>(v); }
+std::string_view Name(Offload v) { return Word<Offload_descriptor>(v); }
+std::string_view Name(Severity v) { return Word<Severity_descriptor>(v); }
+std::string_view Name(Collective v) { return Word<Collective_descriptor>(v); }
+std::string_view Name(LinkClass v) { return Word<LinkClass_descriptor>(v); }
 
 std::optional<Dtype> ParseDtype(std::string_view name) {
-  for (const auto& [number, word] : Words(Dtype_descriptor())) {
+  for (const auto& [number, word] : Words<Dtype_descriptor>()) {
     if (word == name) return static_cast<Dtype>(number);
   }
   return std::nullopt;

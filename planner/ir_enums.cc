@@ -2,6 +2,7 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include <array>
 #include <string_view>
 
 #include "ir/enum_names.h"
@@ -21,41 +22,58 @@ E FromWord(const google::protobuf::EnumDescriptor* descriptor, std::string_view 
   return static_cast<E>(0);
 }
 
+// ToIr of spec value `v`, looked up by word once per spec enum: the planner maps every field of
+// every candidate of a layout search, so the mapping is a table read (spec enums are small,
+// numbered from 0).
+template <typename E, const google::protobuf::EnumDescriptor* (*Descriptor)(), typename S>
+E Mapped(S v) {
+  constexpr size_t kMaxValues = 8;
+  static const std::array<E, kMaxValues> table = [] {
+    std::array<E, kMaxValues> t{};
+    for (size_t i = 0; i < kMaxValues; ++i) {
+      t[i] = FromWord<E>(Descriptor(), spec::Name(static_cast<S>(i)));
+    }
+    return t;
+  }();
+  const auto index = static_cast<size_t>(v);
+  return index < kMaxValues ? table[index] : FromWord<E>(Descriptor(), spec::Name(v));
+}
+
 }  // namespace
 
 ir::Architecture ToIr(spec::Arch v) {
-  return FromWord<ir::Architecture>(ir::Architecture_descriptor(), spec::Name(v));
+  return Mapped<ir::Architecture, ir::Architecture_descriptor>(v);
 }
 ir::DataFormat ToIr(spec::DataFormat v) {
-  return FromWord<ir::DataFormat>(ir::DataFormat_descriptor(), spec::Name(v));
+  return Mapped<ir::DataFormat, ir::DataFormat_descriptor>(v);
 }
 ir::TokenDtype ToIr(spec::TokenDtype v) {
-  return FromWord<ir::TokenDtype>(ir::TokenDtype_descriptor(), spec::Name(v));
+  return Mapped<ir::TokenDtype, ir::TokenDtype_descriptor>(v);
 }
 ir::OptimizerKind ToIr(spec::OptimizerName v) {
-  return FromWord<ir::OptimizerKind>(ir::OptimizerKind_descriptor(), spec::Name(v));
+  return Mapped<ir::OptimizerKind, ir::OptimizerKind_descriptor>(v);
 }
 ir::LrScheduleKind ToIr(spec::LrScheduleName v) {
-  return FromWord<ir::LrScheduleKind>(ir::LrScheduleKind_descriptor(), spec::Name(v));
+  return Mapped<ir::LrScheduleKind, ir::LrScheduleKind_descriptor>(v);
 }
-ir::Dtype ToIr(spec::DType v) { return FromWord<ir::Dtype>(ir::Dtype_descriptor(), spec::Name(v)); }
+ir::Dtype ToIr(spec::DType v) { return Mapped<ir::Dtype, ir::Dtype_descriptor>(v); }
 ir::LossScaling ToIr(spec::LossScaling v) {
-  return FromWord<ir::LossScaling>(ir::LossScaling_descriptor(), spec::Name(v));
+  return Mapped<ir::LossScaling, ir::LossScaling_descriptor>(v);
 }
 ir::PipelineSchedule ToIr(spec::PipelineSchedule v) {
-  return FromWord<ir::PipelineSchedule>(ir::PipelineSchedule_descriptor(), spec::Name(v));
+  return Mapped<ir::PipelineSchedule, ir::PipelineSchedule_descriptor>(v);
 }
 ir::Recompute ToIr(spec::Recompute v) {
-  return FromWord<ir::Recompute>(ir::Recompute_descriptor(), spec::Name(v));
+  return Mapped<ir::Recompute, ir::Recompute_descriptor>(v);
 }
 ir::Offload ToIr(spec::Offload v) {
-  return FromWord<ir::Offload>(ir::Offload_descriptor(), spec::Name(v));
+  return Mapped<ir::Offload, ir::Offload_descriptor>(v);
 }
 ir::DeviceType ToIr(spec::DeviceType v) {
-  return FromWord<ir::DeviceType>(ir::DeviceType_descriptor(), spec::Name(v));
+  return Mapped<ir::DeviceType, ir::DeviceType_descriptor>(v);
 }
 ir::ResumePolicy ToIr(spec::ResumeMode v) {
-  return FromWord<ir::ResumePolicy>(ir::ResumePolicy_descriptor(), spec::Name(v));
+  return Mapped<ir::ResumePolicy, ir::ResumePolicy_descriptor>(v);
 }
 
 }  // namespace accel::planner

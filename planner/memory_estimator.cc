@@ -97,10 +97,6 @@ absl::StatusOr<int64_t> BytesOf(ir::Dtype dtype, const char* what) {
   return bytes;
 }
 
-// A dtype the plan may leave unspecified (compute, reduce): the parameters' then.
-ir::Dtype OrParam(ir::Dtype dtype, const ir::Precision& p) {
-  return dtype == ir::DTYPE_UNSPECIFIED ? p.param_dtype() : dtype;
-}
 
 // The peak device total over stages and whether every stage fits.
 struct Outcome {
@@ -160,10 +156,10 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
 
   const ir::Precision& p = plan.precision();
   ACCEL_ASSIGN_OR_RETURN(in.param_bytes, BytesOf(p.param_dtype(), "param"));
-  ACCEL_ASSIGN_OR_RETURN(in.compute_bytes,
-                         BytesOf(OrParam(p.compute_dtype(), p), "compute"));
-  ACCEL_ASSIGN_OR_RETURN(in.reduce_bytes,
-                         BytesOf(OrParam(p.reduce_dtype(), p), "reduce"));
+  ACCEL_ASSIGN_OR_RETURN(in.compute_bytes, BytesOf(ir::ComputeDtype(p), "compute"));
+  const ir::Dtype reduce =
+      p.reduce_dtype() == ir::DTYPE_UNSPECIFIED ? p.param_dtype() : p.reduce_dtype();
+  ACCEL_ASSIGN_OR_RETURN(in.reduce_bytes, BytesOf(reduce, "reduce"));
 
   const ir::OptimizerKind optimizer = plan.training().optimizer().kind();
   in.optimizer = optimizer == ir::OPTIMIZER_KIND_UNSPECIFIED ? ir::OPTIMIZER_KIND_ADAMW : optimizer;
