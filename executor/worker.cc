@@ -198,11 +198,13 @@ absl::Status CheckTensorParallelSplits(const CausalLm& model, const ShardLayout&
   for (const ParamSlot& slot : layout.params) {
     const TpSplit split = model.TensorParallelSplit(slot.name);
     const int parts = split.dim < 0 ? 1 : split.parts;
-    if (split.dim != slot.tp_dim || (slot.tp_dim >= 0 && parts != slot.tp_parts)) {
+    const int replicas = split.dim < 0 ? 1 : split.replicas;
+    if (split.dim != slot.tp_dim || (slot.tp_dim >= 0 && (parts != slot.tp_parts || replicas != slot.tp_replicas))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "parameter ", slot.name, ": the plan splits dim ", slot.tp_dim, " in ", slot.tp_parts,
-          " part(s) over tensor-parallel ranks, but the executor's ", ModelArchName(model.config().arch),
-          " model splits dim ", split.dim, " in ", parts));
+          " part(s) held by ", slot.tp_replicas, " tensor-parallel rank(s) each, but the executor's ",
+          ModelArchName(model.config().arch), " model splits dim ", split.dim, " in ", parts, " held by ",
+          replicas));
     }
   }
   return absl::OkStatus();
@@ -292,7 +294,9 @@ std::string TpLayoutJsonFor(const ir::Plan& plan) {
   record.degree = ir::AxisSize(plan, ir::Axis::kTp);
   for (const ir::ShardUnit& unit : plan.sharding().units()) {
     for (const ir::Parameter& p : unit.parameters()) {
-      if (p.tp_dim() >= 0) record.parameters[p.name()] = {p.tp_dim(), std::max(1, p.tp_parts())};
+      if (p.tp_dim() >= 0) {
+        record.parameters[p.name()] = {p.tp_dim(), std::max(1, p.tp_parts()), std::max(1, p.tp_replicas())};
+      }
     }
   }
   return TpLayoutJson(record);
@@ -685,6 +689,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
+  tp.kv_group = groups.Get("tp_kv");  // null without replicated key/value heads
   // Hugging Face weights (model.init_from) are read after the trainer exists, which knows the
   // ranges this rank owns.
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,

@@ -415,8 +415,42 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
-// Every tp-split parameter's dim (each of its tp_parts blocks) divides by tp, so every tp rank
-// holds local_count elements; sequence parallelism needs tp > 1 and seq_len divisible by tp.
+// With Model.kv_head_replicas R > 1: R divides tp and a "tp_kv" set groups the tp ranks R·j …
+// R·j + R − 1 of each tp group (VerifyGroups already keeps a group inside one tp group).
+void VerifyKvReplicaGroups(const Plan& plan, int64_t tp, std::vector<std::string>& out) {
+  const int64_t replicas = plan.model().kv_head_replicas();
+  if (replicas <= 1) return;
+  if (tp % replicas != 0) {
+    out.push_back("kv_head_replicas " + S(replicas) + " does not divide tp " + S(tp));
+    return;
+  }
+  const ProcessGroupSet* kv = nullptr;
+  for (const ProcessGroupSet& set : plan.process_groups()) {
+    if (set.name() == "tp_kv") kv = &set;
+  }
+  if (kv == nullptr) {
+    if (plan.process_groups_size() > 0) out.push_back("kv_head_replicas " + S(replicas) + " without a tp_kv group");
+    return;
+  }
+  const int tp_axis = static_cast<int>(Axis::kTp);
+  for (const RankGroup& g : kv->groups()) {
+    bool ok = g.ranks_size() == replicas;
+    for (int i = 0; ok && i < g.ranks_size(); ++i) {
+      const int32_t r = g.ranks(i);
+      ok = r >= 0 && r < plan.ranks_size() && plan.ranks(r).coords_size() > tp_axis &&
+           plan.ranks(r).coords(tp_axis) == plan.ranks(g.ranks(0)).coords(tp_axis) + i &&
+           plan.ranks(g.ranks(0)).coords(tp_axis) % replicas == 0;
+    }
+    if (!ok) {
+      out.push_back("a tp_kv group is not " + S(replicas) + " consecutive tp ranks starting at a multiple of " +
+                    S(replicas));
+      return;
+    }
+  }
+}
+
+// Every tp-split parameter's dim (each of its tp_parts blocks) divides by tp (by tp / R with
+// tp_replicas R), so every tp rank holds local_count elements; sequence parallelism needs tp > 1 and seq_len divisible by tp.
 void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
   const int64_t tp = AxisSize(plan, Axis::kTp);
   if (plan.mesh().sequence_parallel()) {
@@ -438,14 +472,23 @@ void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
         continue;
       }
       const int64_t extent = p.shape(p.tp_dim());
+      const int64_t replicas = std::max(1, p.tp_replicas());
+      if (replicas > 1 && (replicas != plan.model().kv_head_replicas() || tp % replicas != 0)) {
+        out.push_back("parameter " + p.name() + " tp_replicas " + S(replicas) + " is not kv_head_replicas " +
+                      S(plan.model().kv_head_replicas()) + " dividing tp " + S(tp));
+        continue;
+      }
+      const int64_t slices = tp / replicas;
       // Vocabulary-parallel tensors (dim 0 rows) are padded: their rows need not divide.
       const bool padded = p.tp_dim() == 0 && p.local_count() * tp > p.count();
-      if (!padded && (extent % parts != 0 || (extent / parts) % tp != 0)) {
+      if (!padded && (extent % parts != 0 || (extent / parts) % slices != 0)) {
         out.push_back("parameter " + p.name() + ": dim " + S(p.tp_dim()) + " of " + S(extent) + " in " +
-                      S(parts) + " part(s) does not divide by tp " + S(tp));
+                      S(parts) + " part(s) does not divide by " +
+                      (replicas > 1 ? "tp / tp_replicas = " + S(slices) : "tp " + S(tp)));
       }
     }
   }
+  VerifyKvReplicaGroups(plan, tp, out);
 }
 
 // Recompute names one module per layer ("full": blocks, "selective": attention cores), each once;

@@ -197,7 +197,11 @@ void AppendModel(const Plan& plan, SummaryLines& line) {
   if (!m.model_type().empty() && m.model_type() != model) model += " (" + m.model_type() + ")";
   model += ": hidden " + S(m.hidden_size()) + ", layers " + S(m.num_layers()) + ", heads " +
            S(m.num_heads());
-  if (m.num_kv_heads() != m.num_heads()) model += " (kv " + S(m.num_kv_heads()) + ")";
+  if (m.num_kv_heads() != m.num_heads()) {
+    model += " (kv " + S(m.num_kv_heads());
+    if (m.kv_head_replicas() > 1) model += ", each on " + S(m.kv_head_replicas()) + " tp ranks";
+    model += ")";
+  }
   model += ", ffn " + S(m.ffn_hidden_size()) + ", vocab " + S(m.vocab_size());
   if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + S(m.padded_vocab_size()) + ")";
   model += ", max_seq_len " + S(m.max_seq_len());

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/units.h"
+#include "planner/model_params.h"
 
 namespace accel::planner {
 
@@ -24,7 +25,9 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
   const int64_t h = s.hidden;
   if (s.gpt2) return 4 * h * h + 2 * h * s.ffn;
   const int64_t head_dim = s.heads > 0 ? h / s.heads : 0;
-  return 2 * h * h + 2 * h * s.kv_heads * head_dim + 3 * h * s.ffn;
+  // Key/value heads over all tp ranks, a replicated head once per rank holding it.
+  const int64_t kv = s.kv_heads * KvHeadReplicas(s.kv_heads, std::max<int64_t>(s.tp, 1));
+  return 2 * h * h + 2 * h * kv * head_dim + 3 * h * s.ffn;
 }
 
 // How a block's x terms split under tensor parallelism (ExecutorActivationBytesPerLayer):

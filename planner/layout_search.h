@@ -48,7 +48,8 @@ struct Layout {
 
 // The search space for `spec` with global batch `global_batch` (sequences):
 //   - every ordered factorization world = data_replicate × data_shard × tensor × pipeline × cp
-//     whose tensor degree divides num_heads, num_kv_heads and ffn_hidden_size and whose
+//     whose tensor degree divides num_heads and ffn_hidden_size, divides num_kv_heads or is a
+//     multiple of it (ir::Model.kv_head_replicas), and whose
 //     pipeline degree is at most num_layers (resolve-auto: E0203 kHeadsNotDivisible,
 //     kKvHeadsNotDivisible, kFfnNotDivisible, kTooFewLayers),
 //     cp among the divisors of the world size with seq_len divisible by 2·cp (E0417

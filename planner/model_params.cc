@@ -50,6 +50,15 @@ ParamInfo Make(std::string name, std::vector<int64_t> shape, int tp_dim, int64_t
   return p;
 }
 
+// A key/value projection [kv·d, h] or its bias [kv·d]: split over tp like any column-parallel
+// tensor, or, with `replicas` R > 1, cut into tp / R slices of one head each (tp rank r holding
+// slice r div R).
+ParamInfo MakeKv(std::string name, std::vector<int64_t> shape, int64_t tp, int64_t replicas) {
+  ParamInfo p = Make(std::move(name), std::move(shape), 0, tp / replicas);
+  p.tp_replicas = static_cast<int>(replicas);
+  return p;
+}
+
 // A vocabulary-parallel tensor [V, h]: the full count uses V, the per-rank count the padded
 // rows (Megatron's VocabParallelEmbedding and the column-parallel output layer).
 ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, int64_t tp) {
@@ -59,6 +68,10 @@ ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, 
 }
 
 }  // namespace
+
+int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp) {
+  return kv_heads > 0 && tp > kv_heads && tp % kv_heads == 0 ? tp / kv_heads : 1;
+}
 
 int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
   const int64_t multiple = 128 * std::max<int64_t>(tp, 1);
@@ -117,16 +130,17 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
     out.embedding.push_back(MakeVocab("model.embed_tokens.weight", d.vocab, padded, h, tp));
     const int64_t q_out = d.heads * d.head_dim;
     const int64_t kv_out = d.kv_heads * d.head_dim;
+    const int64_t replicas = KvHeadReplicas(d.kv_heads, tp);
     for (int64_t l = 0; l < d.layers; ++l) {
       const std::string p = BlockModulePath(model, l) + ".";
       std::vector<ParamInfo> block;
       // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
       block.push_back(Make(p + "self_attn.q_proj.weight", {q_out, h}, 0, tp));
       if (d.qkv_bias) block.push_back(Make(p + "self_attn.q_proj.bias", {q_out}, 0, tp));
-      block.push_back(Make(p + "self_attn.k_proj.weight", {kv_out, h}, 0, tp));
-      if (d.qkv_bias) block.push_back(Make(p + "self_attn.k_proj.bias", {kv_out}, 0, tp));
-      block.push_back(Make(p + "self_attn.v_proj.weight", {kv_out, h}, 0, tp));
-      if (d.qkv_bias) block.push_back(Make(p + "self_attn.v_proj.bias", {kv_out}, 0, tp));
+      block.push_back(MakeKv(p + "self_attn.k_proj.weight", {kv_out, h}, tp, replicas));
+      if (d.qkv_bias) block.push_back(MakeKv(p + "self_attn.k_proj.bias", {kv_out}, tp, replicas));
+      block.push_back(MakeKv(p + "self_attn.v_proj.weight", {kv_out, h}, tp, replicas));
+      if (d.qkv_bias) block.push_back(MakeKv(p + "self_attn.v_proj.bias", {kv_out}, tp, replicas));
       block.push_back(Make(p + "self_attn.o_proj.weight", {h, q_out}, 1, tp));
       block.push_back(Make(p + "mlp.gate_proj.weight", {d.ffn, h}, 0, tp));
       block.push_back(Make(p + "mlp.up_proj.weight", {d.ffn, h}, 0, tp));

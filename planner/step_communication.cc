@@ -19,7 +19,7 @@ namespace accel::planner {
 GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   const char* const names[] = {"dp", "dp_shard", "dp_replicate", "cp", "tp", "pp"};
   const std::array<int64_t, 5> sizes = MeshAxisSizes(plan.mesh());
-  for (size_t i = 0; i + 1 < links_.size(); ++i) {
+  for (size_t i = 0; i < std::size(names); ++i) {
     const GroupSpan span =
         SpanOfGroupSet(sizes, plan.topology().devices_per_node(), *FindGroupSetAxes(names[i]));
     Link& link = links_[i];
@@ -33,6 +33,11 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
     link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
                                            : profile.intra_node_latency_seconds();
   }
+  // "tp_kv": a part of each tp group (ir::Model.kv_head_replicas ranks) on the tp group's link.
+  Link& kv = links_[6];
+  kv = links_[4];
+  kv.name = "tp_kv";
+  kv.size = std::max<int64_t>(plan.model().kv_head_replicas(), 1);
   // The device and its host memory: PCIe, or on cpu a copy within memory (a read and a write).
   const int64_t devices_per_node = plan.topology().devices_per_node();
   const double share = WorkerShare(profile, devices_per_node);
@@ -316,6 +321,17 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m,
     terms.Add("tp", Collective::kAllReduce, "block outputs and input gradients of tp regions",
               blocks * per_block, activation);
   }
+  // Replicated key/value heads: each k/v projection weight (and bias) gradient is summed over
+  // the ranks holding the head, from a gradient hook in every micro-step's backward.
+  const ir::Model& model = plan.model();
+  if (model.kv_head_replicas() > 1) {
+    const int64_t d = model.head_dim() > 0 ? model.head_dim()
+                                           : model.hidden_size() / std::max<int64_t>(model.num_heads(), 1);
+    const double bytes = static_cast<double>(d * (model.hidden_size() + (model.qkv_bias() ? 1 : 0)) *
+                                             BytesOr4(plan.precision().param_dtype()));
+    terms.Add("tp_kv", Collective::kAllReduce, "key/value projection gradients (replicated heads)",
+              m * shape.layers * (model.qkv_bias() ? 4 : 2), bytes / (model.qkv_bias() ? 2 : 1));
+  }
   if (shape.embedding) {
     terms.Add("tp", Collective::kAllReduce, "vocabulary-parallel embedding output", m, activation);
   }
@@ -339,7 +355,8 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   if (cp <= 1 || shape.layers <= 0) return;
   const ir::Model& model = plan.model();
   const int64_t heads = std::max<int64_t>(model.num_heads(), 1);
-  const int64_t kv = model.num_kv_heads() > 0 ? model.num_kv_heads() : heads;
+  const int64_t kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : heads) *
+                     std::max<int64_t>(model.kv_head_replicas(), 1);  // heads over the tp ranks
   const int64_t d = model.head_dim() > 0 ? model.head_dim() : model.hidden_size() / heads;
   const int64_t b = plan.batch().micro_batch_size();
   const int64_t s = plan.batch().seq_len();

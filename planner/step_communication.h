@@ -63,7 +63,7 @@ class GroupLinks {
   };
   GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile);
 
-  // The link of set `group` (dp, dp_shard, dp_replicate, cp, tp, pp, or "host_link": the
+  // The link of set `group` (dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, or "host_link": the
   // device and its host memory, size 2); size 1 (no collective) for a set not listed.
   const Link& Of(std::string_view group) const;
 
@@ -72,7 +72,7 @@ class GroupLinks {
   double matmul_flops_per_second() const { return matmul_flops_per_second_; }
 
  private:
-  std::array<Link, 7> links_;
+  std::array<Link, 8> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, host_link
   double matmul_flops_per_second_ = 0;
 };
 

@@ -14,6 +14,8 @@ Dims DimsOf(const ir::Model& m) {
   x.h = static_cast<double>(m.hidden_size());
   x.heads = static_cast<double>(m.num_heads());
   x.kv = static_cast<double>(m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads());
+  // A key/value head replicated on R tp ranks is computed by each of them.
+  x.kv *= static_cast<double>(std::max<int64_t>(m.kv_head_replicas(), 1));
   x.d = m.head_dim() > 0 ? static_cast<double>(m.head_dim())
                          : x.h / std::max<double>(x.heads, 1);
   x.ffn = static_cast<double>(m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size());
@@ -43,7 +45,8 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   const int64_t t = std::max<int64_t>(tp, 1);
   const int64_t c = std::max<int64_t>(cp, 1);
   const int64_t heads = model.num_heads();
-  const int64_t kv = model.num_kv_heads() > 0 ? model.num_kv_heads() : heads;
+  const int64_t kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : heads) *
+                     std::max<int64_t>(model.kv_head_replicas(), 1);  // replicas computed each
   const int64_t d = model.head_dim() > 0 ? model.head_dim()
                                          : model.hidden_size() / std::max<int64_t>(heads, 1);
   const int64_t h = model.hidden_size();

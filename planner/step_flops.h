@@ -62,7 +62,8 @@ std::array<Gemm, 2> BackwardGemms(const Gemm& forward);
 // The forward FLOPs of one block of `model` for `micro_batch` sequences of `seq_len` tokens,
 // divided over `tp` tensor-parallel and `cp` context-parallel ranks (heads, ffn columns and
 // sequence split evenly; Megatron-LM). d = head_dim (hidden_size / num_heads when unset),
-// kv = num_kv_heads (num_heads when unset), ffn = ffn_hidden_size (4h when unset).
+// kv = num_kv_heads (num_heads when unset) × Model.kv_head_replicas (a head replicated on R tp
+// ranks is computed by each), ffn = ffn_hidden_size (4h when unset).
 LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
                              int64_t tp, int64_t cp);
 

@@ -55,6 +55,7 @@ LAYOUTS=(
   "tp 2 sp x dp 2 stage 1|$Z2|parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1"
   "llama tp 2 x dp 2 stage 1|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.data_shard=2 sharding.stage=1"
   "llama tp 2 sp x dp 2 stage 1|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1"
+  "llama tp 4, kv heads replicated|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=4 parallel.data_shard=1 sharding.stage=0"
   "llama tp 2 sp x dp 2, fp32|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1 precision.compute=fp32"
   "example llama tp 2 sp (4 ranks)|examples/specs/llama-mini_cpu4_tp2.yaml|"
   "3D example (8 ranks)|examples/specs/gpt2-mini_cpu8_3d.yaml|"

@@ -43,7 +43,7 @@ absl::StatusOr<SafetensorsFile> ConsolidateModel(const std::string& checkpoint_d
     ACCEL_ASSIGN_OR_RETURN(std::string data, reader.ReadWhole(info.name));
     SafetensorsTensor tensor{info.name, info.dtype, info.shape, std::move(data)};
     if (auto it = tp.parameters.find(info.name); it != tp.parameters.end()) {
-      ACCEL_ASSIGN_OR_RETURN(tensor, MergeTpMajor(tensor, tp.degree, it->second));
+      ACCEL_ASSIGN_OR_RETURN(tensor, MergeTpMajor(tensor, tp.degree / it->second.replicas, it->second));
     }
     model.tensors.push_back(std::move(tensor));
   }

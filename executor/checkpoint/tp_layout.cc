@@ -22,7 +22,10 @@ TensorSelection TpSelection(TpSplitRecord split, int64_t extent, int64_t rank, i
 
 std::string TpLayoutJson(const TpLayoutRecord& record) {
   nlohmann::json params = nlohmann::json::object();
-  for (const auto& [name, split] : record.parameters) params[name] = {{"dim", split.dim}, {"parts", split.parts}};
+  for (const auto& [name, split] : record.parameters) {
+    params[name] = {{"dim", split.dim}, {"parts", split.parts}};
+    if (split.replicas > 1) params[name]["replicas"] = split.replicas;
+  }
   nlohmann::json doc = {{"degree", record.degree}, {"parameters", params}};
   return doc.dump(2) + "\n";
 }
@@ -43,7 +46,16 @@ absl::StatusOr<TpLayoutRecord> ParseTpLayoutJson(const std::string& text, const 
         split["parts"].get<int64_t>() < 1 || split["dim"].get<int64_t>() > 64 || split["parts"].get<int64_t>() > 64) {
       return bad(absl::StrCat("parameter ", name, " needs integer \"dim\" in [0, 64] and \"parts\" in [1, 64]"));
     }
-    record.parameters[name] = {split["dim"].get<int>(), split["parts"].get<int>()};
+    int replicas = 1;
+    if (split.contains("replicas")) {
+      if (!split["replicas"].is_number_integer() || split["replicas"].get<int64_t>() < 1 ||
+          record.degree % split["replicas"].get<int64_t>() != 0) {
+        return bad(absl::StrCat("parameter ", name, " needs integer \"replicas\" dividing the degree ",
+                                record.degree));
+      }
+      replicas = split["replicas"].get<int>();
+    }
+    record.parameters[name] = {split["dim"].get<int>(), split["parts"].get<int>(), replicas};
   }
   return record;
 }

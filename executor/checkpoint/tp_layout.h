@@ -7,6 +7,8 @@
 //   {"degree": T, "parameters": {"NAME": {"dim": D, "parts": P}, ...}}
 // with D and P as ir::Parameter.tp_dim and tp_parts: along dim D of the whole tensor lie P equal
 // blocks (gpt2's c_attn holds q, k and v), and rank r holds slice r of every block, in order.
+// A parameter whose slices are each held by R > 1 ranks (ir::Parameter.tp_replicas: replicated
+// key/value heads) adds "replicas": R and is stored once per slice: [T / R, local shape...].
 #ifndef ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
 #define ACCEL_EXECUTOR_CHECKPOINT_TP_LAYOUT_H_
 
@@ -28,6 +30,7 @@ inline constexpr char kTensorParallelFile[] = "tensor_parallel.json";
 struct TpSplitRecord {
   int dim = 0;
   int parts = 1;
+  int replicas = 1;  // ranks holding each slice; the tensor is stacked over degree / replicas
 };
 
 // The checkpoint's record of tensor parallelism.
@@ -57,8 +60,9 @@ TensorSelection TpSelection(TpSplitRecord split, int64_t extent, int64_t rank, i
 // Serializes `record` as tensor_parallel.json (keys sorted, so byte-identical for equal records).
 std::string TpLayoutJson(const TpLayoutRecord& record);
 
-// Parses tensor_parallel.json. Errors: DataLoss "SOURCE is malformed: WHY" for bad JSON, a degree
-// below 2, or a split with dim < 0 or parts < 1.
+// Parses tensor_parallel.json ("replicas" optional, 1 when absent). Errors: DataLoss "SOURCE is
+// malformed: WHY" for bad JSON, a degree below 2, a split with dim < 0 or parts < 1, or replicas
+// that do not divide the degree.
 absl::StatusOr<TpLayoutRecord> ParseTpLayoutJson(const std::string& text, const std::string& source);
 
 // The whole tensor from a tp-major one: stacked has shape [degree, local...]; the result has the

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
 #include "executor/train/recompute.h"
@@ -151,8 +152,12 @@ void InitializeParameters(CausalLm& model, const ModelConfig& config, uint64_t s
 }
 
 absl::Status CheckTensorParallelDegree(const ModelConfig& c, int64_t tp) {
+  if (c.num_kv_heads % tp != 0 && KvHeadReplicas(c, tp) == 1) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor-parallel degree ", tp,
+                                                   " neither divides model.num_kv_heads ", c.num_kv_heads,
+                                                   " nor is a multiple of it"));
+  }
   for (auto [name, value] : {std::pair<const char*, int64_t>{"num_heads", c.num_heads},
-                             {"num_kv_heads", c.num_kv_heads},
                              {"ffn_size", c.ffn_size},
                              {"vocab_size", c.vocab_size}}) {
     if (value % tp != 0) {
@@ -170,6 +175,25 @@ void SumReplicatedGradients(CausalLm& model) {
     if (model.TensorParallelSplit(item.key()).dim >= 0) continue;
     item.value().register_hook([tp](const torch::Tensor& grad) { return SumOverTensorParallel(grad, tp); });
   }
+}
+
+// Sums the gradient of every key/value projection replicated on several tp ranks
+// (TpSplit::replicas) over the ranks holding the same head: each copy's gradient is the part
+// of its own rank's query heads (ir::Parameter.tp_replicas).
+absl::Status SumKvReplicaGradients(CausalLm& model) {
+  const TensorParallel tp = model.tensor_parallel();
+  for (auto& item : model.named_parameters()) {
+    const int replicas = model.TensorParallelSplit(item.key()).replicas;
+    if (replicas <= 1) continue;
+    if (tp.kv_group == nullptr || tp.kv_group->Size() != replicas) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", item.key(), " is replicated on ", replicas,
+                                                     " tensor-parallel ranks, but the tp_kv group has ",
+                                                     tp.kv_group == nullptr ? 0 : tp.kv_group->Size()));
+    }
+    const TensorParallel kv{tp.kv_group, false, nullptr};
+    item.value().register_hook([kv](const torch::Tensor& grad) { return SumOverTensorParallel(grad, kv); });
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -208,6 +232,7 @@ absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& confi
       if (absl::Status s = initialize(*model); !s.ok()) return s;
     }
     if (tp.sequence_sharded()) SumReplicatedGradients(*model);
+    if (absl::Status s = SumKvReplicaGradients(*model); !s.ok()) return s;
     return model;
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("building ", ModelArchName(config.arch), " failed: ", e.what()));

@@ -33,7 +33,7 @@ torch::Tensor RmsNorm::Forward(const torch::Tensor& x) {
 LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
     : tp_(tp),
       num_heads_(config.num_heads / tp.size()),
-      num_kv_heads_(config.num_kv_heads / tp.size()),
+      num_kv_heads_(config.num_kv_heads * KvHeadReplicas(config, tp.size()) / tp.size()),
       head_dim_(config.hidden_size / config.num_heads),
       fused_attention_(config.fused_attention) {
   const int64_t h = config.hidden_size;
@@ -92,8 +92,10 @@ std::string LlamaModel::BlockPath(int64_t layer) const {
 
 TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
   // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
-  for (const char* column : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "q_proj.bias",
-                             "k_proj.bias", "v_proj.bias", "gate_proj.weight", "up_proj.weight"}) {
+  for (const char* kv : {"k_proj.weight", "v_proj.weight", "k_proj.bias", "v_proj.bias"}) {
+    if (absl::EndsWith(name, kv)) return {0, 1, static_cast<int>(KvHeadReplicas(config(), tp_.size()))};
+  }
+  for (const char* column : {"q_proj.weight", "q_proj.bias", "gate_proj.weight", "up_proj.weight"}) {
     if (absl::EndsWith(name, column)) return {0, 1};
   }
   if (absl::EndsWith(name, "o_proj.weight") || absl::EndsWith(name, "down_proj.weight")) return {1, 1};

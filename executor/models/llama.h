@@ -60,7 +60,8 @@ class LlamaBlock : public torch::nn::Module {
 class LlamaModel : public CausalLm {
  public:
   // config must pass ValidateModelConfig with arch kLlama; tp.size() divides num_heads,
-  // num_kv_heads, ffn_size and vocab_size (the padded vocabulary).
+  // ffn_size and vocab_size (the padded vocabulary), and divides num_kv_heads or is a multiple
+  // of it (KvHeadReplicas: each rank then holds one key/value head, replicated).
   // span: the pipeline stage to hold (CausalLm); layers keep their global names, and a tied
   // head on a stage without the embedding gets lm_head as the embedding's copy.
   LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {});

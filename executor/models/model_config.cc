@@ -7,6 +7,11 @@ namespace accel::exec {
 
 std::string ModelArchName(ModelArch arch) { return arch == ModelArch::kGpt2 ? "gpt2" : "llama"; }
 
+int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp) {
+  const int64_t kv = config.num_kv_heads;
+  return kv > 0 && tp > kv && tp % kv == 0 ? tp / kv : 1;
+}
+
 absl::Status ValidateModelConfig(const ModelConfig& c) {
   auto positive = [](const char* name, int64_t v) -> absl::Status {
     if (v <= 0) return absl::InvalidArgumentError(absl::StrCat("model.", name, " must be > 0, got ", v));

@@ -61,6 +61,11 @@ absl::Status ValidateModelConfig(const ModelConfig& config);
 // gpt2 or llama" (or another value's name) and those of ValidateModelConfig.
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
 
+// Tensor-parallel ranks holding each key/value head under tensor degree tp (ir::Model
+// .kv_head_replicas): tp / num_kv_heads when tp exceeds num_kv_heads and is a multiple of it
+// (every rank then holds the one head its query heads use), else 1.
+int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp);
+
 // Parameters of one transformer block.
 // GPT-2: 12h^2 + 13h (c_attn 3h^2+3h, attn c_proj h^2+h, two LayerNorms 4h, MLP 2*h*f + f + h with
 // f = ffn_size; equals 12h^2+13h when f = 4h).

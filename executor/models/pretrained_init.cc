@@ -112,8 +112,9 @@ absl::Status LoadPretrained(CausalLm& model, const std::string& path, Pretrained
     PretrainedPart part;
     part.local.assign(param.sizes().begin(), param.sizes().end());
     part.split = tp.enabled() ? model.TensorParallelSplit(item.key()) : TpSplit{};
-    part.tp_rank = tp.enabled() ? tp.rank() : 0;
-    part.tp_size = tp.enabled() ? tp.size() : 1;
+    // A slice held by several ranks (replicated key/value heads) reads as one of tp / R slices.
+    part.tp_rank = tp.enabled() ? tp.rank() / part.split.replicas : 0;
+    part.tp_size = tp.enabled() ? tp.size() / part.split.replicas : 1;
     part.end = param.numel();
     absl::Status read = ReadPretrainedPart(*checkpoint, path, SourceName(model, item.key()), part, param);
     if (!read.ok()) return read;

@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -130,6 +131,12 @@ int64_t TensorParallel::size() const { return group == nullptr ? 1 : group->Size
 int64_t TensorParallel::rank() const { return group == nullptr ? 0 : group->Rank(); }
 
 at::Tensor TpSlice(const at::Tensor& full, TpSplit split, int64_t rank, int64_t size) {
+  if (split.replicas > 1) {
+    TORCH_CHECK(size % split.replicas == 0, "tensor-parallel degree ", size, " is not a multiple of ",
+                split.replicas, " replicas");
+    rank /= split.replicas;
+    size /= split.replicas;
+  }
   if (split.dim < 0 || size <= 1) return full;
   std::vector<at::Tensor> pieces;
   for (const at::Tensor& block : full.chunk(split.parts, split.dim)) {
@@ -143,8 +150,9 @@ at::Tensor TpSlice(const at::Tensor& full, TpSplit split, int64_t rank, int64_t 
 
 at::Tensor TpMerge(const std::vector<at::Tensor>& slices, TpSplit split) {
   if (split.dim < 0 || slices.size() <= 1) return slices.front();
-  std::vector<std::vector<at::Tensor>> blocks;  // [rank][part]
-  for (const at::Tensor& s : slices) blocks.push_back(s.chunk(split.parts, split.dim));
+  std::vector<std::vector<at::Tensor>> blocks;  // [distinct slice][part]
+  const size_t step = static_cast<size_t>(std::max(split.replicas, 1));
+  for (size_t r = 0; r < slices.size(); r += step) blocks.push_back(slices[r].chunk(split.parts, split.dim));
   std::vector<at::Tensor> ordered;
   for (int part = 0; part < split.parts; ++part) {
     for (const auto& rank_blocks : blocks) ordered.push_back(rank_blocks[part]);

@@ -25,6 +25,10 @@ struct TensorParallel {
   // Norms and residuals work on sequence shards; regions are entered by an all-gather over seq
   // and left by a reduce-scatter over seq instead of an all-reduce (Korthikanti et al. 2022 §4.2.2).
   bool sequence_parallel = false;
+  // The plan's "tp_kv" group (ir::Model.kv_head_replicas > 1): the ranks of `group` holding the
+  // same key/value head, over which the gradients of its replicated projections are summed.
+  // Null without replicated heads.
+  std::shared_ptr<Communicator> kv_group;
 
   int64_t size() const;
   int64_t rank() const;
@@ -35,16 +39,21 @@ struct TensorParallel {
 // How a full parameter is split across tensor-parallel ranks (ir::Parameter.tp_dim, tp_parts).
 // dim −1: replicated. Otherwise dim `dim` consists of `parts` equal blocks laid end to end (gpt2's
 // fused c_attn holds q, k, v: parts 3), and rank r holds block-slice r of every block, in order.
+// replicas R > 1 (ir::Parameter.tp_replicas: key/value heads when tp exceeds them): only tp / R
+// distinct slices, rank r holding slice r div R, so R consecutive ranks hold the same one.
 struct TpSplit {
   int dim = -1;
   int parts = 1;
+  int replicas = 1;
 };
 
 // Rank `rank`'s slice of `full` under `split` among `size` ranks (a contiguous copy; `full`
-// itself for replicated parameters or size 1). Each block's extent along dim must divide by size.
+// itself for replicated parameters or size 1): slice rank div R of size / R with split.replicas
+// R. Each block's extent along dim must divide by size / R.
 at::Tensor TpSlice(const at::Tensor& full, TpSplit split, int64_t rank, int64_t size);
 
-// Inverse of TpSlice: the full tensor from the slices of ranks 0..size−1 (slices[r] from rank r).
+// Inverse of TpSlice: the full tensor from the slices of ranks 0..size−1 (slices[r] from rank r;
+// with split.replicas R only every R-th slice is read).
 at::Tensor TpMerge(const std::vector<at::Tensor>& slices, TpSplit split);
 
 // Σ over the tp ranks of x, as a new contiguous tensor (no autograd; x itself for tp 1). For

@@ -190,12 +190,16 @@ absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   // Summed where the optimizer tensors live (the host when offloaded), then moved once to the
   // parameters' device, where the collectives run. Under tensor parallelism the tp-split
   // parameters' sum is added over the tp group; replicated ones are the same on every tp rank
-  // and count once. A tied copy counts on its original's stage only.
+  // and count once. A slice held by R tp ranks (ParamSlot::tp_replicas) counts on the first of
+  // them. A tied copy counts on its original's stage only.
   const bool tp = groups_.tp != nullptr && groups_.tp->Size() > 1;
+  const int64_t tp_rank = tp ? groups_.tp->Rank() : 0;
   at::Tensor sq = at::zeros({2}, opt_.front().options().dtype(at::kDouble));
   for (size_t i = 0; i < opt_.size(); ++i) {
     const at::Tensor& g = opt_[i].grad();
-    if (g.defined() && layout_.params[i].tied_to.empty()) sq[tp && !layout_.params[i].tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
+    const ParamSlot& slot = layout_.params[i];
+    if (!g.defined() || !slot.tied_to.empty() || tp_rank % slot.tp_replicas != 0) continue;
+    sq[tp && !slot.tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
   }
   sq = sq.to(params_.front().device());
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {

@@ -79,6 +79,7 @@ absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, 
       slot.persistent = p.persistent();
       slot.tp_dim = p.tp_dim();
       slot.tp_parts = std::max(1, p.tp_parts());
+      slot.tp_replicas = std::max(1, p.tp_replicas());
       slot.tp_split = p.tp_dim() >= 0;
       slot.tied_to = p.tied_to();
       out.params.push_back(it->second);

@@ -31,6 +31,7 @@ struct ParamSlot {
   bool tp_split = false;     // split over tensor-parallel ranks (Parameter.tp_dim >= 0)
   int tp_dim = -1;           // Parameter.tp_dim
   int tp_parts = 1;          // Parameter.tp_parts (at least 1)
+  int tp_replicas = 1;       // Parameter.tp_replicas (at least 1): tp ranks holding the same slice
   // Parameter.tied_to: this is a pipeline stage's copy of that first-stage parameter, whose
   // gradient the trainer sums with the original's and which the gradient norm counts once.
   std::string tied_to;

@@ -44,7 +44,9 @@ std::map<std::string, GlobalTensorInfo> InfosOf(const ShardedTensorReader& reade
 // Where one parameter's tensors sit in the checkpoint under tensor parallelism. A tp-split
 // parameter is stored "tp-major": global shape [tp, local shape...], tp rank r's slice at flat
 // offset r · numel, so the existing flat ranges work unchanged. Replicated parameters keep their
-// shape and are written by tp rank 0 only.
+// shape and are written by tp rank 0 only. A slice held by R tp ranks (ParamSlot::tp_replicas)
+// is stored once: [tp / R, local shape...], written by the first rank holding it, so the
+// checkpoint reads as one split over tp / R ranks.
 struct TpPlacement {
   std::vector<int64_t> shape;
   int64_t offset = 0;
@@ -59,8 +61,9 @@ TpPlacement PlaceTp(const ParamSlot& slot, const std::vector<int64_t>& local_sha
     out.writes = tp_rank == 0;
     return out;
   }
-  out.shape.insert(out.shape.begin(), tp_size);
-  out.offset = tp_rank * slot.numel;
+  out.writes = tp_rank % slot.tp_replicas == 0;
+  out.shape.insert(out.shape.begin(), tp_size / slot.tp_replicas);
+  out.offset = tp_rank / slot.tp_replicas * slot.numel;
   return out;
 }
 
@@ -96,7 +99,7 @@ absl::StatusOr<TpSource> MatchTp(const std::string& dir, const GlobalTensorInfo&
                                  const ParamSlot& slot, const std::vector<int64_t>& local, int64_t tp_size) {
   if (info.shape == tp.shape) return TpSource{};
   if (slot.tp_split) {
-    const std::vector<int64_t> run_whole = WholeShape(local, slot, tp_size);
+    const std::vector<int64_t> run_whole = WholeShape(local, slot, tp_size / slot.tp_replicas);
     const bool saved_split = info.shape.size() == local.size() + 1;
     const int64_t saved_degree = saved_split ? info.shape[0] : 1;
     const std::vector<int64_t> saved_whole =
@@ -126,10 +129,12 @@ absl::Status ReadResharded(const ShardedTensorReader& reader, const GlobalTensor
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<at::Tensor> saved = SafetensorsToTensor({info.name, dtype, info.shape, *std::move(bytes)});
   if (!saved.ok()) return saved.status();
+  // Saved slices are distinct (a replicated one stored once); this run's may be replicated.
   const TpSplit split{slot.tp_dim, slot.tp_parts};
   at::Tensor whole = *saved;
   if (source.saved_degree > 1) whole = TpMerge(saved->unbind(0), split);
-  const at::Tensor local = tp_size > 1 ? TpSlice(whole, split, tp_rank, tp_size) : whole;
+  const TpSplit run_split{slot.tp_dim, slot.tp_parts, slot.tp_replicas};
+  const at::Tensor local = tp_size > 1 ? TpSlice(whole, run_split, tp_rank, tp_size) : whole;
   torch::NoGradGuard no_grad;
   target.view({-1}).copy_(local.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel()));
   return absl::OkStatus();

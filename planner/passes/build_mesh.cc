@@ -40,6 +40,15 @@ class BuildMeshPass : public Pass {
       ir::ProcessGroupSet embedding = BuildEmbeddingGroups(*pp_set, sizes[0]);
       *plan.add_process_groups() = std::move(embedding);
     }
+    const int64_t kv_replicas = plan.model().kv_head_replicas();
+    if (kv_replicas > 1) {
+      for (const ir::ProcessGroupSet& set : plan.process_groups()) {
+        if (set.name() != "tp") continue;
+        ir::ProcessGroupSet kv = BuildKvReplicaGroups(set, kv_replicas);
+        *plan.add_process_groups() = std::move(kv);
+        break;
+      }
+    }
   }
 
  private:
@@ -85,6 +94,25 @@ class BuildMeshPass : public Pass {
       ir::RankGroup* group = out.add_groups();
       group->add_ranks(pipeline.ranks(0));
       group->add_ranks(pipeline.ranks(static_cast<int>(pp) - 1));
+    }
+    return out;
+  }
+
+  // Each tp group cut into runs of `replicas` consecutive ranks: tp ranks R·j … R·j + R − 1
+  // hold key/value head j (ir::Model.kv_head_replicas).
+  static ir::ProcessGroupSet BuildKvReplicaGroups(const ir::ProcessGroupSet& tp_set,
+                                                  int64_t replicas) {
+    ir::ProcessGroupSet out;
+    out.set_name("tp_kv");
+    out.add_axes("tp");
+    out.set_partial(true);
+    for (const ir::RankGroup& tp : tp_set.groups()) {
+      for (int begin = 0; begin < tp.ranks_size(); begin += static_cast<int>(replicas)) {
+        ir::RankGroup* group = out.add_groups();
+        for (int i = begin; i < begin + replicas && i < tp.ranks_size(); ++i) {
+          group->add_ranks(tp.ranks(i));
+        }
+      }
     }
     return out;
   }

@@ -83,6 +83,7 @@ class BuildShardGroupsPass : public Pass {
       param->set_count(p.count);
       param->set_tp_dim(p.tp_dim);
       if (p.tp_parts > 1) param->set_tp_parts(p.tp_parts);
+      if (p.tp_replicas > 1) param->set_tp_replicas(p.tp_replicas);
       param->set_local_count(p.local_count);
       param->set_shard_count(ShardCount(p, degree));
       param->set_persistent(stage3 && p.local_count <= persistence);

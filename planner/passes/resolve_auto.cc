@@ -207,12 +207,14 @@ class ResolveAutoPass : public Pass {
                                     "tensor degree " + Str(tp_) + " does not divide num_heads " +
                                         Str(m.num_heads));
       context.NoteField(d, "model.num_heads", "num_heads set here");
-    } else if (m.num_kv_heads % tp_ != 0) {
-      Diagnostic& d = context.Error(
-          codes::kKvHeadsNotDivisible, "parallel.tensor",
-          "tensor degree " + Str(tp_) + " does not divide num_kv_heads " + Str(m.num_kv_heads));
+    } else if (m.num_kv_heads % tp_ != 0 && tp_ % m.num_kv_heads != 0) {
+      Diagnostic& d = context.Error(codes::kKvHeadsNotDivisible, "parallel.tensor",
+                                    "tensor degree " + Str(tp_) + " neither divides num_kv_heads " +
+                                        Str(m.num_kv_heads) + " nor is a multiple of it");
       context.NoteField(d, "model.num_kv_heads", "num_kv_heads set here");
-      d.Note("each tensor-parallel rank needs whole key/value heads (Megatron-LM)");
+      d.Note("each tensor-parallel rank needs whole key/value heads, or one head replicated on "
+             "tensor / num_kv_heads ranks (Megatron-LM: num_query_groups a multiple or divisor "
+             "of the tensor degree)");
     }
     if (m.ffn_hidden_size > 0 && m.ffn_hidden_size % tp_ != 0) {
       Diagnostic& d = context.Error(codes::kFfnNotDivisible, "parallel.tensor",
@@ -261,6 +263,7 @@ class ResolveAutoPass : public Pass {
                           " shards over data_shard, which is 1: nothing is sharded");
     }
     if (context.sink().error_count() > errors_before_) return;
+    ResolveKvHeadReplicas(context);
 
     // Megatron-LM pads the vocabulary so each tensor-parallel shard of the embedding is a
     // multiple of 128 rows (make_vocab_size_divisible_by × tp).
@@ -275,6 +278,19 @@ class ResolveAutoPass : public Pass {
                       "vocab_size " + Str(m.vocab_size) + " rounded up to a multiple of 128 * "
                       "tp(" + Str(tp_) + ") = " + Str(multiple) + " (Megatron-LM)");
     }
+  }
+
+  // Grouped-query attention with more tensor ranks than key/value heads: each head is
+  // replicated on tp / num_kv_heads ranks (ir::Model.kv_head_replicas).
+  void ResolveKvHeadReplicas(PlanContext& context) {
+    const spec::ModelSpec& m = context.spec().model;
+    const int64_t replicas = KvHeadReplicas(m.num_kv_heads, tp_);
+    if (replicas == 1) return;
+    context.plan().mutable_model()->set_kv_head_replicas(replicas);
+    context.Resolve("model.kv_head_replicas", Str(replicas),
+                    "tensor degree " + Str(tp_) + " exceeds num_kv_heads " + Str(m.num_kv_heads) +
+                        ": each key/value head is held by " + Str(replicas) +
+                        " tensor-parallel ranks, its projection gradients summed over them");
   }
 
   void ResolveBatch(PlanContext& context) {

@@ -71,6 +71,34 @@ TEST_CASE("the verifier checks tensor-parallel splits and sequence parallelism")
   CHECK(Mentions(VerifyPlan(parts), "parameter model.layers.0.self_attn.q_proj.weight has tp_parts but no tp_dim"));
 }
 
+TEST_CASE("the verifier checks replicated key/value heads and their tp_kv groups") {
+  // tp 8 over 4 key/value heads: each head on 2 tp ranks.
+  auto planned = PlanYaml(kBaseSpec, {"parallel.tensor=8"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  const Plan plan = planned.result.plan;
+  REQUIRE(plan.model().kv_head_replicas() == 2);
+  CHECK(VerifyPlan(plan).empty());
+  Plan wrong = plan;
+  Parameter* k = wrong.mutable_sharding()->mutable_units(1)->mutable_parameters(1);
+  REQUIRE(k->name() == "model.layers.0.self_attn.k_proj.weight");
+  k->set_tp_replicas(4);
+  CHECK(Mentions(VerifyPlan(wrong), "parameter model.layers.0.self_attn.k_proj.weight tp_replicas 4 is not "
+                                    "kv_head_replicas 2 dividing tp 8"));
+  Plan shifted = plan;
+  for (ProcessGroupSet& set : *shifted.mutable_process_groups()) {
+    if (set.name() != "tp_kv") continue;
+    // {0, 1}, {2, 3} … become {1, 2}, {3, 4} … on the ranks of tp group 0 (still one tp group each).
+    set.mutable_groups(0)->set_ranks(0, 2);
+    set.mutable_groups(1)->set_ranks(0, 0);
+    set.mutable_groups(0)->mutable_ranks()->SwapElements(0, 1);
+  }
+  CHECK(Mentions(VerifyPlan(shifted), "a tp_kv group is not 2 consecutive tp ranks starting at a multiple of 2"));
+  Plan missing = plan;
+  missing.mutable_process_groups()->RemoveLast();
+  CHECK(Mentions(VerifyPlan(missing), "kv_head_replicas 2 without a tp_kv group"));
+}
+
 TEST_CASE("the verifier requires known enum values where the executor reads them") {
   const Plan valid = ValidPlan();  // pp 2: the schedule and the activation dtype are required
   CHECK(VerifyPlan(valid).empty());

@@ -90,9 +90,39 @@ TEST_CASE("tensor degree must divide the heads and kv heads") {
   CHECK(heads.diagnostics.find("error[E0403]: tensor degree 16 does not divide num_heads 8") !=
         std::string::npos);
   CHECK(heads.diagnostics.find("job.yaml:7:14: note: num_heads set here") != std::string::npos);
-  auto kv = PlanYaml(kBaseSpec, {"parallel.tensor=8"});
-  CHECK(kv.diagnostics.find("error[E0404]: tensor degree 8 does not divide num_kv_heads 4") !=
-        std::string::npos);
+  // 12 heads over 4 key/value heads: tp 6 divides the heads but neither divides nor is a
+  // multiple of the key/value heads.
+  auto kv = PlanYaml(kBaseSpec, {"model.hidden_size=768", "model.num_heads=12", "parallel.tensor=6",
+                                 "parallel.data_replicate=1", "cluster.nodes=1", "cluster.devices_per_node=6"});
+  CHECK(kv.diagnostics.find("error[E0404]: tensor degree 6 neither divides num_kv_heads 4 nor is a "
+                            "multiple of it") != std::string::npos);
+}
+
+TEST_CASE("a tensor degree above the key/value heads replicates each head on tp / kv ranks") {
+  auto planned = PlanYaml(kBaseSpec, {"parallel.tensor=8"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  CHECK(plan.model().kv_head_replicas() == 2);
+  CHECK(Groups(plan, "tp_kv") == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7},
+                                                               {8, 9}, {10, 11}, {12, 13}, {14, 15}});
+  const ir::ResolvedValue* r = FindResolved(plan, "model.kv_head_replicas");
+  REQUIRE(r != nullptr);
+  CHECK(r->reason() == "tensor degree 8 exceeds num_kv_heads 4: each key/value head is held by 2 "
+                       "tensor-parallel ranks, its projection gradients summed over them");
+  // k_proj [4 heads x 64, 512]: one head (64 rows) per rank, replicated twice.
+  const ir::Parameter& k = plan.sharding().units(1).parameters(1);
+  REQUIRE(k.name() == "model.layers.0.self_attn.k_proj.weight");
+  CHECK(k.tp_replicas() == 2);
+  CHECK(k.local_count() == 64 * 512);
+  CHECK(plan.sharding().units(1).parameters(0).tp_replicas() == 0);  // q_proj: split, not replicated
+  CHECK(ir::PlanSummary(plan).find("heads 8 (kv 4, each on 2 tp ranks)") != std::string::npos);
+  CHECK(planned.result.verifier_violations.empty());
+  // tp 4 divides the 4 key/value heads: nothing is replicated and there is no tp_kv group.
+  auto split = PlanYaml(kBaseSpec, {"parallel.tensor=4"});
+  REQUIRE(split.result.ok);
+  CHECK(split.result.plan.model().kv_head_replicas() == 0);
+  CHECK(Groups(split.result.plan, "tp_kv").empty());
 }
 
 TEST_CASE("tensor degree must divide ffn_hidden_size, and seq_len under sequence parallelism") {

@@ -66,6 +66,27 @@ TEST_CASE("tensor_parallel.json round trip and malformed files") {
         "tp.json is malformed: \"degree\" must be an integer >= 2");
   CHECK(ParseTpLayoutJson(R"({"degree": 2, "parameters": {"w": {"dim": -1, "parts": 1}}})", "tp.json").status().message() ==
         "tp.json is malformed: parameter w needs integer \"dim\" in [0, 64] and \"parts\" in [1, 64]");
+  CHECK(back->parameters.at("transformer.wte.weight").replicas == 1);
+  CHECK(TpLayoutJson(record).find("replicas") == std::string::npos);
+}
+
+TEST_CASE("tensor_parallel.json records replicated key/value slices, and their merge reads each once") {
+  TpLayoutRecord record;
+  record.degree = 4;
+  record.parameters["model.layers.0.self_attn.k_proj.weight"] = {0, 1, 2};
+  const std::string json = TpLayoutJson(record);
+  CHECK(json.find("\"replicas\": 2") != std::string::npos);
+  absl::StatusOr<TpLayoutRecord> back = ParseTpLayoutJson(json, "tp.json");
+  REQUIRE(back.ok());
+  CHECK(back->parameters.at("model.layers.0.self_attn.k_proj.weight").replicas == 2);
+  CHECK(ParseTpLayoutJson(R"({"degree": 4, "parameters": {"w": {"dim": 0, "parts": 1, "replicas": 3}}})", "tp.json")
+            .status()
+            .message() == "tp.json is malformed: parameter w needs integer \"replicas\" dividing the degree 4");
+  // tp 4 with 2 key/value heads: stored once per head, [4 / 2, 1 head row, 2], as a split over 2.
+  absl::StatusOr<SafetensorsTensor> whole = MergeTpMajor(F32("k", {2, 1, 2}, {0, 1, 2, 3}), 4 / 2, {0, 1, 2});
+  REQUIRE(whole.ok());
+  CHECK(whole->shape == std::vector<int64_t>{2, 2});
+  CHECK(Values(*whole) == std::vector<float>{0, 1, 2, 3});
 }
 
 TEST_CASE("export merges a tensor-parallel checkpoint into whole Hugging Face tensors") {

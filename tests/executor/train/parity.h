@@ -108,6 +108,7 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     auto config = ModelConfigFromPlan(plan.model());
     Ok(config.status());
     TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
+    tp.kv_group = traced(groups->Get("tp_kv"));
     auto model = BuildCausalLm(*config, 1234, tp, {}, StageSpanFromPlan(plan, rank));
     Ok(model.status());
     std::vector<std::pair<std::string, int64_t>> names;
@@ -175,7 +176,7 @@ inline std::map<std::string, torch::Tensor> MergedOverTp(const ir::Plan& plan, c
     for (const ir::Parameter& p : unit.parameters()) {
       std::vector<torch::Tensor> slices;
       for (int r = first; r < first + tp; ++r) slices.push_back(ranks[r].weights.at(p.name()));
-      out[p.name()] = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts())});
+      out[p.name()] = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts()), std::max(1, p.tp_replicas())});
     }
   }
   return out;

@@ -85,7 +85,7 @@ std::map<std::string, torch::Tensor> Replica(const ir::Plan& plan, const std::ve
         if (r.stage() == unit.stage() && dp_coord == dp_index) slices.push_back(ranks[r.rank()].weights.at(p.name()));
       }
       REQUIRE(static_cast<int>(slices.size()) == tp);
-      torch::Tensor whole = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts())});
+      torch::Tensor whole = TpMerge(slices, TpSplit{p.tp_dim(), std::max(1, p.tp_parts()), std::max(1, p.tp_replicas())});
       if (!p.tied_to().empty()) {
         INFO("tied copy " << p.name() << " of " << p.tied_to());
         CHECK(torch::equal(whole, out.at(p.tied_to())));

@@ -158,6 +158,61 @@ TEST_CASE("tensor parallel 2 trains like one rank: gpt2 and llama (GQA), with se
   }
 }
 
+// Grouped-query attention with more tensor ranks than key/value heads (ir::Model
+// .kv_head_replicas): each rank holds the one head its query heads use, and the copies'
+// gradients are summed over the tp_kv group. Same tolerance as above: only the order of fp32
+// sums changes, while a missing sum over tp_kv halves a head's gradient (O(1) relative).
+TEST_CASE("grouped-query attention with more tensor ranks than key/value heads trains like one rank") {
+  const std::vector<std::string> vocab512 = {"model.vocab_size=512"};  // tp 4 pads to 512 rows
+  const std::vector<std::string> mqa = {"model.vocab_size=512", "model.num_kv_heads=1"};
+  for (const auto& overrides : {vocab512, mqa}) {
+    const RankOutcome reference = Train(TinyPlan(kTinyLlama, 1, "parallel: {data_replicate: 1}\n", overrides), 3)[0];
+    for (int tp : {2, 4}) {
+      const ir::Plan plan =
+          TinyPlan(kTinyLlama, tp, "parallel: {data_replicate: 1, tensor: " + std::to_string(tp) + "}\n", overrides);
+      const int64_t kv = plan.model().num_kv_heads();
+      INFO("tp " << tp << ", kv heads " << kv);
+      if (tp <= kv) continue;
+      REQUIRE(plan.model().kv_head_replicas() == tp / kv);
+      CheckParity(plan, reference, 3);
+      // The copies of a head take the same summed gradient: they stay bitwise equal.
+      const std::vector<RankOutcome> ranks = Train(plan, 2);
+      for (int r = 0; r < tp; ++r) {
+        for (const char* name : {"model.layers.1.self_attn.k_proj.weight", "model.layers.1.self_attn.v_proj.bias"}) {
+          const int first = r / static_cast<int>(tp / kv) * static_cast<int>(tp / kv);
+          CHECK(torch::equal(ranks[r].weights.at(name), ranks[first].weights.at(name)));
+        }
+      }
+    }
+  }
+  const RankOutcome reference = Train(TinyPlan(kTinyLlama, 1, "parallel: {data_replicate: 1}\n", vocab512), 3)[0];
+  CheckParity(TinyPlan(kTinyLlama, 4, "parallel: {data_replicate: 1, tensor: 4, sequence_parallel: true}\n", vocab512),
+              reference, 3);
+  const RankOutcome batch4 =
+      Train(TinyPlan(kTinyLlama, 1, "parallel: {data_replicate: 1}\n", {"model.vocab_size=512", "data.micro_batch_size=4"}),
+            3)[0];
+  CheckParity(TinyPlan(kTinyLlama, 8,
+                       "parallel: {data_replicate: 1, data_shard: 2, tensor: 4}\nsharding: {stage: 3, bucket_size: 3000}\n",
+                       vocab512),
+              batch4, 3);
+}
+
+TEST_CASE("a replicated key/value head without its tp_kv group is refused") {
+  const ir::Plan plan = TinyPlan(kTinyLlama, 2, "parallel: {data_replicate: 1, tensor: 2}\n", {"model.num_kv_heads=1"});
+  REQUIRE(plan.model().kv_head_replicas() == 2);
+  std::vector<std::string> messages(2);
+  std::vector<std::string> errors = RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    auto comm = rdzv.CreateWorld(CommBackend::kGloo);
+    Ok(comm.status());
+    auto model = BuildCausalLm(*ModelConfigFromPlan(plan.model()), 1, TensorParallel{*comm, false});
+    messages[rank] = std::string(model.status().message());
+  });
+  for (const std::string& e : errors) REQUIRE(e == "");
+  CHECK(messages[0] ==
+        "parameter model.layers.0.self_attn.k_proj.weight is replicated on 2 tensor-parallel ranks, but the tp_kv "
+        "group has 0");
+}
+
 TEST_CASE("tp 2 x dp 2 with ZeRO stages 1 and 3 trains like one rank") {
   const RankOutcome reference =
       Train(TinyPlan(kTinyGpt2, 1, "parallel: {data_replicate: 1}\n", {"data.micro_batch_size=4"}), 3)[0];
@@ -234,6 +289,10 @@ TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the sa
   const std::vector<std::string> vocab512 = {"model.vocab_size=512"};
   check(plan(kTinyGpt2, 2, 2, vocab512), plan(kTinyGpt2, 4, 1, vocab512));
   check(plan(kTinyGpt2, 4, 1, vocab512), plan(kTinyGpt2, 1, 2, vocab512));
+  // Llama's 2 key/value heads at tp 4 are each held by 2 ranks and stored once per head.
+  check(plan(kTinyLlama, 4, 1, vocab512), plan(kTinyLlama, 1, 2, vocab512));
+  check(plan(kTinyLlama, 2, 2, vocab512), plan(kTinyLlama, 4, 1, vocab512));
+  check(plan(kTinyLlama, 4, 1, vocab512), plan(kTinyLlama, 2, 2, vocab512));
   // The SGD momentum moves too: 2 steps at tp 2 then 2 at tp 1 match 4 at tp 1 (within the
   // tensor-parallel tolerance).
   std::filesystem::remove_all(root);
