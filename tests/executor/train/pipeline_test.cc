@@ -53,6 +53,11 @@ const char* kLlama =
     "model: {arch: llama, hidden_size: 32, num_layers: 4, num_heads: 4, num_kv_heads: 2, ffn_hidden_size: 48,\n"
     "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
 
+// Multi-query attention: at tp 2 its one key/value head is replicated on both tp ranks.
+const char* kLlamaMqa =
+    "model: {arch: llama, hidden_size: 32, num_layers: 4, num_heads: 4, num_kv_heads: 1, ffn_hidden_size: 48,\n"
+    "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
+
 ir::Plan PlanFor(const char* model, int world, const std::string& layout, int microbatches = 4,
                  int micro_batch_size = 2) {
   const std::string yaml = std::string("version: 1\nname: pp-parity\n") + model + R"(data:
@@ -262,7 +267,7 @@ TEST_CASE("pipeline and data parallel with every sharding stage equal one rank")
 }
 
 TEST_CASE("3D: tensor 2 with sequence parallel x pipeline 2 x data 2 on 8 ranks equals one rank") {
-  for (const char* model : {kGpt2, kLlama}) {
+  for (const char* model : {kGpt2, kLlama, kLlamaMqa}) {
     INFO(model);
     CheckParity(PlanFor(model, 8, "parallel: {tensor: 2, sequence_parallel: true, pipeline: 2, pipeline_schedule: 1f1b,\n"
                                   "           data_replicate: 1, data_shard: 2}\nsharding: {stage: 1}\n"),
