@@ -190,12 +190,14 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
     t->exposed_seconds = exposed * static_cast<double>(reducing);
     t->overlapped = true;
   }
-  // The executor all-reduces the reduced shards over dp_replicate whenever it is > 1 from
-  // stage 2 (zero_sync.cc GradShardSync::Finish), with or without sharding.hybrid.
+  // The executor all-reduces the accumulated fp32 shards over dp_replicate once per step and
+  // bucket whenever it is > 1 from stage 2 (zero_sync.cc GradShardSync::AfterLastMicroStep),
+  // with or without sharding.hybrid; bucket bytes are in the reduce dtype.
   const double owned = every_microstep ? static_cast<double>(std::max<int64_t>(sh.degree(), 1)) : 1.0;
   if (sh.stage() >= 2) {
-    terms.Add("dp_replicate", Collective::kAllReduce, "reduced gradient shards (hybrid)",
-              reducing * count, bytes / static_cast<double>(count) / owned);
+    const double fp32 = 4.0 / static_cast<double>(BytesOr4(plan.precision().reduce_dtype()));
+    terms.Add("dp_replicate", Collective::kAllReduce, "accumulated gradient shards, last micro-step (hybrid)",
+              count, bytes / static_cast<double>(count) / owned * fp32);
   }
   // Context parallel ranks hold the same state and see different tokens: the reduced gradients
   // (shards) are summed over cp once per step (plan.proto Sharding).

@@ -103,6 +103,7 @@ void BucketedGradSync::BeginMicroStep(bool last) {
     OnNewStep();
   }
   armed_ = ReducesOn(last);
+  last_ = last;
   for (BucketState& bucket : buckets_) bucket = BucketState{};
   ready_.assign(params_.size(), false);
   next_launch_ = 0;
@@ -178,6 +179,7 @@ absl::Status BucketedGradSync::EndMicroStep() {
       state.buffer = at::Tensor();
       state.output = at::Tensor();
     }
+    if (status.ok() && last_) status = AfterLastMicroStep();
     stats_.wait_seconds += Seconds(std::chrono::steady_clock::now() - end_of_backward);
     return status;
   } catch (const std::exception& e) {

@@ -64,6 +64,9 @@ class BucketedGradSync : public GradSync {
   virtual void OnGradCopied(int /*p*/) {}
   // Makes the module's parameters match the updated optimizer tensors.
   virtual absl::Status Publish() = 0;
+  // After the last micro-step's buckets are finished: what the step does once on the
+  // accumulated gradients (stages 2–3: the hybrid all-reduce over dp_replicate).
+  virtual absl::Status AfterLastMicroStep() { return absl::OkStatus(); }
 
   // All-gathers, unit by unit over dp_shard, the owned ranges of the parameters for which
   // `select` is true into the module's parameters (stages 1–3 after the update).
@@ -94,6 +97,7 @@ class BucketedGradSync : public GradSync {
   std::vector<bool> ready_;
   std::mutex mu_;
   bool armed_ = false;
+  bool last_ = false;  // the armed micro-step is the optimizer step's last
   bool new_step_ = true;
   int next_launch_ = 0;
   absl::Status launch_error_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace accel::exec {
 
@@ -125,11 +126,6 @@ absl::StatusOr<std::unique_ptr<PendingWork>> GradShardSync::Launch(BucketState& 
 }
 
 absl::Status GradShardSync::Finish(BucketState& state, const BucketLayout& bucket) {
-  if (groups_.dp_replicate != nullptr && groups_.dp_replicate->Size() > 1) {
-    if (absl::Status s = groups_.dp_replicate->AllReduce(state.output, ReduceOp::kAvg); !s.ok()) {
-      return s;
-    }
-  }
   for (int p : bucket.params) {
     const ParamSlot& slot = layout_.params[p];
     at::Tensor piece = state.output.narrow(0, slot.bucket_shard_offset, slot.owned_numel());
@@ -138,6 +134,26 @@ absl::Status GradShardSync::Finish(BucketState& state, const BucketLayout& bucke
       grad.add_(piece.to(grad.device()));
     } else {
       grad = OptimizerGrad(piece, opt_[p]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GradShardSync::AfterLastMicroStep() {
+  if (groups_.dp_replicate == nullptr || groups_.dp_replicate->Size() == 1) return absl::OkStatus();
+  // The shards live where the optimizer steps (the host when offloaded); the collective runs on
+  // the parameters' device, as the buckets' do.
+  const at::Device device = params_.front().device();
+  for (const BucketLayout& bucket : layout_.buckets) {
+    std::vector<at::Tensor> pieces;
+    for (int p : bucket.params) pieces.push_back(opt_[p].grad().reshape({-1}).to(device));
+    at::Tensor flat = at::cat(pieces);
+    ACCEL_RETURN_IF_ERROR(groups_.dp_replicate->AllReduce(flat, ReduceOp::kAvg));
+    int64_t offset = 0;
+    for (int p : bucket.params) {
+      at::Tensor& grad = opt_[p].mutable_grad();
+      grad.view({-1}).copy_(flat.narrow(0, offset, grad.numel()));
+      offset += grad.numel();
     }
   }
   return absl::OkStatus();

@@ -41,7 +41,8 @@ class OptimizerShardSync : public AllReduceSync {
 
 // Stage 2: every micro-step each bucket is reduce-scattered (average) over dp_shard into the
 // owners' gradient ranges, which accumulate; full gradients are dropped once copied (ZeRO-2 §5.2;
-// FSDP SHARD_GRAD_OP). Hybrid: the reduced ranges are then all-reduced over dp_replicate.
+// FSDP SHARD_GRAD_OP). Hybrid: after the last micro-step the accumulated ranges are all-reduced
+// over dp_replicate (AfterLastMicroStep).
 class GradShardSync : public BucketedGradSync {
  public:
   using BucketedGradSync::BucketedGradSync;
@@ -56,6 +57,9 @@ class GradShardSync : public BucketedGradSync {
   absl::Status Finish(BucketState& state, const BucketLayout& bucket) override;
   at::Tensor MakeOptimizerTensor(int p) override;
   absl::Status Publish() override;
+  // Hybrid (dp_replicate > 1): averages the accumulated fp32 gradient shards over dp_replicate,
+  // one all-reduce per bucket, once per optimizer step (FSDP HYBRID_SHARD under no_sync).
+  absl::Status AfterLastMicroStep() override;
 };
 
 // The fp32 optimizer tensor of parameter p's owned range: a view of the parameter when it is

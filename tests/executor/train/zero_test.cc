@@ -282,6 +282,15 @@ TEST_CASE("ZeRO with gradient accumulation matches stage 0 within fp32 rounding"
   }
 }
 
+// The collectives issued in one step, by kind, against the plan.
+std::vector<CollectiveRecord> Kind(const std::vector<CollectiveRecord>& all, const std::string& kind) {
+  std::vector<CollectiveRecord> out;
+  for (const CollectiveRecord& r : all) {
+    if (r.kind == kind) out.push_back(r);
+  }
+  return out;
+}
+
 TEST_CASE("hybrid sharding (2 replicas x 2 shards, stage 3) matches stage 0 on 4 ranks") {
   // Averages over dp_shard then dp_replicate equal the average over all four ranks up to the
   // order of the fp32 sums (a few ulps per step); same bound, optimizer and argument as above.
@@ -296,21 +305,47 @@ TEST_CASE("hybrid sharding (2 replicas x 2 shards, stage 3) matches stage 0 on 4
   CHECK(BitwiseEqual(ranks[3], ranks[2]));
 }
 
+TEST_CASE("hybrid sharding with accumulation all-reduces over dp_replicate once per step, per bucket") {
+  // Accumulation 2 (global batch 16 = micro 2 x dp 4 x 2): the accumulated fp32 shards are
+  // averaged over dp_replicate after the last micro-step only; same bound and argument as above.
+  const std::vector<std::string> accum = {"data.global_batch_size=16"};
+  const RankOutcome reference =
+      Train(PlanFor(4, "parallel: {data_replicate: 4, data_shard: 1}\nsharding: {stage: 0, bucket_size: 3000}\n", accum),
+            3, 0, OptimizerKind::kSgd)[0];
+  for (int stage : {2, 3}) {
+    INFO("stage " << stage);
+    const ir::Plan plan = PlanFor(4, Layout("parallel: {data_replicate: 2, data_shard: 2}\n"
+                                            "sharding: {stage: %d, bucket_size: 3000}\n", stage), accum);
+    REQUIRE(plan.batch().grad_accum_steps() == 2);
+    std::vector<RankOutcome> ranks = Train(plan, 3, 0, OptimizerKind::kSgd);
+    for (const RankOutcome& r : ranks) CHECK(MaxRelativeDifference(r, reference) < 1e-5);
+    CHECK(BitwiseEqual(ranks[1], ranks[0]));
+    // One step: dp_replicate (2 ranks) all-reduces each bucket's fp32 shard once; the loss
+    // average runs over dp (4 ranks) and the gradient norm's fp64 partial sums over dp_shard.
+    std::vector<CollectiveRecord> replicate;
+    for (const CollectiveRecord& r : Kind(Train(plan, 1)[0].trace, "all_reduce")) {
+      if (r.group_size == 2 && r.dtype != "Double") replicate.push_back(r);
+    }
+    REQUIRE(replicate.size() == static_cast<size_t>(plan.sharding().buckets_size()));
+    std::map<std::string, int64_t> shard;
+    for (const ir::ShardUnit& u : plan.sharding().units()) {
+      for (const ir::Parameter& p : u.parameters()) shard[p.name()] = p.shard_count();
+    }
+    for (int b = 0; b < plan.sharding().buckets_size(); ++b) {
+      int64_t owned = 0;
+      for (const std::string& name : plan.sharding().buckets(b).parameters()) owned += shard[name];
+      CHECK(replicate[b].elements == owned);
+      CHECK(replicate[b].dtype == "Float");
+    }
+  }
+}
+
 TEST_CASE("gradient clipping over sharded gradients equals the unsharded clipping") {
   const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3, /*clip=*/0.05, OptimizerKind::kSgd)[0];
   std::vector<RankOutcome> ranks = Train(PlanFor(2, Layout(kTwoRanks, 2)), 3, /*clip=*/0.05, OptimizerKind::kSgd);
   // The global norm sums the owners' fp64 partial sums in another order: the clip coefficient
   // can differ in its last bits, hence a tolerance of a few fp32 ulps.
   CHECK(MaxRelativeDifference(ranks[0], reference) < 1e-5);
-}
-
-// The collectives issued in one step, by kind, against the plan.
-std::vector<CollectiveRecord> Kind(const std::vector<CollectiveRecord>& all, const std::string& kind) {
-  std::vector<CollectiveRecord> out;
-  for (const CollectiveRecord& r : all) {
-    if (r.kind == kind) out.push_back(r);
-  }
-  return out;
 }
 
 TEST_CASE("the collectives that run are the plan's buckets and units") {
