@@ -74,6 +74,10 @@ std::string StageLayersText(const PipelineStage& stage, std::string_view dash) {
 
 int32_t VirtualStages(const Pipeline& pipeline) { return std::max(pipeline.virtual_stages(), 1); }
 
+int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp) {
+  return kv_heads > 0 && tp > kv_heads && tp % kv_heads == 0 ? tp / kv_heads : 1;
+}
+
 Dtype ComputeDtype(const Precision& precision) {
   return precision.compute_dtype() == DTYPE_UNSPECIFIED ? precision.param_dtype()
                                                         : precision.compute_dtype();

@@ -28,6 +28,12 @@ const ProcessGroupSet* FindGroupSet(const Plan& plan, std::string_view name);
 // the plan has no such set or the rank is in none of its groups.
 std::vector<int> GroupOf(const Plan& plan, std::string_view name, int rank);
 
+// Tensor-parallel ranks holding each key/value head (the rule Model.kv_head_replicas follows, for
+// the planner that writes it and the executor whose model must match it): tp / kv_heads when tp
+// exceeds kv_heads and is a multiple of it, else 1 (whole heads split, or a layout resolve-auto
+// refuses with E0404; Megatron-LM: num_query_groups a multiple or divisor of the tensor degree).
+int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp);
+
 // The model chunks pipeline stage `stage` holds, in chunk order: PipelineStage.chunks when the
 // schedule interleaves (virtual stages), else the one chunk [layer_begin, layer_end) with
 // virtual_stage = index. Every consumer that counts or runs a stage's blocks goes through this.

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/units.h"
-#include "planner/model_params.h"
+#include "ir/plan_access.h"
 
 namespace accel::planner {
 
@@ -26,7 +26,7 @@ int64_t WeightCopyElements(const ExecutorActivationShape& s) {
   if (s.gpt2) return 4 * h * h + 2 * h * s.ffn;
   const int64_t head_dim = s.heads > 0 ? h / s.heads : 0;
   // Key/value heads over all tp ranks, a replicated head once per rank holding it.
-  const int64_t kv = s.kv_heads * KvHeadReplicas(s.kv_heads, std::max<int64_t>(s.tp, 1));
+  const int64_t kv = s.kv_heads * ir::KvHeadReplicas(s.kv_heads, std::max<int64_t>(s.tp, 1));
   return 2 * h * h + 2 * h * kv * head_dim + 3 * h * s.ffn;
 }
 

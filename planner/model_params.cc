@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/plan_access.h"
 #include "planner/ir_enums.h"
 
 namespace accel::planner {
@@ -69,10 +70,6 @@ ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, 
 
 }  // namespace
 
-int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp) {
-  return kv_heads > 0 && tp > kv_heads && tp % kv_heads == 0 ? tp / kv_heads : 1;
-}
-
 int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp) {
   const int64_t multiple = 128 * std::max<int64_t>(tp, 1);
   return CeilDiv(vocab_size, multiple) * multiple;
@@ -130,7 +127,7 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
     out.embedding.push_back(MakeVocab("model.embed_tokens.weight", d.vocab, padded, h, tp));
     const int64_t q_out = d.heads * d.head_dim;
     const int64_t kv_out = d.kv_heads * d.head_dim;
-    const int64_t replicas = KvHeadReplicas(d.kv_heads, tp);
+    const int64_t replicas = ir::KvHeadReplicas(d.kv_heads, tp);
     for (int64_t l = 0; l < d.layers; ++l) {
       const std::string p = BlockModulePath(model, l) + ".";
       std::vector<ParamInfo> block;

@@ -32,8 +32,8 @@ struct ParamInfo {
   // Equal blocks along tp_dim, each split separately (ir::Parameter.tp_parts): 3 for gpt2's
   // c_attn (q, k, v laid end to end), else 1.
   int tp_parts = 1;
-  // Tensor-parallel ranks holding each slice (ir::Parameter.tp_replicas): KvHeadReplicas for
-  // the key/value projections, else 1.
+  // Tensor-parallel ranks holding each slice (ir::Parameter.tp_replicas): ir::KvHeadReplicas
+  // for the key/value projections, else 1.
   int tp_replicas = 1;
   // Elements held by one tp rank. Vocabulary-split tensors use padded_vocab_size rows, so
   // local_count · tp can exceed `count`.
@@ -57,11 +57,6 @@ struct ModelParams {
 // 128 · tp (make-vocab-size-divisible-by 128; GPT-2's 50257 → 50432 at tp = 2,
 // planner-facts.md §3). `tp` ≥ 1.
 int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp);
-
-// Tensor-parallel ranks holding each key/value head (ir::Model.kv_head_replicas): tp / kv_heads
-// when tp exceeds kv_heads and is a multiple of it, else 1 (whole heads split, or a layout
-// resolve-auto refuses). kv_heads, tp ≥ 1.
-int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp);
 
 // Builds the parameter table of `model` for tensor-parallel degree `tp` (≥ 1).
 // Names and shapes follow Hugging Face GPT2LMHeadModel and LlamaForCausalLM/Qwen2ForCausalLM:

@@ -2,14 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/enum_names.h"
+#include "ir/plan_access.h"
 
 namespace accel::exec {
 
 std::string ModelArchName(ModelArch arch) { return arch == ModelArch::kGpt2 ? "gpt2" : "llama"; }
 
 int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp) {
-  const int64_t kv = config.num_kv_heads;
-  return kv > 0 && tp > kv && tp % kv == 0 ? tp / kv : 1;
+  return ir::KvHeadReplicas(config.num_kv_heads, tp);
 }
 
 absl::Status ValidateModelConfig(const ModelConfig& c) {

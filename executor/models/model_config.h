@@ -61,9 +61,9 @@ absl::Status ValidateModelConfig(const ModelConfig& config);
 // gpt2 or llama" (or another value's name) and those of ValidateModelConfig.
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
 
-// Tensor-parallel ranks holding each key/value head under tensor degree tp (ir::Model
-// .kv_head_replicas): tp / num_kv_heads when tp exceeds num_kv_heads and is a multiple of it
-// (every rank then holds the one head its query heads use), else 1.
+// Tensor-parallel ranks holding each key/value head under tensor degree tp: ir::KvHeadReplicas
+// (the rule the plan's Model.kv_head_replicas follows) of num_kv_heads; every rank then holds
+// the one head its query heads use.
 int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp);
 
 // Parameters of one transformer block.

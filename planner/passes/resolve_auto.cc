@@ -7,6 +7,7 @@
 #include "absl/numeric/int128.h"
 #include "common/diag_codes.h"
 #include "common/units.h"
+#include "ir/plan_access.h"
 #include "planner/ir_enums.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
@@ -284,7 +285,7 @@ class ResolveAutoPass : public Pass {
   // replicated on tp / num_kv_heads ranks (ir::Model.kv_head_replicas).
   void ResolveKvHeadReplicas(PlanContext& context) {
     const spec::ModelSpec& m = context.spec().model;
-    const int64_t replicas = KvHeadReplicas(m.num_kv_heads, tp_);
+    const int64_t replicas = ir::KvHeadReplicas(m.num_kv_heads, tp_);
     if (replicas == 1) return;
     context.plan().mutable_model()->set_kv_head_replicas(replicas);
     context.Resolve("model.kv_head_replicas", Str(replicas),
