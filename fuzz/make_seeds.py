@@ -425,6 +425,10 @@ def main() -> int:
                                "--set", "cluster.devices_per_node=4", "--set", "parallel.pipeline_schedule=gpipe",
                                "--set", "parallel.pipeline_microbatches=4"],
             "gpt2_tp2": [small, "--set", "parallel.tensor=2", "--set", "parallel.data_replicate=1"],
+            # 2 key/value heads at tp 4: replicated heads (Parameter.tp_replicas, the tp_kv group).
+            "llama_tp4_kv_replicated": [os.path.join(specs, "llama-mini_cpu2_bf16.yaml"), "--set", "parallel.tensor=4",
+                                        "--set", "parallel.data_shard=1", "--set", "sharding.stage=0",
+                                        "--set", "cluster.devices_per_node=4"],
         }
         os.makedirs(os.path.join(CORPUS, "worker_plan_fuzzer"), exist_ok=True)
         for name, argv in plans.items():
