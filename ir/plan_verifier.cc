@@ -424,10 +424,7 @@ void VerifyKvReplicaGroups(const Plan& plan, int64_t tp, std::vector<std::string
     out.push_back("kv_head_replicas " + S(replicas) + " does not divide tp " + S(tp));
     return;
   }
-  const ProcessGroupSet* kv = nullptr;
-  for (const ProcessGroupSet& set : plan.process_groups()) {
-    if (set.name() == "tp_kv") kv = &set;
-  }
+  const ProcessGroupSet* kv = FindGroupSet(plan, "tp_kv");
   if (kv == nullptr) {
     if (plan.process_groups_size() > 0) out.push_back("kv_head_replicas " + S(replicas) + " without a tp_kv group");
     return;

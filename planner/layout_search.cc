@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/diagnostics.h"
+#include "ir/plan_access.h"
 #include "ir/plan_verifier.h"
 #include "planner/planner.h"
 
@@ -166,7 +167,7 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
       if (cp > 1 && cp != spec_cp && cp * tp > per_node) continue;
       // resolve-auto's layout rules: E0203 kHeadsNotDivisible, kKvHeadsNotDivisible,
       // kFfnNotDivisible, kTooFewLayers.
-      if (apply_rules && (model.num_heads % tp != 0 || (model.num_kv_heads % tp != 0 && tp % model.num_kv_heads != 0) ||
+      if (apply_rules && (model.num_heads % tp != 0 || (model.num_kv_heads % tp != 0 && ir::KvHeadReplicas(model.num_kv_heads, tp) == 1) ||
                           (model.ffn_hidden_size > 0 && model.ffn_hidden_size % tp != 0) ||
                           model.num_layers < pp)) {
         continue;

@@ -853,7 +853,7 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
   const int64_t kv = in.model.num_kv_heads() > 0 ? in.model.num_kv_heads() : heads;
   for (int64_t factor = 2; in.tp * factor <= in.devices_per_node; factor *= 2) {
     const int64_t tp = in.tp * factor;
-    if (heads % tp != 0 || (kv % tp != 0 && tp % kv != 0)) break;
+    if (heads % tp != 0 || (kv % tp != 0 && ir::KvHeadReplicas(kv, tp) == 1)) break;
     MemoryInputs m = in;
     if (!TakeFromDataParallel(m, factor)) break;
     m.tp = tp;

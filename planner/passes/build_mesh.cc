@@ -2,6 +2,7 @@
 // coordinates, stage) and the process groups for every axis and combination the executor uses
 // (planner/mesh_groups.h). Summary mode keeps the strides and skips the rank and group lists.
 #include "common/diag_codes.h"
+#include "ir/plan_access.h"
 #include "planner/mesh_groups.h"
 #include "planner/pass.h"
 
@@ -42,12 +43,8 @@ class BuildMeshPass : public Pass {
     }
     const int64_t kv_replicas = plan.model().kv_head_replicas();
     if (kv_replicas > 1) {
-      for (const ir::ProcessGroupSet& set : plan.process_groups()) {
-        if (set.name() != "tp") continue;
-        ir::ProcessGroupSet kv = BuildKvReplicaGroups(set, kv_replicas);
-        *plan.add_process_groups() = std::move(kv);
-        break;
-      }
+      ir::ProcessGroupSet kv = BuildKvReplicaGroups(*ir::FindGroupSet(plan, "tp"), kv_replicas);
+      *plan.add_process_groups() = std::move(kv);
     }
   }
 

@@ -208,7 +208,7 @@ class ResolveAutoPass : public Pass {
                                     "tensor degree " + Str(tp_) + " does not divide num_heads " +
                                         Str(m.num_heads));
       context.NoteField(d, "model.num_heads", "num_heads set here");
-    } else if (m.num_kv_heads % tp_ != 0 && tp_ % m.num_kv_heads != 0) {
+    } else if (m.num_kv_heads % tp_ != 0 && ir::KvHeadReplicas(m.num_kv_heads, tp_) == 1) {
       Diagnostic& d = context.Error(codes::kKvHeadsNotDivisible, "parallel.tensor",
                                     "tensor degree " + Str(tp_) + " neither divides num_kv_heads " +
                                         Str(m.num_kv_heads) + " nor is a multiple of it");
