@@ -16,6 +16,7 @@
 #include "executor/calibrate/calibration.h"
 #include "executor/calibrate/elementwise_costs.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/host_malloc.h"
 #include "planner/collective_cost.h"
 #include "spec/device_profile_file.h"
 
@@ -126,6 +127,9 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
         << " strictly increasing sizes\n";
     return kExitUsage;
   }
+  // Measure what the workers run: `accel run` workers keep freed memory (executor/host_malloc.h),
+  // and the measurement processes forked below inherit the setting.
+  exec::RetainFreedHostMemory();
   const int cores = exec::UsableCores();
   const int max_group = options.max_group_size > 0 ? options.max_group_size : std::max(cores, 2);
   auto samples = Collectives(std::max(max_group, 2), out);

@@ -21,6 +21,7 @@
 #include "common/diagnostics.h"
 #include "common/status_macros.h"
 #include "executor/blas_threads.h"
+#include "executor/host_malloc.h"
 #include "executor/checkpoint/checkpoint_store.h"
 #include "executor/checkpoint/hf_config.h"
 #include "executor/checkpoint/sharded_tensors.h"
@@ -630,6 +631,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   const bool leader = env.rank == 0;
   at::set_num_threads(std::max(1, env.num_threads));
   SetBlasThreads(env.num_threads);
+  RetainFreedHostMemory();  // before the first step allocates (executor/host_malloc.h)
 
   // Plan and environment must agree before anyone opens a socket.
   if (plan.ir_version() != ir::IR_VERSION_CURRENT) {
@@ -688,8 +690,8 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
 
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
-  TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
-  tp.kv_group = groups.Get("tp_kv");  // null without replicated key/value heads
+  // kv_group: null without replicated key/value heads.
+  TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel(), groups.Get("tp_kv")};
   // Hugging Face weights (model.init_from) are read after the trainer exists, which knows the
   // ranges this rank owns.
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
