@@ -43,14 +43,14 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   std::filesystem::create_directories(dir);
   for (int p = 2; p <= max_group; p *= 2) {
     const std::string store = (dir / ("store" + std::to_string(p))).string();
-    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 9, store);
+    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 41, store);
     if (!samples.ok()) {
       std::filesystem::remove_all(dir);
       return samples.status();
     }
     for (const planner::CollectiveSample& s : *samples) {
       out << "all-reduce over " << p << " processes, " << G(s.bytes) << " B: " << G(s.seconds * 1e6)
-          << " us\n";
+          << " us in a step\n";
       all.push_back(s);
     }
   }
@@ -179,7 +179,8 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              std::to_string(options.matmul_sizes.size()) + " sizes from " +
              std::to_string(options.matmul_sizes.front()) + " to " +
              std::to_string(options.matmul_sizes.back()) + " and elementwise op costs with " +
-             "one thread on every core at once; Gloo all-reduce over 2.." +
+             "one thread on every core at once; Gloo all-reduce between matmul bursts (as in a " +
+             "step) over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "

@@ -31,7 +31,8 @@ struct CalibrateCommandOptions {
 // elementwise ops planner/elementwise_ops.h names for fp32 and bf16, both with one thread on
 // every core at once (executor/calibrate/every_core.h: a job's workers share caches, memory
 // bandwidth and clock the same way), intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to
-// Gloo all-reduces of 4 KiB to 4 MiB over 2 … max_group_size local processes. Inter-node links
+// Gloo all-reduces of 4 KiB to 4 MiB over 2 … max_group_size local processes, each timed as a
+// step sees it, between bursts of compute (exec::MeasureGlooAllReduce). Inter-node links
 // cannot be measured on one machine: they are copies of the intra-node figures, and the source
 // says so. A dtype without a CPU matmul in this LibTorch gets the fp32 figure, also stated.
 // Efficiencies are 1 (measured, not peak). Prints each measurement to `out`. Returns 0, or 4

@@ -21,8 +21,9 @@ inline constexpr int64_t kHostMmapThresholdBytes = int64_t{32} << 20;
 // Sets glibc's M_MMAP_THRESHOLD to kHostMmapThresholdBytes and M_TRIM_THRESHOLD to INT_MAX
 // (the heap is returned to the kernel only above 2 GiB free), for the whole process and the
 // processes it forks from then on. Call before the first step allocates (setting either turns
-// off glibc's dynamic threshold). Returns whether both settings were accepted: false on a C
-// library without mallopt's glibc semantics, where nothing changes. The process's peak RSS is
+// off glibc's dynamic threshold). Returns whether both settings were accepted: false where
+// malloc is not glibc's (another C library, or AddressSanitizer's allocator, whose mallopt
+// accepts nothing), and then nothing changes. The process's peak RSS is
 // unchanged (the step reaches it anyway); its RSS between steps stays at that peak.
 bool RetainFreedHostMemory();
 

@@ -9,7 +9,8 @@
 # step-time model's stated error (ERROR_PERCENT, the step-time benchmark's largest miss).
 #
 #   bench/search_winner/run.sh [PROFILE.json]      env: JOB, TOP (5), STEPS (10), WARMUP (2),
-#                                                  SETS (extra --set values), ERROR_PERCENT (15)
+#                                                  SETS (extra --set values), ERROR_PERCENT (15),
+#                                                  PASSES (3: runs per rank, median reported)
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
 
@@ -20,6 +21,7 @@ JOB=${JOB:-bench/step_time/base.yaml}
 TOP=${TOP:-5}
 STEPS=${STEPS:-10}
 WARMUP=${WARMUP:-2}
+PASSES=${PASSES:-3}
 ERROR_PERCENT=${ERROR_PERCENT:-15}
 SETS=${SETS:-cluster.devices_per_node=4}
 WORK=$(mktemp -d /tmp/accel-search-winner.XXXXXX)
@@ -38,12 +40,18 @@ for s in $SETS; do sets+=(--set "$s"); done
 "$ACCEL" plan "$JOB" "${sets[@]}" --search --top "$TOP" | tee "$WORK/search.txt"
 echo
 
-printf '| rank | layout | estimate s | measured s | CPU-time s |\n|---:|---|---:|---:|---:|\n'
+# Every rank runs once per pass (PASSES, default 3), passes one after another, so that the
+# machine's drift over minutes spreads over all ranks; each rank reports the median of its
+# passes and their range.
+for rank in $(seq 1 "$TOP"); do
+  "$ACCEL" plan "$JOB" "${sets[@]}" --search --top "$TOP" --emit-spec "$WORK/rank$rank.yaml" \
+      --emit-rank "$rank" >/dev/null 2>&1 || break
+done
+for pass in $(seq "$PASSES"); do
 for rank in $(seq 1 "$TOP"); do
   spec=$WORK/rank$rank.yaml
-  "$ACCEL" plan "$JOB" "${sets[@]}" --search --top "$TOP" --emit-spec "$spec" \
-      --emit-rank "$rank" >/dev/null 2>&1 || break
-  run_dir=$WORK/run$rank
+  [[ -f "$spec" ]] || break
+  run_dir=$WORK/run$rank-$pass
   python3 - "$ACCEL" "$spec" "$run_dir" "$rank" "$WARMUP" "$(nproc)" "$WORK/search.txt" \
       "$STEPS" <<'PY'
 import json, resource, statistics, subprocess, sys
@@ -57,26 +65,44 @@ with open(run_dir + ".log", "w") as log:
     rc = subprocess.run([accel, "run", spec, "--run-dir", run_dir,
                          "--set", f"checkpoint.dir={run_dir}/ckpt"],
                         stdout=log, stderr=subprocess.STDOUT).returncode
-if rc != 0:
-    print(f"| {rank} | {layout} | {est:.3f} | run failed (see log) | |"); sys.exit(0)
-u = resource.getrusage(resource.RUSAGE_CHILDREN)
-steps_done = [json.loads(l) for l in open(run_dir + "/metrics.jsonl") if l.strip()]
-measured = statistics.median(s["step_seconds"] for s in steps_done[int(warmup):])
-cpu = (u.ru_utime + u.ru_stime) / int(steps) / int(cores)
-print(f"| {rank} | {layout} | {est:.3f} | {measured:.3f} | {cpu:.3f} |")
+record = {"rank": int(rank), "layout": layout, "estimate": est, "ok": rc == 0}
+if rc == 0:
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    steps_done = [json.loads(l) for l in open(run_dir + "/metrics.jsonl") if l.strip()]
+    record["measured"] = statistics.median(s["step_seconds"] for s in steps_done[int(warmup):])
+    record["cpu"] = (u.ru_utime + u.ru_stime) / int(steps) / int(cores)
+print(json.dumps(record))
 PY
-done | tee "$WORK/rows.txt"
+done
+done >"$WORK/rows.jsonl"
 
-python3 - "$WORK/rows.txt" "$ERROR_PERCENT" <<'PY'
-import sys
-rows = [l.split("|") for l in open(sys.argv[1]) if l.startswith("| ") and "failed" not in l]
-if not rows:
+python3 - "$WORK/rows.jsonl" "$ERROR_PERCENT" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    runs.setdefault(r["rank"], []).append(r)
+print("| rank | layout (dr x ds x tp x pp, cp, stage, micro, accum) | estimate s | measured s "
+      "| passes min-max | CPU-time s |")
+print("|---:|---|---:|---:|---:|---:|")
+measured = {}
+for rank, rs in sorted(runs.items()):
+    ok = [r for r in rs if r["ok"]]
+    if len(ok) < len(rs):
+        print(f'| {rank} | {rs[0]["layout"]} | {rs[0]["estimate"]:.3f} | run failed (see log) | | |')
+        continue
+    measured[rank] = statistics.median(r["measured"] for r in ok)
+    lo, hi = min(r["measured"] for r in ok), max(r["measured"] for r in ok)
+    print(f'| {rank} | {rs[0]["layout"]} | {rs[0]["estimate"]:.3f} | {measured[rank]:.3f} | '
+          f'{lo:.3f}-{hi:.3f} | {statistics.median(r["cpu"] for r in ok):.3f} |')
+if not measured:
     print("no layout ran"); sys.exit(1)
-measured = {int(r[1]): float(r[4]) for r in rows}
 best = min(measured, key=measured.get)
 first = measured.get(1)
 print()
-if best == 1:
+if first is None:
+    print("rank 1 did not run")
+elif best == 1:
     print(f"rank 1 was measured fastest ({first:.3f} s per step)")
 else:
     gap = 100 * (first - measured[best]) / measured[best]

@@ -11,7 +11,8 @@
 # job with `accel plan --format json --set cluster.device_profile=PROFILE` (plan.step_time) and
 # runs it with `accel run`, reading step_seconds from the run's metrics.jsonl after WARMUP
 # warm-up steps (median of the rest). Prints estimate, measured, error and the machine's load
-# average per row, and a contention-independent CPU-time equivalent (see cpu_seconds below).
+# average per row, and a contention-independent CPU-time equivalent (see cpu_seconds below);
+# with PASSES > 1 (default 3) every figure is the median over the passes.
 # Target ±15% on an otherwise idle machine.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
@@ -22,6 +23,7 @@ ACCEL=${ACCEL:-$ROOT/build/cli/accel}
 STEPS=${STEPS:-12}
 SHORT=${SHORT:-4}
 WARMUP=${WARMUP:-2}
+PASSES=${PASSES:-3}
 WORK=$(mktemp -d /tmp/accel-step-time-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$ROOT"
@@ -70,16 +72,19 @@ LAYOUTS=(
   "pp 2 x dp 2 stage 1|cluster.devices_per_node=4 parallel.data_replicate=1 parallel.data_shard=2 parallel.pipeline=2 sharding.stage=1 data.grad_accum_steps=4 data.global_batch_size=auto"
 )
 
-printf '| layout | estimate s | compute s | exposed comm s | measured s | error | CPU-time s | error | load |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
-
+# Every layout runs once per pass, passes one after another (PASSES, default 3): the machine's
+# speed drifts over minutes, so a row's passes are spread over the whole benchmark, and each
+# row reports the median over its passes and their range.
+ROWS=$WORK/rows.jsonl
+for pass in $(seq "$PASSES"); do
 for entry in "${LAYOUTS[@]}"; do
   IFS='|' read -r name overrides <<<"$entry"
-  dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')
+  dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')-$pass
   sets=(--set training.steps="$STEPS" --set checkpoint.dir="$dir/ckpt")
   for o in $overrides; do sets+=(--set "$o"); done
   if ! "$ACCEL" plan "$BASE" "${sets[@]}" --set cluster.device_profile="$PROFILE" --format json \
       >"$dir.plan.json" 2>"$dir.plan.err"; then
-    echo "| $name | plan failed: $(head -1 "$dir.plan.err") |"; continue
+    echo "| $name | plan failed: $(head -1 "$dir.plan.err") |" >&2; continue
   fi
   # The 1-minute load average before the run: other processes on the machine share its cores,
   # which the estimate (a dedicated machine) does not model.
@@ -91,21 +96,42 @@ for entry in "${LAYOUTS[@]}"; do
   short_dir=$dir-short
   if ! cpu_short=$(cpu_seconds "$BASE" "${sets[@]}" --set training.steps="$SHORT" --run-dir "$short_dir") ||
      ! cpu_long=$(cpu_seconds "$BASE" "${sets[@]}" --run-dir "$dir"); then
-    echo "| $name | run failed: $(grep -m1 -i error "$dir.log" "$short_dir.log" || tail -1 "$dir.log") |"; continue
+    echo "| $name | run failed: $(grep -m1 -i error "$dir.log" "$short_dir.log" || tail -1 "$dir.log") |" >&2; continue
   fi
   python3 - "$dir.plan.json" "$dir/metrics.jsonl" "$name" "$WARMUP" "$load" "$cpu_short" "$cpu_long" \
-      "$((STEPS - SHORT))" "$(nproc)" <<'PY'
+      "$((STEPS - SHORT))" "$(nproc)" >>"$ROWS" <<'PY'
 import json, statistics, sys
 plan = json.load(open(sys.argv[1]))["step_time"]
 steps = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-measured = statistics.median(s["step_seconds"] for s in steps[int(sys.argv[4]):])
-cpu = (float(sys.argv[7]) - float(sys.argv[6])) / int(sys.argv[8]) / int(sys.argv[9])
-est = plan["step_seconds"]
-print(f'| {sys.argv[3]} | {est:.3f} | {plan["compute_seconds"]:.3f} | '
-      f'{plan["exposed_communication_seconds"]:.3f} | {measured:.3f} | '
-      f'{100 * (est - measured) / measured:+.1f}% | {cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | '
-      f'{sys.argv[5]} |')
+print(json.dumps({
+    "name": sys.argv[3], "estimate": plan["step_seconds"], "compute": plan["compute_seconds"],
+    "comm": plan["exposed_communication_seconds"],
+    "measured": statistics.median(s["step_seconds"] for s in steps[int(sys.argv[4]):]),
+    "cpu": (float(sys.argv[7]) - float(sys.argv[6])) / int(sys.argv[8]) / int(sys.argv[9]),
+    "load": float(sys.argv[5])}))
 PY
+  echo "pass $pass: $name done" >&2
 done
+done
+
+python3 - "$ROWS" <<'PY'
+import json, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    rows.setdefault(r["name"], []).append(r)
+print("| layout | estimate s | compute s | exposed comm s | measured s | passes min-max | error "
+      "| CPU-time s | error | load |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for name, runs in rows.items():
+    est = runs[0]["estimate"]
+    measured = statistics.median(r["measured"] for r in runs)
+    cpu = statistics.median(r["cpu"] for r in runs)
+    lo, hi = min(r["measured"] for r in runs), max(r["measured"] for r in runs)
+    print(f'| {name} | {est:.3f} | {runs[0]["compute"]:.3f} | {runs[0]["comm"]:.3f} | '
+          f'{measured:.3f} | {lo:.3f}-{hi:.3f} | {100 * (est - measured) / measured:+.1f}% | '
+          f'{cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | '
+          f'{statistics.median(r["load"] for r in runs):.2f} |')
+PY
 echo
 echo "profile: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "$PROFILE")"

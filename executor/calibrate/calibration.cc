@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "executor/blas_threads.h"
@@ -23,6 +24,47 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The compute a worker runs between two collectives, in miniature: four 256³ fp32 matmuls
+// (about 2 ms on one core of the build VM).
+void ComputeBurst(const at::Tensor& a, const at::Tensor& b) {
+  for (int i = 0; i < 4; ++i) at::Tensor c = at::matmul(a, b);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds of one all-reduce of `t` inside a step on this rank: every rank runs `repeats`
+// rounds of (ComputeBurst, all-reduce) back to back and the same bursts alone; the difference
+// of the median round and the median burst is what the collective adds to a step (waking its threads and the peers',
+// the ranks' skew), at least the median of back-to-back calls after a barrier. Returns < 0 when
+// a collective fails.
+double InStepAllReduceSeconds(Communicator& world, at::Tensor& t, int repeats) {
+  const at::Tensor a = at::randn({256, 256});
+  const at::Tensor b = at::randn({256, 256});
+  std::vector<double> alone, bursts;
+  for (int i = 0; i < repeats; ++i) {
+    if (!world.Barrier().ok()) return -1;
+    Clock::time_point start = Clock::now();
+    if (!world.AllReduce(t, ReduceOp::kSum).ok()) return -1;
+    alone.push_back(Seconds(start));
+    if (!world.Barrier().ok()) return -1;
+    start = Clock::now();
+    ComputeBurst(a, b);
+    bursts.push_back(Seconds(start));
+  }
+  if (!world.Barrier().ok()) return -1;
+  std::vector<double> rounds;
+  for (int i = 0; i < repeats; ++i) {
+    const Clock::time_point start = Clock::now();
+    ComputeBurst(a, b);
+    if (!world.AllReduce(t, ReduceOp::kSum).ok()) return -1;
+    rounds.push_back(Seconds(start));
+  }
+  return std::max(Median(rounds) - Median(bursts), Median(alone));
 }
 
 // Rank r of one all-reduce group: returns the process exit code; rank 0 writes "bytes seconds"
@@ -46,17 +88,11 @@ int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, 
     for (int i = 0; i < 2; ++i) {
       if (!(*world)->AllReduce(t, ReduceOp::kSum).ok()) return 5;
     }
-    std::vector<double> times;
-    for (int i = 0; i < repeats; ++i) {
-      if (!(*world)->Barrier().ok()) return 6;
-      const Clock::time_point start = Clock::now();
-      if (!(*world)->AllReduce(t, ReduceOp::kSum).ok()) return 5;
-      times.push_back(Seconds(start));
-    }
-    std::sort(times.begin(), times.end());
+    const double seconds = InStepAllReduceSeconds(**world, t, repeats);
+    if (seconds < 0) return 5;
     char line[64];
     std::snprintf(line, sizeof(line), "%lld %.9g\n", static_cast<long long>(t.numel() * 4),
-                  times[times.size() / 2]);
+                  seconds);
     lines += line;
   }
   if (rank == 0 && ::write(out_fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) {
@@ -72,7 +108,7 @@ absl::StatusOr<at::ScalarType> MatmulType(const std::string& dtype) {
   return absl::InvalidArgumentError("unknown dtype '" + dtype + "'");
 }
 
-// Seconds of one a·b product: the best of three batches, each of enough products to last
+// Seconds of one a·b product: the median of five batches, each of enough products to last
 // about 2 ms, after one warm-up product.
 double TimeMatmul(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor c = at::matmul(a, b);
@@ -80,13 +116,14 @@ double TimeMatmul(const at::Tensor& a, const at::Tensor& b) {
   c = at::matmul(a, b);
   const double once = std::max(Seconds(start), 1e-9);
   const int repeats = static_cast<int>(std::clamp(2e-3 / once, 1.0, 10000.0));
-  double best = once;
-  for (int batch = 0; batch < 3; ++batch) {
+  std::vector<double> batches;
+  for (int batch = 0; batch < 5; ++batch) {
     start = Clock::now();
     for (int i = 0; i < repeats; ++i) c = at::matmul(a, b);
-    best = std::min(best, Seconds(start) / repeats);
+    batches.push_back(Seconds(start) / repeats);
   }
-  return best;
+  std::sort(batches.begin(), batches.end());
+  return batches[batches.size() / 2];
 }
 
 }  // namespace

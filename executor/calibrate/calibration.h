@@ -23,8 +23,10 @@ absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int
 
 // FLOP/s of C[m×n] = A[m×k]·B[k×n] in `dtype` on one CPU thread for every (m, n, k) with each
 // of m, n, k in `sizes`, in accel.ir.MatmulGrid order (index (i·S + j)·S + l): 2·m·n·k over
-// the best of three timed batches after one warm-up, each batch repeating the product until it
-// lasts about 2 ms. Errors as MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes`
+// the median of five timed batches after one warm-up, each batch repeating the product until
+// it lasts about 2 ms. The median, not the best: the step-time model predicts a typical step
+// (the step-time benchmark's median), and on a shared machine the fastest batch is the one no
+// neighbour disturbed (the elementwise costs are medians too). Errors as MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes`
 // or a size < 1.
 absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
                                                       const std::vector<int64_t>& sizes);
@@ -34,10 +36,15 @@ absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
 absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 
 // All-reduce (sum, fp32) times over `group_size` local processes meeting through a c10d
-// FileStore at `store_file` (which must not exist): for each size in `sizes_bytes`, the median
-// of `repeats` calls after two warm-ups, measured on rank 0. The processes are forked from this
-// one, so call it before this process starts any LibTorch thread pool (before the matmul
-// measurements). Errors: Internal when a process fails or its results cannot be read.
+// FileStore at `store_file` (which must not exist), as a step sees them: for each size in
+// `sizes_bytes`, after two warm-ups, the per-round time of `repeats` rounds of (a short matmul
+// burst on every rank, the all-reduce) minus the median burst alone, at least the median of
+// back-to-back calls after a barrier; measured on rank 0. A collective between two pieces of
+// compute costs more than one right after a barrier (its threads and the peers' wake, the
+// ranks arrive apart): on the 2-core build VM about 1.7-2.1 ms against 0.6 ms for 1 MiB over 2
+// processes. The processes are forked from this one, so call it before this process starts any
+// LibTorch thread pool (before the matmul measurements). Errors: Internal when a process fails
+// or its results cannot be read.
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
     int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
     const std::string& store_file);
