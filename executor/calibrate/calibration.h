@@ -41,8 +41,8 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // burst on every rank, the all-reduce) minus the median burst alone, at least the median of
 // back-to-back calls after a barrier; measured on rank 0. A collective between two pieces of
 // compute costs more than one right after a barrier (its threads and the peers' wake, the
-// ranks arrive apart): on the 2-core build VM about 1.7-2.1 ms against 0.6 ms for 1 MiB over 2
-// processes. The processes are forked from this one, so call it before this process starts any
+// ranks arrive apart): on the 2-core build VM the ring fit's latency was 0.32-0.47 ms in three
+// calibrations, against 0.12-0.18 ms in three timed right after a barrier. The processes are forked from this one, so call it before this process starts any
 // LibTorch thread pool (before the matmul measurements). Errors: Internal when a process fails
 // or its results cannot be read.
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
