@@ -1,0 +1,49 @@
+#include "executor/calibrate/calibration.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace accel::exec {
+namespace {
+
+TEST_CASE("MeasureGlooAllReduce times each size between compute bursts on every rank",
+          "[calibrate]") {
+  const std::string store = "/tmp/accel_calibration_test." + std::to_string(::getpid());
+  ::unlink(store.c_str());
+  auto samples = MeasureGlooAllReduce(2, {4096, 1 << 20}, 5, store);
+  ::unlink(store.c_str());
+  REQUIRE(samples.ok());
+  REQUIRE(samples->size() == 2);
+  CHECK((*samples)[0].group_size == 2);
+  CHECK((*samples)[0].bytes == 4096);
+  CHECK((*samples)[1].bytes == 1 << 20);
+  for (const planner::CollectiveSample& s : *samples) {
+    CHECK(std::isfinite(s.seconds));
+    CHECK(s.seconds > 0);
+    CHECK(s.seconds < 1.0);  // a 1 MiB all-reduce between two local processes, in a step
+  }
+}
+
+TEST_CASE("MeasureMatmulGrid measures every (m, n, k) of the sizes", "[calibrate]") {
+  auto grid = MeasureMatmulGrid("fp32", {16, 32});
+  REQUIRE(grid.ok());
+  REQUIRE(grid->size() == 8);
+  for (double flops : *grid) CHECK((std::isfinite(flops) && flops > 0));
+
+  auto dtype = MeasureMatmulGrid("int8", {16, 32});
+  REQUIRE_FALSE(dtype.ok());
+  CHECK(dtype.status().message() == "unknown dtype 'int8'");
+  auto none = MeasureMatmulGrid("fp32", {});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message() == "no matmul sizes");
+  auto zero = MeasureMatmulGrid("fp32", {0, 16});
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().message() == "matrix size must be positive");
+}
+
+}  // namespace
+}  // namespace accel::exec
