@@ -11,8 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "executor/blas_threads.h"
 #include "executor/communicator.h"
@@ -39,9 +40,9 @@ double Median(std::vector<double> v) {
 
 // Seconds of one all-reduce of `t` inside a step on this rank: every rank runs `repeats`
 // rounds of (ComputeBurst, all-reduce) back to back and the same bursts alone; the difference
-// of the median round and the median burst is what the collective adds to a step (waking its threads and the peers',
-// the ranks' skew), at least the median of back-to-back calls after a barrier. Returns < 0 when
-// a collective fails.
+// of the median round and the median burst is what the collective adds to a step (waking its
+// threads and the peers', the ranks' skew), at least the median of back-to-back calls after a
+// barrier. Returns < 0 when a collective fails.
 double InStepAllReduceSeconds(Communicator& world, at::Tensor& t, int repeats) {
   const at::Tensor a = at::randn({256, 256});
   const at::Tensor b = at::randn({256, 256});
@@ -122,8 +123,7 @@ double TimeMatmul(const at::Tensor& a, const at::Tensor& b) {
     for (int i = 0; i < repeats; ++i) c = at::matmul(a, b);
     batches.push_back(Seconds(start) / repeats);
   }
-  std::sort(batches.begin(), batches.end());
-  return batches[batches.size() / 2];
+  return Median(std::move(batches));
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int
 // the median of five timed batches after one warm-up, each batch repeating the product until
 // it lasts about 2 ms. The median, not the best: the step-time model predicts a typical step
 // (the step-time benchmark's median), and on a shared machine the fastest batch is the one no
-// neighbour disturbed (the elementwise costs are medians too). Errors as MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes`
-// or a size < 1.
+// neighbour disturbed (the elementwise costs are medians too). Errors as
+// MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes` or a size < 1.
 absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
                                                       const std::vector<int64_t>& sizes);
 
@@ -42,9 +42,10 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // back-to-back calls after a barrier; measured on rank 0. A collective between two pieces of
 // compute costs more than one right after a barrier (its threads and the peers' wake, the
 // ranks arrive apart): on the 2-core build VM the ring fit's latency was 0.32-0.47 ms in three
-// calibrations, against 0.12-0.18 ms in three timed right after a barrier. The processes are forked from this one, so call it before this process starts any
-// LibTorch thread pool (before the matmul measurements). Errors: Internal when a process fails
-// or its results cannot be read.
+// calibrations, against 0.12-0.18 ms in three timed right after a barrier. The processes are
+// forked from this one, so call it before this process starts any LibTorch thread pool (before
+// the matmul measurements). Errors: Internal when a process fails or its results cannot be
+// read.
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
     int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
     const std::string& store_file);
