@@ -16,26 +16,20 @@
 #include <vector>
 
 #include "executor/blas_threads.h"
+#include "executor/calibrate/timing.h"
 #include "executor/communicator.h"
 
 namespace accel::exec {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using calibrate::Clock;
+using calibrate::Median;
+using calibrate::Seconds;
 
 // The compute a worker runs between two collectives, in miniature: four 256³ fp32 matmuls
 // (about 2 ms on one core of the build VM).
 void ComputeBurst(const at::Tensor& a, const at::Tensor& b) {
   for (int i = 0; i < 4; ++i) at::Tensor c = at::matmul(a, b);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Seconds of one all-reduce of `t` inside a step on this rank: every rank runs `repeats`

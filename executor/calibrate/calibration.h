@@ -41,7 +41,7 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // burst on every rank, the all-reduce) minus the median burst alone, at least the median of
 // back-to-back calls after a barrier; measured on rank 0. A collective between two pieces of
 // compute costs more than one right after a barrier (its threads and the peers' wake, the
-// ranks arrive apart): on the 2-core build VM the ring fit's latency was 0.32-0.47 ms in three
+// ranks arrive apart): on the 2-core build VM the ring fit's latency was 0.27-0.47 ms in four
 // calibrations, against 0.12-0.18 ms in three timed right after a barrier. The processes are
 // forked from this one, so call it before this process starts any LibTorch thread pool (before
 // the matmul measurements). Errors: Internal when a process fails or its results cannot be

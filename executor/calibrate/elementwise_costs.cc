@@ -9,22 +9,16 @@
 #include <limits>
 
 #include "executor/blas_threads.h"
+#include "executor/calibrate/timing.h"
 #include "executor/models/llama.h"
 #include "executor/train/autocast.h"
 
 namespace accel::exec {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using calibrate::Clock;
+using calibrate::Median;
+using calibrate::Seconds;
 
 // An op: builds its output from fresh leaf inputs (the timed forward); backward is timed on it.
 using OpForward = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
