@@ -5,7 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -16,6 +19,7 @@
 #include "executor/calibrate/calibration.h"
 #include "executor/calibrate/elementwise_costs.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/calibrate/worker_scaling.h"
 #include "executor/host_malloc.h"
 #include "planner/collective_cost.h"
 #include "spec/device_profile_file.h"
@@ -116,6 +120,25 @@ std::vector<spec::ElementwiseCostValues> ElementwiseCosts(int cores, std::ostrea
   return all;
 }
 
+// Worker efficiencies by workers per node (exec::MeasureWorkerScaling); none, with a note, when
+// the measurement fails.
+std::vector<spec::WorkerScalingValues> WorkerScaling(int cores, std::ostream& out,
+                                                     std::string& notes) {
+  absl::StatusOr<std::vector<spec::WorkerScalingValues>> scaling = exec::MeasureWorkerScaling(cores);
+  if (!scaling.ok()) {
+    notes += "; no worker scaling";
+    out << "no worker scaling: " << scaling.status().message() << "\n";
+    return {};
+  }
+  out << "worker efficiency by workers per node (a training step, one thread per core or "
+         "fewer):";
+  for (const spec::WorkerScalingValues& w : *scaling) {
+    out << " " << w.workers_per_node << ": " << G(w.efficiency);
+  }
+  out << "\n";
+  return *scaling;
+}
+
 }  // namespace
 
 int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& out,
@@ -148,6 +171,7 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   // In forked processes, before this one starts LibTorch's thread pools.
   v.matmul_grids = MatmulGrids(options.matmul_sizes, cores, out, notes);
   v.elementwise_costs = ElementwiseCosts(cores, out, notes);
+  v.worker_scaling = WorkerScaling(cores, out, notes);
   auto fp32 = exec::MeasureMatmulFlopsPerSecond("fp32", options.matmul_size, 5);
   if (!fp32.ok()) {
     err << "error: " << fp32.status().message() << "\n";
@@ -179,8 +203,9 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              std::to_string(options.matmul_sizes.size()) + " sizes from " +
              std::to_string(options.matmul_sizes.front()) + " to " +
              std::to_string(options.matmul_sizes.back()) + " and elementwise op costs with " +
-             "one thread on every core at once; Gloo all-reduce between matmul bursts (as in a " +
-             "step) over 2.." +
+             "one thread on every core at once; worker efficiency from a GPT-2 training step " +
+             "with one worker on every core, one per core and two per core; Gloo all-reduce " +
+             "between matmul bursts (as in a step) over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "
@@ -198,6 +223,16 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   }
   out << "wrote " << options.output << "\n";
   return kExitOk;
+}
+
+void ReexecCalibrateWithPassiveOpenMp(int argc, char** argv, std::ostream& err) {
+  if (argc < 2 || std::string(argv[1]) != "calibrate") return;
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  if (policy != nullptr && std::string(policy) == "PASSIVE") return;
+  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
+  ::execv("/proc/self/exe", argv);
+  err << "warning: cannot re-execute with OMP_WAIT_POLICY=PASSIVE (" << std::strerror(errno)
+      << "); multi-threaded measurements run with OpenMP threads spinning\n";
 }
 
 void RegisterCalibrateCommand(CLI::App& app, AppContext& context) {

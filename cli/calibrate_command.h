@@ -40,6 +40,17 @@ struct CalibrateCommandOptions {
 int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& out,
                         std::ostream& err);
 
+// For `accel-executor calibrate ...` (argv[1] == "calibrate"): when OMP_WAIT_POLICY is not
+// PASSIVE, sets it and re-executes this binary (/proc/self/exe) with the same arguments, so the
+// measurements run OpenMP as `accel run`'s workers do (executor/launcher/worker_env.h). libgomp
+// reads the variable once, when it loads, so setting it later does nothing: on the 2-core build
+// VM a training step with 2 OpenMP and 2 OpenBLAS threads took 0.29 s with libgomp's spinning
+// default against 0.11 s passive (torch 1.13, GPT-2 h 256, 2 layers, 8 × 128 tokens), and
+// calibrate measured one worker on both cores at a quarter of its share. Returns at once for
+// another command or when the variable is already PASSIVE; when execv fails, warns on `err`
+// and returns (the measurements then run with spinning OpenMP threads).
+void ReexecCalibrateWithPassiveOpenMp(int argc, char** argv, std::ostream& err);
+
 // Registers `calibrate` on the app (a CommandRegistrar).
 void RegisterCalibrateCommand(CLI::App& app, AppContext& context);
 

@@ -15,6 +15,7 @@
 #include "planner/planner.h"
 
 int main(int argc, char** argv) {
+  accel::cli::ReexecCalibrateWithPassiveOpenMp(argc, argv, std::cerr);
   const std::vector<accel::cli::CommandRegistrar> kCommands = {
       accel::cli::RegisterValidateCommand, accel::cli::RegisterSchemaCommand,
       accel::cli::RegisterPlanCommand,     accel::cli::RegisterRunCommand,

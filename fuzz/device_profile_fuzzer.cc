@@ -71,6 +71,18 @@ void CheckValues(const DeviceProfileValues& v) {
                        "two elementwise costs of one (op, dtype)");
     }
   }
+  ACCEL_FUZZ_CHECK(v.worker_scaling.size() <= accel::spec::kMaxWorkerScalingEntries,
+                   "more worker_scaling entries than allowed");
+  for (size_t w = 0; w < v.worker_scaling.size(); ++w) {
+    const accel::spec::WorkerScalingValues& entry = v.worker_scaling[w];
+    ACCEL_FUZZ_CHECK(entry.workers_per_node >= 1 && entry.workers_per_node <= (1 << 20),
+                     "worker_scaling count out of range");
+    ACCEL_FUZZ_CHECK(Positive(entry.efficiency), "worker_scaling efficiency not finite and positive");
+    for (size_t d = 0; d < w; ++d) {
+      ACCEL_FUZZ_CHECK(v.worker_scaling[d].workers_per_node != entry.workers_per_node,
+                       "two worker_scaling entries of one count");
+    }
+  }
 }
 
 // Exact equality, field by field (doubles with ==: none can be NaN, CheckValues saw to that).
@@ -86,8 +98,15 @@ bool Same(const DeviceProfileValues& a, const DeviceProfileValues& b) {
       a.inter_node_latency_seconds != b.inter_node_latency_seconds ||
       a.matmul_efficiency != b.matmul_efficiency || a.memory_efficiency != b.memory_efficiency ||
       a.link_efficiency != b.link_efficiency || a.matmul_grids.size() != b.matmul_grids.size() ||
-      a.elementwise_costs.size() != b.elementwise_costs.size()) {
+      a.elementwise_costs.size() != b.elementwise_costs.size() ||
+      a.worker_scaling.size() != b.worker_scaling.size()) {
     return false;
+  }
+  for (size_t w = 0; w < a.worker_scaling.size(); ++w) {
+    if (a.worker_scaling[w].workers_per_node != b.worker_scaling[w].workers_per_node ||
+        a.worker_scaling[w].efficiency != b.worker_scaling[w].efficiency) {
+      return false;
+    }
   }
   for (size_t g = 0; g < a.matmul_grids.size(); ++g) {
     const MatmulGridValues &x = a.matmul_grids[g], &y = b.matmul_grids[g];

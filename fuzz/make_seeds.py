@@ -102,6 +102,12 @@ def profile_json(v) -> bytes:
             out += '"forward_seconds_per_element": %s, "backward_seconds_per_element": %s}' % (
                 g17(c["forward_seconds_per_element"]), g17(c["backward_seconds_per_element"]))
         out += "\n  ]"
+    if v.get("worker_scaling"):
+        out += ',\n  "worker_scaling": ['
+        for i, w in enumerate(v["worker_scaling"]):
+            out += ("\n    {" if i == 0 else ",\n    {") + '"workers_per_node": %d, "efficiency": %s}' % (
+                w["workers_per_node"], g17(w["efficiency"]))
+        out += "\n  ]"
     return (out + "\n}\n").encode()
 
 
@@ -142,6 +148,9 @@ def write_profiles():
         {"op": op, "dtype": dtype, "forward_seconds_per_element": 1e-9 * (i + 1) * (2 if dtype == "fp32" else 3),
          "backward_seconds_per_element": 1.5e-9 * (i + 1) * (2 if dtype == "fp32" else 3)}
         for i, op in enumerate(ELEMENTWISE_OPS) for dtype in ("fp32", "bf16")]
+    calibrated["worker_scaling"] = [{"workers_per_node": 1, "efficiency": 0.62},
+                                    {"workers_per_node": 2, "efficiency": 1},
+                                    {"workers_per_node": 4, "efficiency": 0.81}]
     write("device_profile_fuzzer", "calibrated_grids_and_costs.json", profile_json(calibrated))
     sample = {  # Sample() of the unit test, with its grids and costs
         "name": "cpu-calibrated", "source": 'accel calibrate on "host"',
@@ -171,6 +180,9 @@ def write_profiles():
         "bad_costs.json": ', "elementwise_costs": [{"op": "gelu_tan", "dtype": "fp64", '
                           '"forward_seconds_per_element": 0, "y": 1}, {"op": "rms_norm", "dtype": "fp32", '
                           '"forward_seconds_per_element": 1e-9, "backward_seconds_per_element": 2e-9}]',
+        "bad_worker_scaling.json": ', "worker_scaling": [3, {"workers_per_node": 0, "efficiency": -1, '
+                                   '"speed": 2}, {"workers_per_node": 4, "efficiency": 0.8}, '
+                                   '{"workers_per_node": 4, "efficiency": 0.9}]',
     }
     sample_plain = dict(sample)
     del sample_plain["matmul_grids"], sample_plain["elementwise_costs"]
@@ -328,7 +340,8 @@ def write_dicts():
                ['"%s"' % k for k in PROFILE_STRING_KEYS + PROFILE_NUMBER_KEYS] +
                ['"shared_cores_per_node"', '"matmul_grids"', '"elementwise_costs"', '"dtype"', '"sizes"',
                 '"flops_per_second"', '"op"', '"forward_seconds_per_element"', '"backward_seconds_per_element"',
-                '"fp32"', '"bf16"', '"fp16"'] + ['"%s"' % op for op in ELEMENTWISE_OPS])
+                '"fp32"', '"bf16"', '"fp16"', '"worker_scaling"', '"workers_per_node"', '"efficiency"'] +
+               ['"%s"' % op for op in ELEMENTWISE_OPS])
     write_dict("tokenizer_decode.dict", "tokenizer_decode_fuzzer: decoder JSON and the tokens decoders rewrite.",
                ["{", "}", "[", "]", ":", ",", "\"", "null", "true", "false", "0", "1", "-1", "18446744073709551615",
                 '"type"', '"ByteLevel"', '"ByteFallback"', '"Fuse"', '"Strip"', '"Replace"', '"Metaspace"',

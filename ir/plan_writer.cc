@@ -149,11 +149,18 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
               : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
-  if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0) {
+  if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0 ||
+      p.worker_scaling_size() > 0) {
     std::string grids;
     for (const MatmulGrid& g : p.matmul_grids()) grids += (grids.empty() ? "" : ", ") + g.dtype();
+    std::string scaling;
+    for (const WorkerScaling& w : p.worker_scaling()) {
+      scaling += (scaling.empty() ? "" : ", ") + S(w.workers_per_node()) + " x " +
+                 Fmt("%.2f", w.efficiency());
+    }
     out += "  measured: matmul throughput by shape for " + (grids.empty() ? "no dtype" : grids) +
-           "; " + S(p.elementwise_costs_size()) + " elementwise op costs\n";
+           "; " + S(p.elementwise_costs_size()) + " elementwise op costs" +
+           (scaling.empty() ? "" : "; worker efficiency by workers per node " + scaling) + "\n";
   }
   for (const StageComputeTime& st : e.stages()) {
     out += "  compute stage " + S(st.stage()) + ": " + Seconds(st.seconds()) + " = matmul " +

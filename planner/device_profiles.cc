@@ -140,6 +140,11 @@ ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& v,
     cost->set_forward_seconds_per_element(c.forward_seconds_per_element);
     cost->set_backward_seconds_per_element(c.backward_seconds_per_element);
   }
+  for (const spec::WorkerScalingValues& w : v.worker_scaling) {
+    ir::WorkerScaling* scaling = p.add_worker_scaling();
+    scaling->set_workers_per_node(w.workers_per_node);
+    scaling->set_efficiency(w.efficiency);
+  }
   return p;
 }
 

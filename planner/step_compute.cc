@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,10 +100,32 @@ double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t device
   return host > 0 ? std::min(host, device) : device;
 }
 
-double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
+double CoreShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
   if (profile.shared_cores_per_node() <= 0 || devices_per_node <= 0) return 1.0;
   return static_cast<double>(profile.shared_cores_per_node()) /
          static_cast<double>(devices_per_node);
+}
+
+double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node) {
+  if (profile.shared_cores_per_node() <= 0 || devices_per_node <= 0) return 1.0;
+  return CoreShare(profile, devices_per_node) * WorkerScalingEfficiency(profile, devices_per_node);
+}
+
+double WorkerScalingEfficiency(const ir::DeviceProfile& profile, int64_t workers) {
+  const ir::WorkerScaling* below = nullptr;  // the largest count ≤ workers
+  const ir::WorkerScaling* above = nullptr;  // the smallest count ≥ workers
+  if (workers < 1) return 1.0;
+  for (const ir::WorkerScaling& w : profile.worker_scaling()) {
+    const int64_t n = w.workers_per_node();
+    if (n <= workers && (!below || n > below->workers_per_node())) below = &w;
+    if (n >= workers && (!above || n < above->workers_per_node())) above = &w;
+  }
+  if (!below && !above) return 1.0;
+  if (!below || !above || below == above) return (below ? below : above)->efficiency();
+  const double lo = std::log2(static_cast<double>(below->workers_per_node()));
+  const double hi = std::log2(static_cast<double>(above->workers_per_node()));
+  const double f = (std::log2(static_cast<double>(workers)) - lo) / (hi - lo);
+  return below->efficiency() + f * (above->efficiency() - below->efficiency());
 }
 
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(

@@ -13,10 +13,21 @@
 // no overlap of the two assumed).
 namespace accel::planner {
 
-// The throughput one worker gets from `profile`, FLOP/s or B/s, for a node running
-// `devices_per_node` workers: the figure × efficiency, times shared_cores_per_node /
-// devices_per_node when the profile's figures are per core (ir::DeviceProfile).
+// The factor a per-device figure of `profile` (FLOP/s, B/s, 1 / seconds per element) takes for
+// one worker of a node running `devices_per_node` workers: 1 when the figures are per device;
+// when they are per core (shared_cores_per_node > 0), shared_cores_per_node / devices_per_node
+// × WorkerScalingEfficiency (one worker's threads do not scale linearly over every core; more
+// workers than cores time-share them).
 double WorkerShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
+
+// The cores' share alone: shared_cores_per_node / devices_per_node for per-core figures, else 1
+// (the peak a worker could reach, for MFU).
+double CoreShare(const ir::DeviceProfile& profile, int64_t devices_per_node);
+
+// The profile's measured efficiency (ir::WorkerScaling) for `workers` workers per node: the
+// entry for that count; between two entries, linear in log2(workers); beyond them, the nearest
+// entry; 1 without entries or when `workers` < 1.
+double WorkerScalingEfficiency(const ir::DeviceProfile& profile, int64_t workers);
 
 // The host memory bandwidth, B/s, one worker's offloaded optimizer step gets:
 // profile.host_memory_bytes_per_second, at most the worker's effective device memory bandwidth

@@ -101,7 +101,7 @@ absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile&
   }
   out.set_model_flops_per_step(ModelFlopsPerStep(plan));
   const double peak = MatmulPeakFlopsPerSecond(profile, ir::ComputeDtype(plan.precision())) *
-                      WorkerShare(profile, plan.topology().devices_per_node());
+                      CoreShare(profile, plan.topology().devices_per_node());
   const double world = static_cast<double>(std::max<int64_t>(plan.topology().world_size(), 1));
   if (out.step_seconds() > 0 && peak > 0) {
     out.set_mfu(out.model_flops_per_step() / (out.step_seconds() * world * peak));

@@ -278,6 +278,62 @@ void ReadCosts(const Json& object, DeviceProfileResult& result, DeviceProfileVal
   }
 }
 
+// One entry of "worker_scaling"; `where` is "worker_scaling[i]".
+std::optional<WorkerScalingValues> ReadScaling(const Json& entry, const std::string& where,
+                                               DeviceProfileResult& result) {
+  if (!entry.is_object()) {
+    Issue(result, "has '" + where + "' = " + Shown(entry) + "; it must be an object");
+    return std::nullopt;
+  }
+  const size_t before = result.issues.size();
+  WorkerScalingValues out;
+  const auto workers = entry.find("workers_per_node");
+  if (workers == entry.end() || !IsSize(*workers)) {
+    Issue(result, "has '" + where + ".workers_per_node' = " +
+                      (workers == entry.end() ? std::string("nothing") : Shown(*workers)) +
+                      "; it must be an integer from 1 to 1048576");
+  } else {
+    out.workers_per_node = workers->get<int64_t>();
+  }
+  const auto efficiency = entry.find("efficiency");
+  if (efficiency == entry.end() || !IsPositive(*efficiency)) {
+    Issue(result, "has '" + where + ".efficiency' = " +
+                      (efficiency == entry.end() ? std::string("nothing") : Shown(*efficiency)) +
+                      "; it must be a positive number");
+  } else {
+    out.efficiency = efficiency->get<double>();
+  }
+  for (auto it = entry.begin(); it != entry.end(); ++it) {
+    if (it.key() != "workers_per_node" && it.key() != "efficiency") {
+      Issue(result, "has unknown key '" + where + "." + Cut(it.key()) + "'");
+    }
+  }
+  if (result.issues.size() != before) return std::nullopt;
+  return out;
+}
+
+void ReadScalings(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
+  const auto entries = object.find("worker_scaling");
+  if (entries == object.end()) return;
+  if (!entries->is_array() || entries->size() > kMaxWorkerScalingEntries) {
+    Issue(result, "has 'worker_scaling' = " + Shown(*entries) + "; it must be an array of at most " +
+                      std::to_string(kMaxWorkerScalingEntries) + " entries, one per worker count");
+    return;
+  }
+  for (size_t i = 0; i < entries->size(); ++i) {
+    std::optional<WorkerScalingValues> entry =
+        ReadScaling((*entries)[i], "worker_scaling[" + std::to_string(i) + "]", result);
+    if (!entry) continue;
+    for (const WorkerScalingValues& seen : values.worker_scaling) {
+      if (seen.workers_per_node == entry->workers_per_node) {
+        Issue(result, "has two worker_scaling entries for " +
+                          std::to_string(entry->workers_per_node) + " workers per node");
+      }
+    }
+    values.worker_scaling.push_back(*entry);
+  }
+}
+
 std::string Number(double value) {
   char number[40];
   std::snprintf(number, sizeof(number), "%.17g", value);
@@ -310,6 +366,16 @@ std::string CostsToJson(const std::vector<ElementwiseCostValues>& costs) {
   return out + "\n  ]";
 }
 
+std::string ScalingToJson(const std::vector<WorkerScalingValues>& entries) {
+  std::string out = "  \"worker_scaling\": [";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    out += (i == 0 ? "\n    {" : ",\n    {") + std::string("\"workers_per_node\": ") +
+           std::to_string(entries[i].workers_per_node) +
+           ", \"efficiency\": " + Number(entries[i].efficiency) + "}";
+  }
+  return out + "\n  ]";
+}
+
 }  // namespace
 
 const std::vector<std::string>& DeviceProfileKeys() {
@@ -320,6 +386,7 @@ const std::vector<std::string>& DeviceProfileKeys() {
     k.emplace_back("shared_cores_per_node");
     k.emplace_back("matmul_grids");
     k.emplace_back("elementwise_costs");
+    k.emplace_back("worker_scaling");
     return k;
   }();
   return keys;
@@ -339,6 +406,7 @@ DeviceProfileResult ParseDeviceProfile(std::string_view json_text) {
   ReadKeys(json, result, values);
   ReadGrids(json, result, values);
   ReadCosts(json, result, values);
+  ReadScalings(json, result, values);
   if (result.issues.empty()) result.values = std::move(values);
   return result;
 }
@@ -373,6 +441,7 @@ std::string DeviceProfileToJson(const DeviceProfileValues& values) {
   out += "  \"shared_cores_per_node\": " + std::to_string(values.shared_cores_per_node);
   if (!values.matmul_grids.empty()) out += ",\n" + GridsToJson(values.matmul_grids);
   if (!values.elementwise_costs.empty()) out += ",\n" + CostsToJson(values.elementwise_costs);
+  if (!values.worker_scaling.empty()) out += ",\n" + ScalingToJson(values.worker_scaling);
   return out + "\n}\n";
 }
 

@@ -28,8 +28,12 @@
 //    "elementwise_costs": [{"op": "gelu_tanh", "dtype": "fp32",
 //                           "forward_seconds_per_element": 5e-9,
 //                           "backward_seconds_per_element": 7e-9}]
-// Every key but shared_cores_per_node (default 0), matmul_grids and elementwise_costs is required; unknown keys
-// are errors (a misspelt key must not fall back silently).
+// and, on CPU profiles, how fast a worker runs by the node's worker count
+// (accel.ir.WorkerScaling), at most one entry per count:
+//    "worker_scaling": [{"workers_per_node": 1, "efficiency": 0.6}]
+// Every key but shared_cores_per_node (default 0), matmul_grids, elementwise_costs and
+// worker_scaling is required; unknown keys are errors (a misspelt key must not fall back
+// silently).
 namespace accel::spec {
 
 // One matmul throughput grid of a profile file (accel.ir.MatmulGrid): dtype "fp32", "bf16" or
@@ -58,6 +62,16 @@ struct ElementwiseCostValues {
   double backward_seconds_per_element = 0;
 };
 
+// One worker count's efficiency in a profile file (accel.ir.WorkerScaling): workers_per_node an
+// integer from 1 to 1048576, efficiency a finite positive number.
+struct WorkerScalingValues {
+  int64_t workers_per_node = 0;
+  double efficiency = 0;
+};
+
+// The most worker_scaling entries one profile may have.
+inline constexpr int kMaxWorkerScalingEntries = 16;
+
 // The numbers of a device-profile file, as read. Units as in accel.ir.DeviceProfile.
 struct DeviceProfileValues {
   std::string name;
@@ -76,6 +90,7 @@ struct DeviceProfileValues {
   int64_t shared_cores_per_node = 0;  // optional key; ≥ 0 (see accel.ir.DeviceProfile)
   std::vector<MatmulGridValues> matmul_grids;  // optional key; distinct dtypes
   std::vector<ElementwiseCostValues> elementwise_costs;  // optional key; distinct (op, dtype)
+  std::vector<WorkerScalingValues> worker_scaling;  // optional key; distinct worker counts
 };
 
 // One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate
@@ -102,7 +117,8 @@ const std::vector<std::string>& DeviceProfileKeys();
 // a top level that is not an object, a missing key, an unknown key, a string key that is not a
 // non-empty string, a number that is not finite and positive, an efficiency above 1, a
 // matmul grid that breaks MatmulGridValues' rules or repeats a dtype, an elementwise cost that
-// breaks ElementwiseCostValues' rules or repeats an (op, dtype).
+// breaks ElementwiseCostValues' rules or repeats an (op, dtype), a worker_scaling entry that
+// breaks WorkerScalingValues' rules or repeats a worker count.
 DeviceProfileResult ParseDeviceProfile(std::string_view json_text);
 
 // Reads and parses the file at `path`; E0204 when it cannot be read.

@@ -1,4 +1,5 @@
 #include "executor/calibrate/calibration.h"
+#include "executor/calibrate/worker_scaling.h"
 
 #include <unistd.h>
 
@@ -43,6 +44,34 @@ TEST_CASE("MeasureMatmulGrid measures every (m, n, k) of the sizes", "[calibrate
   auto zero = MeasureMatmulGrid("fp32", {0, 16});
   REQUIRE_FALSE(zero.ok());
   CHECK(zero.status().message() == "matrix size must be positive");
+}
+
+TEST_CASE("MeasureWorkerScaling: one worker on every core, one per core, two per core",
+          "[calibrate]") {
+  auto scaling = MeasureWorkerScaling(2);
+  REQUIRE(scaling.ok());
+  REQUIRE(scaling->size() == 3);
+  CHECK((*scaling)[0].workers_per_node == 1);
+  CHECK((*scaling)[1].workers_per_node == 2);
+  CHECK((*scaling)[2].workers_per_node == 4);
+  // One single-threaded worker per core is the reference the per-core figures describe.
+  CHECK((*scaling)[1].efficiency == 1.0);
+  for (const spec::WorkerScalingValues& w : *scaling) {
+    CHECK(std::isfinite(w.efficiency));
+    CHECK(w.efficiency > 0);
+  }
+  auto one_core = MeasureWorkerScaling(1);
+  REQUIRE(one_core.ok());
+  REQUIRE(one_core->size() == 2);
+  CHECK((*one_core)[0].workers_per_node == 1);
+  CHECK((*one_core)[0].efficiency == 1.0);
+  CHECK((*one_core)[1].workers_per_node == 2);
+}
+
+TEST_CASE("MeasureTrainingStepSeconds needs a thread", "[calibrate]") {
+  auto none = MeasureTrainingStepSeconds(0);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message() == "a training step needs at least 1 thread, not 0");
 }
 
 }  // namespace

@@ -3,19 +3,26 @@
 // pass's profile choice and errors.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <array>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "ir/plan_writer.h"
 #include "planner/collective_cost.h"
 #include "planner/device_profiles.h"
 #include "planner/elementwise_ops.h"
 #include "planner/matmul_throughput.h"
 #include "planner/step_communication.h"
+#include "planner/step_compute.h"
 #include "planner/step_flops.h"
 #include "planner/step_time_estimator.h"
 #include "planner_test_util.h"
+#include "spec/device_profile_file.h"
 
 namespace accel::planner {
 namespace {
@@ -273,6 +280,57 @@ TEST_CASE("shared cores: each of n workers gets cores/n of a per-core profile, a
   CHECK_THAT(shared->exposed_communication_seconds(), WithinRel(shared_all, 1e-12));
 }
 
+ir::WorkerScaling Scaling(int64_t workers, double efficiency) {
+  ir::WorkerScaling w;
+  w.set_workers_per_node(workers);
+  w.set_efficiency(efficiency);
+  return w;
+}
+
+TEST_CASE("worker scaling: exact at its counts, linear in log2 between them, nearest beyond") {
+  ir::DeviceProfile p = TestProfile();
+  CHECK(WorkerScalingEfficiency(p, 4) == 1.0);  // no entries
+  *p.add_worker_scaling() = Scaling(8, 0.5);
+  *p.add_worker_scaling() = Scaling(1, 0.6);
+  *p.add_worker_scaling() = Scaling(2, 1.0);
+  CHECK(WorkerScalingEfficiency(p, 1) == 0.6);
+  CHECK(WorkerScalingEfficiency(p, 2) == 1.0);
+  CHECK(WorkerScalingEfficiency(p, 8) == 0.5);
+  CHECK_THAT(WorkerScalingEfficiency(p, 4), WithinRel(0.75, 1e-12));  // log2 4 halfway from 1 to 3
+  CHECK_THAT(WorkerScalingEfficiency(p, 3), WithinRel(1.0 - 0.5 * (std::log2(3.0) - 1) / 2, 1e-12));
+  CHECK(WorkerScalingEfficiency(p, 64) == 0.5);
+  CHECK(WorkerScalingEfficiency(p, 0) == 1.0);
+  // Per-device figures (GPUs) are never shared, so the scaling does not apply.
+  CHECK(WorkerShare(p, 8) == 1.0);
+  p.set_shared_cores_per_node(2);
+  CHECK_THAT(WorkerShare(p, 8), WithinRel(0.25 * 0.5, 1e-12));
+  CHECK_THAT(CoreShare(p, 8), WithinRel(0.25, 1e-12));
+  CHECK_THAT(WorkerShare(p, 1), WithinRel(2 * 0.6, 1e-12));
+}
+
+TEST_CASE("worker scaling slows every compute term of a per-core profile, not its MFU's peak") {
+  testing::Planned planned = testing::PlanYaml(kCpuSpec);
+  REQUIRE(planned.result.ok);
+  ir::DeviceProfile profile = TestProfile();
+  profile.set_shared_cores_per_node(2);
+  auto plain = EstimateStepTime(planned.result.plan, profile);
+  *profile.add_worker_scaling() = Scaling(planned.result.plan.topology().devices_per_node(), 0.8);
+  auto scaled = EstimateStepTime(planned.result.plan, profile);
+  REQUIRE(plain.ok());
+  REQUIRE(scaled.ok());
+  REQUIRE(scaled->stages_size() == plain->stages_size());
+  for (int i = 0; i < plain->stages_size(); ++i) {
+    CHECK_THAT(scaled->stages(i).matmul_seconds(),
+               WithinRel(plain->stages(i).matmul_seconds() / 0.8, 1e-12));
+    CHECK_THAT(scaled->stages(i).memory_seconds(),
+               WithinRel(plain->stages(i).memory_seconds() / 0.8, 1e-12));
+  }
+  CHECK_THAT(scaled->compute_seconds(), WithinRel(plain->compute_seconds() / 0.8, 1e-12));
+  // MFU is against the cores' peak: the same FLOPs over a longer step.
+  CHECK_THAT(scaled->mfu() * scaled->step_seconds(),
+             WithinRel(plain->mfu() * plain->step_seconds(), 1e-12));
+}
+
 // A two-size grid: every figure `base`, except `fast` at (hi, hi, hi).
 ir::MatmulGrid TwoSizeGrid(ir::Dtype dtype, int64_t lo, int64_t hi, double base,
                            double fast) {
@@ -480,6 +538,35 @@ TEST_CASE("estimate-step-time picks the device's built-in profile and records wh
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CUDA, "a100-40gb") == "a100");
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CUDA, "") == "h100");
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CPU, "") == "cpu");
+}
+
+TEST_CASE("a profile file's worker scaling reaches the plan and its summary") {
+  spec::DeviceProfileValues v;
+  v.name = "cpu-calibrated";
+  v.source = "test";
+  v.matmul_fp32_flops_per_second = v.matmul_bf16_flops_per_second =
+      v.matmul_fp16_flops_per_second = 5e10;
+  v.memory_bytes_per_second = 2e10;
+  v.intra_node_bytes_per_second = v.inter_node_bytes_per_second = 1e9;
+  v.intra_node_latency_seconds = v.inter_node_latency_seconds = 1e-4;
+  v.matmul_efficiency = v.memory_efficiency = v.link_efficiency = 1;
+  v.shared_cores_per_node = 2;
+  v.worker_scaling = {{1, 0.62}, {2, 1}, {4, 0.81}};
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("accel_scaling_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << spec::DeviceProfileToJson(v);
+  testing::Planned planned = testing::PlanYaml(kCpuSpec, {"cluster.device_profile=" + path});
+  std::filesystem::remove(path);
+  REQUIRE(planned.result.ok);
+  const ir::DeviceProfile& p = planned.result.plan.step_time().profile();
+  REQUIRE(p.worker_scaling_size() == 3);
+  CHECK(p.worker_scaling(0).workers_per_node() == 1);
+  CHECK(p.worker_scaling(0).efficiency() == 0.62);
+  CHECK(p.worker_scaling(2).workers_per_node() == 4);
+  CHECK(p.worker_scaling(2).efficiency() == 0.81);
+  CHECK_THAT(ir::PlanSummary(planned.result.plan),
+             Catch::Matchers::Contains("; worker efficiency by workers per node 1 x 0.62, 2 x 1.00, "
+                                       "4 x 0.81\n"));
 }
 
 TEST_CASE("an unknown device profile name is E0801 at the field, with did-you-mean") {

@@ -137,6 +137,53 @@ TEST_CASE("bad elementwise costs are named field by field, with did-you-mean for
   CHECK(CostIssues("[" + cost + "]").empty());
 }
 
+TEST_CASE("worker scaling reads back exactly and stays optional") {
+  DeviceProfileValues v = Sample();
+  CHECK(DeviceProfileToJson(v).find("worker_scaling") == std::string::npos);
+  v.worker_scaling.push_back({1, 0.61234567890123456});
+  v.worker_scaling.push_back({2, 1});
+  v.worker_scaling.push_back({4, 0.85});
+  DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
+  REQUIRE(r.issues.empty());
+  REQUIRE(r.values->worker_scaling.size() == 3);
+  CHECK(r.values->worker_scaling[0].workers_per_node == 1);
+  CHECK(r.values->worker_scaling[0].efficiency == 0.61234567890123456);
+  CHECK(r.values->worker_scaling[2].workers_per_node == 4);
+  CHECK(r.values->worker_scaling[2].efficiency == 0.85);
+}
+
+// The profile `Sample()` with a "worker_scaling" value `entries` (JSON text).
+std::vector<std::string> ScalingIssues(const std::string& entries) {
+  std::string text = DeviceProfileToJson(Sample());
+  text.insert(text.rfind('}'), ", \"worker_scaling\": " + entries);
+  std::vector<std::string> messages;
+  for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) messages.push_back(i.message);
+  return messages;
+}
+
+TEST_CASE("bad worker scaling is named field by field") {
+  CHECK(ScalingIssues("{}") == std::vector<std::string>{
+            "has 'worker_scaling' = an object; it must be an array of at most 16 entries, one "
+            "per worker count"});
+  CHECK(ScalingIssues(R"([3, {"workers_per_node": 0, "efficiency": -1, "speed": 2}, {}])") ==
+        std::vector<std::string>{
+            "has 'worker_scaling[0]' = 3; it must be an object",
+            "has 'worker_scaling[1].workers_per_node' = 0; it must be an integer from 1 to "
+            "1048576",
+            "has 'worker_scaling[1].efficiency' = -1; it must be a positive number",
+            "has unknown key 'worker_scaling[1].speed'",
+            "has 'worker_scaling[2].workers_per_node' = nothing; it must be an integer from 1 to "
+            "1048576",
+            "has 'worker_scaling[2].efficiency' = nothing; it must be a positive number"});
+  CHECK(ScalingIssues(R"([{"workers_per_node": 2.5, "efficiency": 1}])") ==
+        std::vector<std::string>{"has 'worker_scaling[0].workers_per_node' = 2.5; it must be an "
+                                 "integer from 1 to 1048576"});
+  const std::string entry = R"({"workers_per_node": 4, "efficiency": 0.8})";
+  CHECK(ScalingIssues("[" + entry + ", " + entry + "]") ==
+        std::vector<std::string>{"has two worker_scaling entries for 4 workers per node"});
+  CHECK(ScalingIssues("[" + entry + "]").empty());
+}
+
 TEST_CASE("device profile problems are all reported, with did-you-mean for keys") {
   DeviceProfileResult r = ParseDeviceProfile(R"({"name": "x", "sorce": "y"})");
   CHECK_FALSE(r.values.has_value());

@@ -1,0 +1,96 @@
+#include "executor/calibrate/worker_scaling.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <exception>
+#include <string>
+
+#include "executor/blas_threads.h"
+#include "executor/calibrate/every_core.h"
+#include "executor/calibrate/timing.h"
+#include "executor/models/causal_lm.h"
+#include "executor/train/trainer.h"
+
+namespace accel::exec {
+namespace {
+
+using calibrate::Clock;
+using calibrate::Median;
+using calibrate::Seconds;
+
+constexpr int kWarmUpSteps = 2;
+constexpr int kTimedSteps = 7;
+
+// The model and batch of MeasureTrainingStepSeconds: the step-time benchmark's GPT-2 width
+// (bench/step_time/base.yaml) with half its layers, so a step lasts about 0.1 s on one core.
+ModelConfig StepModel() {
+  ModelConfig config;
+  config.arch = ModelArch::kGpt2;
+  config.num_layers = 2;
+  return config;
+}
+
+double TimedSteps(CausalLm& model) {
+  torch::optim::SGD sgd(model.parameters(), torch::optim::SGDOptions(1e-3));
+  const torch::Tensor tokens = torch::randint(0, model.config().vocab_size, {8, 129}, torch::kLong);
+  const torch::Tensor input = tokens.narrow(1, 0, 128);
+  const torch::Tensor targets = tokens.narrow(1, 1, 128);
+  std::vector<double> seconds;
+  for (int step = 0; step < kWarmUpSteps + kTimedSteps; ++step) {
+    const Clock::time_point start = Clock::now();
+    sgd.zero_grad();
+    torch::Tensor loss = CausalLmLossOfLogits(model, model.Forward(input), targets);
+    loss.backward();
+    sgd.step();
+    if (step >= kWarmUpSteps) seconds.push_back(Seconds(start));
+  }
+  return Median(seconds);
+}
+
+}  // namespace
+
+absl::StatusOr<double> MeasureTrainingStepSeconds(int threads) {
+  if (threads < 1) {
+    return absl::InvalidArgumentError("a training step needs at least 1 thread, not " +
+                                      std::to_string(threads));
+  }
+  at::set_num_threads(threads);
+  SetBlasThreads(threads);
+  absl::StatusOr<std::shared_ptr<CausalLm>> model = BuildCausalLm(StepModel(), 1234);
+  if (!model.ok()) return model.status();
+  try {
+    return TimedSteps(**model);
+  } catch (const std::exception& e) {
+    return absl::InternalError(std::string("cannot time a training step: ") + e.what());
+  }
+}
+
+absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(int cores) {
+  if (cores < 1) cores = 1;
+  // (workers, threads per worker): one worker on every core, one per core, two per core.
+  const std::vector<std::pair<int, int>> counts =
+      cores == 1 ? std::vector<std::pair<int, int>>{{1, 1}, {2, 1}}
+                 : std::vector<std::pair<int, int>>{{1, cores}, {cores, 1}, {2 * cores, 1}};
+  std::vector<double> seconds;
+  for (const auto& [workers, threads] : counts) {
+    const int t = threads;
+    absl::StatusOr<std::vector<double>> mean = MeasureOnEveryCore(workers, [t] {
+      absl::StatusOr<double> s = MeasureTrainingStepSeconds(t);
+      if (!s.ok()) return absl::StatusOr<std::vector<double>>(s.status());
+      return absl::StatusOr<std::vector<double>>(std::vector<double>{*s});
+    });
+    if (!mean.ok()) return mean.status();
+    seconds.push_back(mean->at(0));
+  }
+  // The reference: one single-threaded worker per core, as the per-core figures were measured.
+  const double reference = cores == 1 ? seconds[0] : seconds[1];
+  std::vector<spec::WorkerScalingValues> out;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double workers = counts[i].first;
+    out.push_back({counts[i].first, reference * workers / cores / seconds[i]});
+  }
+  return out;
+}
+
+}  // namespace accel::exec
