@@ -4,7 +4,10 @@
 #include <torch/torch.h>
 
 #include <exception>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "executor/blas_threads.h"
 #include "executor/calibrate/every_core.h"

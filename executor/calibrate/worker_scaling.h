@@ -24,9 +24,11 @@ absl::StatusOr<double> MeasureTrainingStepSeconds(int threads);
 // 2·cores workers with one thread each (time-sharing), from the median step seconds each
 // worker measured (MeasureTrainingStepSeconds in that many processes at once, mean over the
 // processes): efficiency(w) = seconds(cores) · w / cores / seconds(w), so 1 for w = cores by
-// construction and 1 wherever a worker's speed is its share of the cores. Measured on
-// 2026-11-24 on the 2-core build VM: see README (step time). `cores` ≥ 1 (with 1 core the
-// counts are 1 and 2). Errors: those of MeasureOnEveryCore and MeasureTrainingStepSeconds.
+// construction and 1 wherever a worker's speed is its share of the cores. On the 2-core build
+// VM (2026-11-24): 0.67 for one worker on both cores, 0.97 for two per core; with them the
+// step-time benchmark's dp 1 row went from −30% to +4.9% (README, step time). `cores` ≥ 1
+// (with 1 core the counts are 1 and 2). Errors: those of MeasureOnEveryCore and
+// MeasureTrainingStepSeconds.
 absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(int cores);
 
 }  // namespace accel::exec
