@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "common/diag_codes.h"
@@ -177,25 +180,6 @@ std::optional<MatmulGridValues> ReadGrid(const Json& grid, const std::string& wh
   return out;
 }
 
-void ReadGrids(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
-  const auto grids = object.find("matmul_grids");
-  if (grids == object.end()) return;
-  if (!grids->is_array() || grids->size() > 3) {
-    Issue(result, "has 'matmul_grids' = " + Shown(*grids) +
-                      "; it must be an array of at most 3 grids, one per dtype");
-    return;
-  }
-  for (size_t i = 0; i < grids->size(); ++i) {
-    std::optional<MatmulGridValues> grid =
-        ReadGrid((*grids)[i], "matmul_grids[" + std::to_string(i) + "]", result);
-    if (!grid) continue;
-    for (const MatmulGridValues& seen : values.matmul_grids) {
-      if (seen.dtype == grid->dtype) Issue(result, "has two matmul_grids for '" + grid->dtype + "'");
-    }
-    values.matmul_grids.push_back(std::move(*grid));
-  }
-}
-
 // One entry of "elementwise_costs"; `where` is "elementwise_costs[i]".
 std::optional<ElementwiseCostValues> ReadCost(const Json& cost, const std::string& where,
                                               DeviceProfileResult& result) {
@@ -256,28 +240,6 @@ std::optional<ElementwiseCostValues> ReadCost(const Json& cost, const std::strin
   return out;
 }
 
-void ReadCosts(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
-  const auto costs = object.find("elementwise_costs");
-  if (costs == object.end()) return;
-  const size_t limit = kElementwiseOpNames.size() * 3;
-  if (!costs->is_array() || costs->size() > limit) {
-    Issue(result, "has 'elementwise_costs' = " + Shown(*costs) + "; it must be an array of at most " +
-                      std::to_string(limit) + " costs, one per op and dtype");
-    return;
-  }
-  for (size_t i = 0; i < costs->size(); ++i) {
-    std::optional<ElementwiseCostValues> cost =
-        ReadCost((*costs)[i], "elementwise_costs[" + std::to_string(i) + "]", result);
-    if (!cost) continue;
-    for (const ElementwiseCostValues& seen : values.elementwise_costs) {
-      if (seen.op == cost->op && seen.dtype == cost->dtype) {
-        Issue(result, "has two elementwise_costs for '" + cost->op + "' in " + cost->dtype);
-      }
-    }
-    values.elementwise_costs.push_back(std::move(*cost));
-  }
-}
-
 // One entry of "worker_scaling"; `where` is "worker_scaling[i]".
 std::optional<WorkerScalingValues> ReadScaling(const Json& entry, const std::string& where,
                                                DeviceProfileResult& result) {
@@ -312,26 +274,55 @@ std::optional<WorkerScalingValues> ReadScaling(const Json& entry, const std::str
   return out;
 }
 
-void ReadScalings(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
-  const auto entries = object.find("worker_scaling");
-  if (entries == object.end()) return;
-  if (!entries->is_array() || entries->size() > kMaxWorkerScalingEntries) {
-    Issue(result, "has 'worker_scaling' = " + Shown(*entries) + "; it must be an array of at most " +
-                      std::to_string(kMaxWorkerScalingEntries) + " entries, one per worker count");
+// The optional array `key` of a profile, at most `limit` entries (`noun` names them in the
+// message, e.g. "grids, one per dtype"): each entry read by `read` (named "key[i]" in its
+// messages) and appended to `out` unless it has issues; `duplicate(seen, entry)` gives the
+// message for an entry that repeats an earlier one, "" when they differ.
+template <typename T, typename Read, typename Duplicate>
+void ReadArray(const Json& object, const std::string& key, size_t limit, const std::string& noun,
+               Read read, Duplicate duplicate, DeviceProfileResult& result, std::vector<T>& out) {
+  const auto array = object.find(key);
+  if (array == object.end()) return;
+  if (!array->is_array() || array->size() > limit) {
+    Issue(result, "has '" + key + "' = " + Shown(*array) + "; it must be an array of at most " +
+                      std::to_string(limit) + " " + noun);
     return;
   }
-  for (size_t i = 0; i < entries->size(); ++i) {
-    std::optional<WorkerScalingValues> entry =
-        ReadScaling((*entries)[i], "worker_scaling[" + std::to_string(i) + "]", result);
+  for (size_t i = 0; i < array->size(); ++i) {
+    std::optional<T> entry = read((*array)[i], key + "[" + std::to_string(i) + "]", result);
     if (!entry) continue;
-    for (const WorkerScalingValues& seen : values.worker_scaling) {
-      if (seen.workers_per_node == entry->workers_per_node) {
-        Issue(result, "has two worker_scaling entries for " +
-                          std::to_string(entry->workers_per_node) + " workers per node");
-      }
+    for (const T& seen : out) {
+      const std::string message = duplicate(seen, *entry);
+      if (!message.empty()) Issue(result, message);
     }
-    values.worker_scaling.push_back(*entry);
+    out.push_back(std::move(*entry));
   }
+}
+
+void ReadArrays(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
+  ReadArray(object, "matmul_grids", 3, "grids, one per dtype", ReadGrid,
+            [](const MatmulGridValues& seen, const MatmulGridValues& grid) {
+              return seen.dtype == grid.dtype ? "has two matmul_grids for '" + grid.dtype + "'"
+                                              : std::string();
+            },
+            result, values.matmul_grids);
+  ReadArray(object, "elementwise_costs", kElementwiseOpNames.size() * 3,
+            "costs, one per op and dtype", ReadCost,
+            [](const ElementwiseCostValues& seen, const ElementwiseCostValues& cost) {
+              return seen.op == cost.op && seen.dtype == cost.dtype
+                         ? "has two elementwise_costs for '" + cost.op + "' in " + cost.dtype
+                         : std::string();
+            },
+            result, values.elementwise_costs);
+  ReadArray(object, "worker_scaling", kMaxWorkerScalingEntries, "entries, one per worker count",
+            ReadScaling,
+            [](const WorkerScalingValues& seen, const WorkerScalingValues& entry) {
+              return seen.workers_per_node == entry.workers_per_node
+                         ? "has two worker_scaling entries for " +
+                               std::to_string(entry.workers_per_node) + " workers per node"
+                         : std::string();
+            },
+            result, values.worker_scaling);
 }
 
 std::string Number(double value) {
@@ -404,9 +395,7 @@ DeviceProfileResult ParseDeviceProfile(std::string_view json_text) {
   const Json& json = *parsed;
   DeviceProfileValues values;
   ReadKeys(json, result, values);
-  ReadGrids(json, result, values);
-  ReadCosts(json, result, values);
-  ReadScalings(json, result, values);
+  ReadArrays(json, result, values);
   if (result.issues.empty()) result.values = std::move(values);
   return result;
 }
