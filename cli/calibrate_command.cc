@@ -62,23 +62,40 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   return all;
 }
 
-// A matmul grid per dtype over `sizes`, measured on `cores` cores at once; a dtype without a
-// CPU matmul is left out, with a note.
-std::vector<spec::MatmulGridValues> MatmulGrids(const std::vector<int64_t>& sizes, int cores,
+// The sizes of the transposed-layout grids: those of `sizes` up to `max_size`, at least the
+// first two.
+std::vector<int64_t> TransposedGridSizes(const std::vector<int64_t>& sizes, int64_t max_size) {
+  std::vector<int64_t> out;
+  for (int64_t s : sizes) {
+    if (s <= max_size || out.size() < 2) out.push_back(s);
+  }
+  return out;
+}
+
+// Matmul grids per dtype, measured on `cores` cores at once: "nn" over `sizes`, "nt" and "tn"
+// (the backward products' layouts, and nn.Linear's forward) over TransposedGridSizes; a dtype
+// without a CPU matmul is left out, with a note.
+std::vector<spec::MatmulGridValues> MatmulGrids(const CalibrateCommandOptions& options, int cores,
                                                 std::ostream& out, std::string& notes) {
   std::vector<spec::MatmulGridValues> grids;
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
-    absl::StatusOr<std::vector<double>> flops = exec::MeasureOnEveryCore(
-        cores, [&] { return exec::MeasureMatmulGrid(dtype, sizes); });
-    if (!flops.ok()) {
-      notes += std::string("; no ") + dtype + " matmul grid";
-      continue;
+    for (const char* layout : {"nn", "nt", "tn"}) {
+      const std::vector<int64_t> sizes =
+          std::string(layout) == "nn"
+              ? options.matmul_sizes
+              : TransposedGridSizes(options.matmul_sizes, options.transposed_grid_max_size);
+      absl::StatusOr<std::vector<double>> flops = exec::MeasureOnEveryCore(
+          cores, [&] { return exec::MeasureMatmulGrid(dtype, sizes, layout); });
+      if (!flops.ok()) {
+        notes += std::string("; no ") + dtype + " matmul grid";
+        break;
+      }
+      const auto [low, high] = std::minmax_element(flops->begin(), flops->end());
+      out << "matmul " << dtype << " " << layout << " by shape, " << sizes.front() << " to "
+          << sizes.back() << ": " << G(*low) << " to " << G(*high)
+          << " FLOP/s per core (one thread on each of " << cores << " cores at once)\n";
+      grids.push_back({dtype, sizes, *flops, layout});
     }
-    const auto [low, high] = std::minmax_element(flops->begin(), flops->end());
-    out << "matmul " << dtype << " by shape, " << sizes.front() << " to " << sizes.back()
-        << ": " << G(*low) << " to " << G(*high) << " FLOP/s per core (one thread on each of "
-        << cores << " cores at once)\n";
-    grids.push_back({dtype, sizes, *flops});
   }
   return grids;
 }
@@ -169,7 +186,7 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
   v.name = options.name;
   std::string notes;
   // In forked processes, before this one starts LibTorch's thread pools.
-  v.matmul_grids = MatmulGrids(options.matmul_sizes, cores, out, notes);
+  v.matmul_grids = MatmulGrids(options, cores, out, notes);
   v.elementwise_costs = ElementwiseCosts(cores, out, notes);
   v.worker_scaling = WorkerScaling(cores, out, notes);
   auto fp32 = exec::MeasureMatmulFlopsPerSecond("fp32", options.matmul_size, 5);
@@ -202,7 +219,10 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              "thread (per core, " + std::to_string(cores) + " cores); matmul grids over " +
              std::to_string(options.matmul_sizes.size()) + " sizes from " +
              std::to_string(options.matmul_sizes.front()) + " to " +
-             std::to_string(options.matmul_sizes.back()) + " and elementwise op costs with " +
+             std::to_string(options.matmul_sizes.back()) + " (nt and tn layouts to " +
+             std::to_string(TransposedGridSizes(options.matmul_sizes,
+                                                options.transposed_grid_max_size).back()) +
+             ") and elementwise op costs with " +
              "one thread on every core at once; worker efficiency from a GPT-2 training step " +
              "with one worker on every core, one per core and two per core; Gloo all-reduce " +
              "between matmul bursts (as in a step) over 2.." +
@@ -249,6 +269,10 @@ void RegisterCalibrateCommand(CLI::App& app, AppContext& context) {
   sub->add_option("--matmul-sizes", options->matmul_sizes,
                   "Sizes of the matmul throughput grids (m, n and k each take every one)")
       ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{8192}))
+      ->capture_default_str();
+  sub->add_option("--transposed-grid-max-size", options->transposed_grid_max_size,
+                  "Largest size of the nt and tn matmul grids (at least two sizes are kept)")
       ->check(CLI::Range(int64_t{1}, int64_t{8192}))
       ->capture_default_str();
   sub->add_option("--max-group-size", options->max_group_size,

@@ -20,14 +20,20 @@ struct CalibrateCommandOptions {
   // 64 … 2048 covers the products of the small jobs a CPU runs; the step-time model clamps
   // larger shapes to the largest measured one.
   std::vector<int64_t> matmul_sizes = {64, 128, 256, 512, 1024, 2048};
+  // The transposed-operand grids ("nt", "tn": backward products and nn.Linear's forward) take
+  // the matmul_sizes up to this, at least two: where bf16 has no CPU instructions, an NT
+  // product runs at about 1.6 GFLOP/s (2-core build VM, AMD EPYC with AVX2) and the 2048 sizes
+  // would add minutes; larger shapes take the grid's edge, where throughput has levelled off.
+  int64_t transposed_grid_max_size = 1024;
   int max_group_size = 0;                      // largest all-reduce group; 0: usable cores, ≥ 2
 };
 
 // Measures this machine (executor/calibrate/calibration.h) and writes a device profile
 // (spec/device_profile_file.h) that `cluster.device_profile: FILE` makes the planner use:
 // matmul FLOP/s per dtype and memory bandwidth on one thread (per core; shared_cores_per_node
-// = usable cores), a matmul throughput grid per dtype over `matmul_sizes` (the step-time model
-// times each of a job's matmuls at its own shape from it) and the per-element cost of the
+// = usable cores), matmul throughput grids per dtype, NN over `matmul_sizes` and NT and TN over
+// those up to transposed_grid_max_size (the step-time model times each of a job's matmuls at
+// its own shape and operand layout from them) and the per-element cost of the
 // elementwise ops planner/elementwise_ops.h names for fp32 and bf16, both with one thread on
 // every core at once (executor/calibrate/every_core.h: a job's workers share caches, memory
 // bandwidth and clock the same way), intra-node link latency and bandwidth fitted (planner::FitAllReduceRing) to

@@ -43,11 +43,16 @@ void CheckValues(const DeviceProfileValues& v) {
   }
   ACCEL_FUZZ_CHECK(v.shared_cores_per_node >= 0 && v.shared_cores_per_node <= (1 << 20),
                    "shared_cores_per_node out of range");
-  ACCEL_FUZZ_CHECK(v.matmul_grids.size() <= 3, "more than 3 matmul grids");
+  ACCEL_FUZZ_CHECK(v.matmul_grids.size() <= 9, "more than 9 matmul grids");
   for (size_t g = 0; g < v.matmul_grids.size(); ++g) {
     const MatmulGridValues& grid = v.matmul_grids[g];
     ACCEL_FUZZ_CHECK(Dtype(grid.dtype), "grid dtype " + grid.dtype);
-    for (size_t h = 0; h < g; ++h) ACCEL_FUZZ_CHECK(v.matmul_grids[h].dtype != grid.dtype, "two grids of one dtype");
+    ACCEL_FUZZ_CHECK(grid.layout == "nn" || grid.layout == "nt" || grid.layout == "tn",
+                     "grid layout " + grid.layout);
+    for (size_t h = 0; h < g; ++h) {
+      ACCEL_FUZZ_CHECK(v.matmul_grids[h].dtype != grid.dtype || v.matmul_grids[h].layout != grid.layout,
+                       "two grids of one dtype and layout");
+    }
     const size_t n = grid.sizes.size();
     ACCEL_FUZZ_CHECK(n >= 2 && n <= accel::spec::kMaxMatmulGridSizes, "grid with " + std::to_string(n) + " sizes");
     for (size_t i = 0; i < n; ++i) {
@@ -110,7 +115,10 @@ bool Same(const DeviceProfileValues& a, const DeviceProfileValues& b) {
   }
   for (size_t g = 0; g < a.matmul_grids.size(); ++g) {
     const MatmulGridValues &x = a.matmul_grids[g], &y = b.matmul_grids[g];
-    if (x.dtype != y.dtype || x.sizes != y.sizes || x.flops_per_second != y.flops_per_second) return false;
+    if (x.dtype != y.dtype || x.layout != y.layout || x.sizes != y.sizes ||
+        x.flops_per_second != y.flops_per_second) {
+      return false;
+    }
   }
   for (size_t c = 0; c < a.elementwise_costs.size(); ++c) {
     const ElementwiseCostValues &x = a.elementwise_costs[c], &y = b.elementwise_costs[c];

@@ -88,8 +88,9 @@ def profile_json(v) -> bytes:
         out += ',\n  "matmul_grids": ['
         for g, grid in enumerate(v["matmul_grids"]):
             out += "\n    {" if g == 0 else ",\n    {"
-            out += '"dtype": %s, "sizes": %s,\n     "flops_per_second": [' % (
-                json.dumps(grid["dtype"]), json.dumps(grid["sizes"], separators=(",", ":")))
+            out += '"dtype": %s, "layout": %s, "sizes": %s,\n     "flops_per_second": [' % (
+                json.dumps(grid["dtype"]), json.dumps(grid.get("layout", "nn")),
+                json.dumps(grid["sizes"], separators=(",", ":")))
             for i, f in enumerate(grid["flops_per_second"]):
                 out += ("" if i == 0 else (",\n       " if i % 6 == 0 else ", ")) + g17(f)
             out += "]}"
@@ -120,10 +121,10 @@ PROFILE_NUMBER_KEYS = ["matmul_fp32_flops_per_second", "matmul_bf16_flops_per_se
 ELEMENTWISE_OPS = ["layer_norm", "rms_norm", "gelu_tanh", "silu_mul", "causal_softmax", "cross_entropy"]
 
 
-def grid(dtype, sizes, peak):
+def grid(dtype, sizes, peak, layout="nn"):
     """A matmul grid whose throughput grows with the smallest of m, n, k, up to `peak`."""
     figures = [peak * min(m, n, k) / (min(m, n, k) + 64.0) for m in sizes for n in sizes for k in sizes]
-    return {"dtype": dtype, "sizes": sizes, "flops_per_second": figures}
+    return {"dtype": dtype, "layout": layout, "sizes": sizes, "flops_per_second": figures}
 
 
 def write_profiles():
@@ -143,7 +144,8 @@ def write_profiles():
     calibrated["source"] = calibrated["source"].replace(
         "2 cores), ", "2 cores); matmul grids over 3 sizes from 64 to 256 and elementwise op costs with one "
         "thread on every core at once; ")
-    calibrated["matmul_grids"] = [grid("fp32", [64, 128, 256], 8.5e10), grid("bf16", [64, 256], 1.9e11)]
+    calibrated["matmul_grids"] = [grid("fp32", [64, 128, 256], 8.5e10), grid("bf16", [64, 256], 1.9e11),
+                                  grid("bf16", [64, 256], 6e10, "nt"), grid("bf16", [64, 256], 1.8e11, "tn")]
     calibrated["elementwise_costs"] = [
         {"op": op, "dtype": dtype, "forward_seconds_per_element": 1e-9 * (i + 1) * (2 if dtype == "fp32" else 3),
          "backward_seconds_per_element": 1.5e-9 * (i + 1) * (2 if dtype == "fp32" else 3)}
@@ -176,7 +178,8 @@ def write_profiles():
     write("device_profile_fuzzer", "hand_written.json", json.dumps(hand, indent=1).encode())
     bad = {
         "bad_grids.json": ', "matmul_grids": [{"dtype": "int8", "sizes": [4, 2], "flops_per_second": [1], "x": 1}, '
-                          '{"dtype": "fp32", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 0]}]',
+                          '{"dtype": "fp32", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 0]}, '
+                          '{"dtype": "fp32", "layout": "tt", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]}]',
         "bad_costs.json": ', "elementwise_costs": [{"op": "gelu_tan", "dtype": "fp64", '
                           '"forward_seconds_per_element": 0, "y": 1}, {"op": "rms_norm", "dtype": "fp32", '
                           '"forward_seconds_per_element": 1e-9, "backward_seconds_per_element": 2e-9}]',
@@ -340,7 +343,7 @@ def write_dicts():
                ['"%s"' % k for k in PROFILE_STRING_KEYS + PROFILE_NUMBER_KEYS] +
                ['"shared_cores_per_node"', '"matmul_grids"', '"elementwise_costs"', '"dtype"', '"sizes"',
                 '"flops_per_second"', '"op"', '"forward_seconds_per_element"', '"backward_seconds_per_element"',
-                '"fp32"', '"bf16"', '"fp16"', '"worker_scaling"', '"workers_per_node"', '"efficiency"'] +
+                '"fp32"', '"bf16"', '"fp16"', '"layout"', '"nn"', '"nt"', '"tn"', '"worker_scaling"', '"workers_per_node"', '"efficiency"'] +
                ['"%s"' % op for op in ELEMENTWISE_OPS])
     write_dict("tokenizer_decode.dict", "tokenizer_decode_fuzzer: decoder JSON and the tokens decoders rewrite.",
                ["{", "}", "[", "]", ":", ",", "\"", "null", "true", "false", "0", "1", "-1", "18446744073709551615",

@@ -69,12 +69,26 @@ std::string_view Name(Offload v) { return Word<Offload_descriptor>(v); }
 std::string_view Name(Severity v) { return Word<Severity_descriptor>(v); }
 std::string_view Name(Collective v) { return Word<Collective_descriptor>(v); }
 std::string_view Name(LinkClass v) { return Word<LinkClass_descriptor>(v); }
+std::string_view Name(MatmulLayout v) { return Word<MatmulLayout_descriptor>(v); }
 
-std::optional<Dtype> ParseDtype(std::string_view name) {
-  for (const auto& [number, word] : Words<Dtype_descriptor>()) {
-    if (word == name) return static_cast<Dtype>(number);
+namespace {
+
+template <typename E, const EnumDescriptor* (*Descriptor)()>
+std::optional<E> Parse(std::string_view name) {
+  for (const auto& [number, word] : Words<Descriptor>()) {
+    if (word == name) return static_cast<E>(number);
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Dtype> ParseDtype(std::string_view name) {
+  return Parse<Dtype, Dtype_descriptor>(name);
+}
+
+std::optional<MatmulLayout> ParseMatmulLayout(std::string_view name) {
+  return Parse<MatmulLayout, MatmulLayout_descriptor>(name);
 }
 
 int DtypeBytes(Dtype v) {

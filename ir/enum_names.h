@@ -30,9 +30,11 @@ std::string_view Name(Offload v);           // "none", "optimizer", "all"
 std::string_view Name(Severity v);          // "warning", "note"
 std::string_view Name(Collective v);        // "all_reduce", "all_gather", "reduce_scatter", "send_recv"
 std::string_view Name(LinkClass v);         // "intra_node", "inter_node", "host"
+std::string_view Name(MatmulLayout v);      // "nn", "nt", "tn"
 
 // The value whose Name is `name`; nullopt for any other word (including "unspecified").
 std::optional<Dtype> ParseDtype(std::string_view name);
+std::optional<MatmulLayout> ParseMatmulLayout(std::string_view name);
 
 // Bytes per element: 4 for FP32, 2 for BF16 and FP16, 0 for UNSPECIFIED.
 int DtypeBytes(Dtype v);

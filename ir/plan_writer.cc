@@ -152,7 +152,11 @@ std::string StepTimeSummary(const StepTimeEstimate& e) {
   if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0 ||
       p.worker_scaling_size() > 0) {
     std::string grids;
-    for (const MatmulGrid& g : p.matmul_grids()) grids += (grids.empty() ? "" : ", ") + g.dtype();
+    for (const MatmulGrid& g : p.matmul_grids()) {
+      grids += std::string(grids.empty() ? "" : ", ") + std::string(Name(g.dtype())) + " " +
+               std::string(Name(g.layout() == MATMUL_LAYOUT_UNSPECIFIED ? MATMUL_LAYOUT_NN
+                                                                        : g.layout()));
+    }
     std::string scaling;
     for (const WorkerScaling& w : p.worker_scaling()) {
       scaling += (scaling.empty() ? "" : ", ") + S(w.workers_per_node()) + " x " +

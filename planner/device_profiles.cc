@@ -130,6 +130,7 @@ ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& v,
     ir::MatmulGrid* grid = p.add_matmul_grids();
     // The loader accepts only the three dtype names (spec/device_profile_file.cc).
     grid->set_dtype(ir::ParseDtype(g.dtype).value_or(ir::DTYPE_UNSPECIFIED));
+    grid->set_layout(ir::ParseMatmulLayout(g.layout).value_or(ir::MATMUL_LAYOUT_NN));
     for (int64_t size : g.sizes) grid->add_sizes(size);
     for (double f : g.flops_per_second) grid->add_flops_per_second(f);
   }

@@ -56,19 +56,28 @@ double Interpolate(const ir::MatmulGrid& grid, int64_t m, int64_t n, int64_t k) 
   return std::exp(log_flops);
 }
 
+ir::MatmulLayout Normalized(ir::MatmulLayout layout) {
+  return layout == ir::MATMUL_LAYOUT_UNSPECIFIED ? ir::MATMUL_LAYOUT_NN : layout;
+}
+
 }  // namespace
 
-const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype) {
+const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype,
+                                     ir::MatmulLayout layout) {
   const ir::Dtype wanted = dtype == ir::DTYPE_UNSPECIFIED ? ir::DTYPE_FP32 : dtype;
   for (const ir::MatmulGrid& grid : profile.matmul_grids()) {
-    if (grid.dtype() == wanted && WellFormed(grid)) return &grid;
+    if (grid.dtype() == wanted && Normalized(grid.layout()) == Normalized(layout) &&
+        WellFormed(grid)) {
+      return &grid;
+    }
   }
   return nullptr;
 }
 
-double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype, int64_t m,
-                            int64_t n, int64_t k) {
-  const ir::MatmulGrid* grid = FindMatmulGrid(profile, dtype);
+double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype,
+                            ir::MatmulLayout layout, int64_t m, int64_t n, int64_t k) {
+  const ir::MatmulGrid* grid = FindMatmulGrid(profile, dtype, layout);
+  if (grid == nullptr) grid = FindMatmulGrid(profile, dtype, ir::MATMUL_LAYOUT_NN);
   const double figure =
       grid != nullptr ? Interpolate(*grid, m, n, k) : MatmulPeakFlopsPerSecond(profile, dtype);
   return figure * profile.matmul_efficiency();

@@ -14,21 +14,24 @@
 // single peak cannot express.
 namespace accel::planner {
 
-// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` operands (UNSPECIFIED reads as fp32), times
-// profile.matmul_efficiency(), per device (per core when profile.shared_cores_per_node() > 0,
-// like the peaks):
-// - with a grid for `dtype`: log(FLOP/s) interpolated trilinearly in (log m, log n, log k)
-//   between the grid points around the shape; each coordinate is first clamped to the grid's
-//   range, so shapes beyond the grid take its edge (a matmul larger than the largest measured
-//   one is assumed to run no faster than it).
+// FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` operands (UNSPECIFIED reads as fp32) read in
+// `layout` (UNSPECIFIED reads as NN), times profile.matmul_efficiency(), per device (per core
+// when profile.shared_cores_per_node() > 0, like the peaks):
+// - with a grid for (`dtype`, `layout`), else the dtype's NN grid (a profile measured before
+//   layouts were, or one whose transposed layouts were not measured): log(FLOP/s) interpolated
+//   trilinearly in (log m, log n, log k) between the grid points around the shape; each
+//   coordinate is first clamped to the grid's range, so shapes beyond the grid take its edge (a
+//   matmul larger than the largest measured one is assumed to run no faster than it).
 // - otherwise: MatmulPeakFlopsPerSecond(profile, dtype) (planner/device_profiles.h).
 // m, n, k < 1 count as 1. A grid that breaks accel.ir.MatmulGrid's contract (sizes not
 // increasing, wrong count) is ignored; spec/device_profile_file.h refuses such files.
-double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype, int64_t m,
-                            int64_t n, int64_t k);
+double MatmulFlopsPerSecond(const ir::DeviceProfile& profile, ir::Dtype dtype,
+                            ir::MatmulLayout layout, int64_t m, int64_t n, int64_t k);
 
-// The grid of `profile` for `dtype`, or nullptr when it has none (or only a malformed one).
-const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype);
+// The grid of `profile` for exactly (`dtype`, `layout`) (UNSPECIFIED layouts, in the request or
+// the grid, read as NN), or nullptr when it has none (or only a malformed one).
+const ir::MatmulGrid* FindMatmulGrid(const ir::DeviceProfile& profile, ir::Dtype dtype,
+                                     ir::MatmulLayout layout = ir::MATMUL_LAYOUT_NN);
 
 }  // namespace accel::planner
 

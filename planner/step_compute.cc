@@ -41,7 +41,7 @@ struct GemmSeconds {
 GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, ir::Dtype dtype,
                      double share) {
   auto seconds = [&](const Gemm& x) {
-    const double rate = MatmulFlopsPerSecond(profile, dtype, x.m, x.n, x.k) * share;
+    const double rate = MatmulFlopsPerSecond(profile, dtype, x.layout, x.m, x.n, x.k) * share;
     return rate > 0 ? x.Flops() / rate : 0.0;
   };
   GemmSeconds t;

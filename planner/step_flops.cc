@@ -53,13 +53,18 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   const int64_t ffn = model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * h;
   const int64_t tokens = micro_batch * seq_len / c;
   const int64_t q_len = seq_len / c;
+  const bool llama = model.arch() == ir::ARCHITECTURE_LLAMA;
+  const ir::MatmulLayout linear = llama ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
+  // Grouped keys are repeated to every query head by repeat_interleave, which leaves them
+  // contiguous: Kᵀ is then a transposed view, not a copy.
+  const ir::MatmulLayout scores = llama && kv != heads ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
   std::vector<Gemm> gemms;
-  gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false});
-  gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true});
-  gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true});
-  gemms.push_back({tokens, h, heads * d / t, 1, false});
-  gemms.push_back({tokens, ffn / t, h, model.arch() == ir::ARCHITECTURE_LLAMA ? 2 : 1, false});
-  gemms.push_back({tokens, h, ffn / t, 1, false});
+  gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false, linear});
+  gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true, scores});
+  gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true, ir::MATMUL_LAYOUT_NN});
+  gemms.push_back({tokens, h, heads * d / t, 1, false, linear});
+  gemms.push_back({tokens, ffn / t, h, llama ? 2 : 1, false, linear});
+  gemms.push_back({tokens, h, ffn / t, 1, false, linear});
   return gemms;
 }
 
@@ -68,11 +73,17 @@ Gemm HeadForwardGemm(const ir::Model& model, int64_t seq_len, int64_t micro_batc
   const int64_t vocab = model.padded_vocab_size() > 0 ? model.padded_vocab_size()
                                                       : model.vocab_size();
   return {micro_batch * seq_len / std::max<int64_t>(cp, 1), vocab / std::max<int64_t>(tp, 1),
-          model.hidden_size(), 1, false};
+          model.hidden_size(), 1, false, ir::MATMUL_LAYOUT_NT};
 }
 
 std::array<Gemm, 2> BackwardGemms(const Gemm& f) {
-  return {Gemm{f.m, f.k, f.n, f.count, f.attention}, Gemm{f.k, f.n, f.m, f.count, f.attention}};
+  if (f.layout == ir::MATMUL_LAYOUT_NT) {
+    const Gemm weight = f.attention ? Gemm{f.k, f.n, f.m, f.count, true, ir::MATMUL_LAYOUT_TN}
+                                    : Gemm{f.n, f.k, f.m, f.count, false, ir::MATMUL_LAYOUT_TN};
+    return {Gemm{f.m, f.k, f.n, f.count, f.attention, ir::MATMUL_LAYOUT_NN}, weight};
+  }
+  return {Gemm{f.m, f.k, f.n, f.count, f.attention, ir::MATMUL_LAYOUT_NT},
+          Gemm{f.k, f.n, f.m, f.count, f.attention, ir::MATMUL_LAYOUT_TN}};
 }
 
 double HeadForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,

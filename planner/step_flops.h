@@ -27,13 +27,16 @@ struct LayerFlops {
 };
 
 // One matrix multiply of a forward pass: `count` products C[m×n] = A[m×k]·B[k×n] (count > 1
-// for the batched attention products, one per sequence and head).
+// for the batched attention products, one per sequence and head), reading its operands as
+// `layout` says (ir::MatmulLayout: the executor's Conv1D and attention products are NN,
+// nn.Linear and the LM head x·Wᵀ are NT).
 struct Gemm {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
   int64_t count = 1;
   bool attention = false;  // Q·Kᵀ or probabilities·V (selective recompute re-runs these)
+  ir::MatmulLayout layout = ir::MATMUL_LAYOUT_NN;
   double Flops() const {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
            static_cast<double>(count);
@@ -41,7 +44,11 @@ struct Gemm {
 };
 
 // The forward matmuls of one block for one microbatch on one rank, in execution order, with
-// the shapes LayerForwardFlops counts (their Flops() sum to LayerForwardFlops(...).Total()):
+// the shapes LayerForwardFlops counts (their Flops() sum to LayerForwardFlops(...).Total()) and
+// the layouts the executor runs them in (gpt2's Conv1D weights are [in×out]: NN; llama's
+// nn.Linear weights [out×in]: NT; the attention products NN, their heads, transposed views of
+// the projections, copied contiguous by matmul's batch reshape, except llama's Q·Kᵀ with
+// grouped keys, NT: repeat_interleave leaves K contiguous and Kᵀ a view):
 // t = b·s/cp tokens; qkv [t×h]·[h×(a+2kv)d/tp] (llama as three products of the same total
 // width, counted as one), Q·Kᵀ b·a/tp products [s/cp×d]·[d×s], probabilities·V
 // [s/cp×s]·[s×d], output [t×ad/tp]·[ad/tp×h], MLP input [t×h]·[h×ffn/tp] (twice for llama's
@@ -50,13 +57,19 @@ struct Gemm {
 std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
                                     int64_t tp, int64_t cp);
 
-// The LM head's forward matmul: [t×h]·[h×V_padded/tp].
+// The LM head's forward matmul: [t×h]·[h×V_padded/tp], NT (x·Wᵀ with the [V×h] embedding
+// or head weight).
 Gemm HeadForwardGemm(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
                      int64_t cp);
 
-// The two backward matmuls of a forward product C = A·B: dA = dC·Bᵀ, shape (m, k, n), and
-// dB = Aᵀ·dC, shape (k, n, m); each as many times as the forward one (Narayanan et al. 2021
-// §5.1: backward is twice the forward FLOPs).
+// The two backward matmuls of a forward product C = A·B, each as many times as the forward one
+// (Narayanan et al. 2021 §5.1: backward is twice the forward FLOPs), in the shapes and layouts
+// PyTorch's mm/bmm backward runs them (torch/csrc/autograd/FunctionsManual.cpp
+// mm_mat1_backward, mm_mat2_backward): dA = dC·Bᵀ, shape (m, k, n), NT when B was row-major
+// (NN forward) and NN when B was a transposed view (NT forward); dB = Aᵀ·dC, shape (k, n, m),
+// TN, or for an NT mm forward (B = Wᵀ column-major) computed as (dCᵀ·A)ᵀ, shape (n, k, m), TN
+// (bmm, the attention products, has no such case: (k, n, m)). Forward layouts other than NN and
+// NT (which the planner never builds) are treated as NN.
 std::array<Gemm, 2> BackwardGemms(const Gemm& forward);
 
 // The forward FLOPs of one block of `model` for `micro_batch` sequences of `seq_len` tokens,

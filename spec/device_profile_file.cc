@@ -145,6 +145,14 @@ std::optional<MatmulGridValues> ReadGrid(const Json& grid, const std::string& wh
   } else {
     out.dtype = dtype->get<std::string>();
   }
+  const auto layout = grid.find("layout");
+  if (layout != grid.end() &&
+      (!layout->is_string() || (*layout != "nn" && *layout != "nt" && *layout != "tn"))) {
+    Issue(result, "has '" + where + ".layout' = " + Shown(*layout) +
+                      "; it must be \"nn\", \"nt\" or \"tn\"");
+  } else if (layout != grid.end()) {
+    out.layout = layout->get<std::string>();
+  }
   const auto sizes = grid.find("sizes");
   bool sizes_ok = sizes != grid.end() && sizes->is_array() && sizes->size() >= 2 &&
                   sizes->size() <= kMaxMatmulGridSizes;
@@ -171,7 +179,8 @@ std::optional<MatmulGridValues> ReadGrid(const Json& grid, const std::string& wh
                       "finite positive numbers");
   }
   for (auto it = grid.begin(); it != grid.end(); ++it) {
-    if (it.key() != "dtype" && it.key() != "sizes" && it.key() != "flops_per_second") {
+    if (it.key() != "dtype" && it.key() != "layout" && it.key() != "sizes" &&
+        it.key() != "flops_per_second") {
       const std::string key = Cut(it.key());
       Issue(result, "has unknown key '" + where + "." + key + "'");
     }
@@ -300,10 +309,12 @@ void ReadArray(const Json& object, const std::string& key, size_t limit, const s
 }
 
 void ReadArrays(const Json& object, DeviceProfileResult& result, DeviceProfileValues& values) {
-  ReadArray(object, "matmul_grids", 3, "grids, one per dtype", ReadGrid,
+  ReadArray(object, "matmul_grids", 9, "grids, one per dtype and layout", ReadGrid,
             [](const MatmulGridValues& seen, const MatmulGridValues& grid) {
-              return seen.dtype == grid.dtype ? "has two matmul_grids for '" + grid.dtype + "'"
-                                              : std::string();
+              return seen.dtype == grid.dtype && seen.layout == grid.layout
+                         ? "has two matmul_grids for '" + grid.dtype + "' with layout '" +
+                               grid.layout + "'"
+                         : std::string();
             },
             result, values.matmul_grids);
   ReadArray(object, "elementwise_costs", kElementwiseOpNames.size() * 3,
@@ -335,8 +346,9 @@ std::string GridsToJson(const std::vector<MatmulGridValues>& grids) {
   std::string out = "  \"matmul_grids\": [";
   for (size_t g = 0; g < grids.size(); ++g) {
     out += g == 0 ? "\n    {" : ",\n    {";
-    out += "\"dtype\": " + Json(grids[g].dtype).dump() + ", \"sizes\": " + Json(grids[g].sizes).dump() +
-           ",\n     \"flops_per_second\": [";
+    out += "\"dtype\": " + Json(grids[g].dtype).dump() +
+           ", \"layout\": " + Json(grids[g].layout).dump() +
+           ", \"sizes\": " + Json(grids[g].sizes).dump() + ",\n     \"flops_per_second\": [";
     for (size_t i = 0; i < grids[g].flops_per_second.size(); ++i) {
       out += (i == 0 ? "" : (i % 6 == 0 ? ",\n       " : ", ")) + Number(grids[g].flops_per_second[i]);
     }

@@ -21,8 +21,8 @@
 //    "matmul_efficiency": 1, "memory_efficiency": 1, "link_efficiency": 1,
 //    "shared_cores_per_node": 2}
 // and optionally, as `accel calibrate` writes it, matmul throughput by shape
-// (accel.ir.MatmulGrid), at most one grid per dtype:
-//    "matmul_grids": [{"dtype": "fp32", "sizes": [64, 256],
+// (accel.ir.MatmulGrid), at most one grid per (dtype, layout); "layout" is optional ("nn"):
+//    "matmul_grids": [{"dtype": "fp32", "layout": "nt", "sizes": [64, 256],
 //                      "flops_per_second": [8 numbers, (m, n, k) in row-major order]}]
 // and elementwise op costs (accel.ir.ElementwiseCost), at most one per (op, dtype):
 //    "elementwise_costs": [{"op": "gelu_tanh", "dtype": "fp32",
@@ -37,12 +37,14 @@
 namespace accel::spec {
 
 // One matmul throughput grid of a profile file (accel.ir.MatmulGrid): dtype "fp32", "bf16" or
-// "fp16"; 2 to kMaxMatmulGridSizes strictly increasing sizes from 1 to 1048576; sizes³ finite,
-// positive FLOP/s.
+// "fp16"; layout "nn", "nt" or "tn" (accel.ir.MatmulLayout; "nn" when the key is absent); 2 to
+// kMaxMatmulGridSizes strictly increasing sizes from 1 to 1048576; sizes³ finite, positive
+// FLOP/s.
 struct MatmulGridValues {
   std::string dtype;
   std::vector<int64_t> sizes;
   std::vector<double> flops_per_second;
+  std::string layout = "nn";
 };
 
 // The most sizes one grid may have (16³ = 4,096 figures).
@@ -116,7 +118,7 @@ const std::vector<std::string>& DeviceProfileKeys();
 // Parses profile JSON text (at most 1 MiB). Issues (all reported): syntax errors (located),
 // a top level that is not an object, a missing key, an unknown key, a string key that is not a
 // non-empty string, a number that is not finite and positive, an efficiency above 1, a
-// matmul grid that breaks MatmulGridValues' rules or repeats a dtype, an elementwise cost that
+// matmul grid that breaks MatmulGridValues' rules or repeats a (dtype, layout), an elementwise cost that
 // breaks ElementwiseCostValues' rules or repeats an (op, dtype), a worker_scaling entry that
 // breaks WorkerScalingValues' rules or repeats a worker count.
 DeviceProfileResult ParseDeviceProfile(std::string_view json_text);

@@ -22,14 +22,18 @@ absl::StatusOr<double> MeasureMatmulFlopsPerSecond(const std::string& dtype, int
                                                    int repeats);
 
 // FLOP/s of C[m×n] = A[m×k]·B[k×n] in `dtype` on one CPU thread for every (m, n, k) with each
-// of m, n, k in `sizes`, in accel.ir.MatmulGrid order (index (i·S + j)·S + l): 2·m·n·k over
-// the median of five timed batches after one warm-up, each batch repeating the product until
-// it lasts about 2 ms. The median, not the best: the step-time model predicts a typical step
-// (the step-time benchmark's median), and on a shared machine the fastest batch is the one no
-// neighbour disturbed (the elementwise costs are medians too). Errors as
-// MeasureMatmulFlopsPerSecond; InvalidArgument for an empty `sizes` or a size < 1.
+// of m, n, k in `sizes`, in accel.ir.MatmulGrid order (index (i·S + j)·S + l), with the operands
+// laid out as `layout` says (accel.ir.MatmulLayout: "nn" both row-major, "nt" B a transposed
+// view of a row-major [n×k], "tn" A one of a row-major [k×m]): 2·m·n·k over the median of five
+// timed batches after one warm-up (three when one product takes over 50 ms: the slow bf16
+// layouts), each batch repeating the product until it lasts about 2 ms. The median, not the
+// best: the step-time model predicts a typical step (the step-time benchmark's median), and on
+// a shared machine the fastest batch is the one no neighbour disturbed (the elementwise costs
+// are medians too). Errors as MeasureMatmulFlopsPerSecond; InvalidArgument for an empty
+// `sizes`, a size < 1 or an unknown layout.
 absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
-                                                      const std::vector<int64_t>& sizes);
+                                                      const std::vector<int64_t>& sizes,
+                                                      const std::string& layout = "nn");
 
 // Bytes per second of copying a `bytes`-byte fp32 tensor into another on one thread, counting
 // the read and the write (2·bytes over the fastest of `repeats` copies).

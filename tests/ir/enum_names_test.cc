@@ -50,6 +50,7 @@ TEST_CASE("every enum value has its spec name", "[ir][enum]") {
   CheckNames<Severity>(Severity_descriptor());
   CheckNames<Collective>(Collective_descriptor());
   CheckNames<LinkClass>(LinkClass_descriptor());
+  CheckNames<MatmulLayout>(MatmulLayout_descriptor());
 }
 
 TEST_CASE("spec words of the values the plan text shows", "[ir][enum]") {
@@ -60,6 +61,7 @@ TEST_CASE("spec words of the values the plan text shows", "[ir][enum]") {
   CHECK(Name(COLLECTIVE_REDUCE_SCATTER) == "reduce_scatter");
   CHECK(Name(LINK_CLASS_INTER_NODE) == "inter_node");
   CHECK(Name(TOKENIZER_KIND_SENTENCEPIECE) == "sentencepiece");
+  CHECK(Name(MATMUL_LAYOUT_NT) == "nt");
 }
 
 TEST_CASE("dtype names parse back and have their sizes", "[ir][enum]") {
@@ -74,6 +76,15 @@ TEST_CASE("dtype names parse back and have their sizes", "[ir][enum]") {
   CHECK(DtypeBytes(DTYPE_BF16) == 2);
   CHECK(DtypeBytes(DTYPE_FP16) == 2);
   CHECK(DtypeBytes(DTYPE_UNSPECIFIED) == 0);
+}
+
+TEST_CASE("matmul layout names parse back", "[ir][enum]") {
+  for (MatmulLayout l : {MATMUL_LAYOUT_NN, MATMUL_LAYOUT_NT, MATMUL_LAYOUT_TN}) {
+    REQUIRE(ParseMatmulLayout(Name(l)).has_value());
+    CHECK(*ParseMatmulLayout(Name(l)) == l);
+  }
+  CHECK_FALSE(ParseMatmulLayout("tt").has_value());
+  CHECK_FALSE(ParseMatmulLayout("unspecified").has_value());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/plan_writer.h"
@@ -346,25 +347,108 @@ ir::MatmulGrid TwoSizeGrid(ir::Dtype dtype, int64_t lo, int64_t hi, double base,
 TEST_CASE("matmul throughput: grid points exact, log-linear between them, clamped outside") {
   ir::DeviceProfile p = TestProfile();
   *p.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 1e9, 4e9);
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 64, 64, 64), WithinRel(1e9, 1e-12));
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 256, 256, 256), WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 64, 64, 64), WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 256, 256, 256), WithinRel(4e9, 1e-12));
   // 128 is halfway in log2 on every axis: the (hi, hi, hi) corner weighs 1/8 → 4^(1/8) × 1e9.
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 128, 128, 128), WithinRel(1e9 * std::pow(4.0, 0.125), 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 128, 128, 128), WithinRel(1e9 * std::pow(4.0, 0.125), 1e-12));
   // Halfway along k only, m = n = 256: between 1e9 and 4e9 in log → 2e9.
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 256, 256, 128), WithinRel(2e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 256, 256, 128), WithinRel(2e9, 1e-12));
   // Beyond the grid: the edge; below it too (and sizes < 1 count as 1).
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 100000, 9999, 4096), WithinRel(4e9, 1e-12));
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 1, 0, -5), WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 100000, 9999, 4096), WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 1, 0, -5), WithinRel(1e9, 1e-12));
   // Other dtypes without a grid fall back to the peak; the efficiency scales both.
-  CHECK(MatmulFlopsPerSecond(p, ir::DTYPE_BF16, 64, 64, 64) == p.matmul_bf16_flops_per_second());
+  CHECK(MatmulFlopsPerSecond(p, ir::DTYPE_BF16, ir::MATMUL_LAYOUT_NN, 64, 64, 64) == p.matmul_bf16_flops_per_second());
   p.set_matmul_efficiency(0.5);
-  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, 64, 64, 64), WithinRel(0.5e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 64, 64, 64), WithinRel(0.5e9, 1e-12));
   // A malformed grid (7 figures for 2 sizes) is ignored.
   ir::DeviceProfile bad = TestProfile();
   *bad.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 1e9, 4e9);
   bad.mutable_matmul_grids(0)->mutable_flops_per_second()->RemoveLast();
   CHECK(FindMatmulGrid(bad, ir::DTYPE_FP32) == nullptr);
-  CHECK(MatmulFlopsPerSecond(bad, ir::DTYPE_FP32, 64, 64, 64) == bad.matmul_fp32_flops_per_second());
+  CHECK(MatmulFlopsPerSecond(bad, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 64, 64, 64) == bad.matmul_fp32_flops_per_second());
+}
+
+TEST_CASE("matmul throughput: a layout's own grid, else the dtype's nn grid") {
+  ir::DeviceProfile p = TestProfile();
+  *p.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 4e9, 4e9);  // no layout: nn
+  ir::MatmulGrid nt = TwoSizeGrid(ir::DTYPE_FP32, 64, 256, 1e9, 1e9);
+  nt.set_layout(ir::MATMUL_LAYOUT_NT);
+  *p.add_matmul_grids() = nt;
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 64, 64, 64),
+             WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_UNSPECIFIED, 64, 64, 64),
+             WithinRel(4e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NT, 64, 64, 64),
+             WithinRel(1e9, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_TN, 64, 64, 64),
+             WithinRel(4e9, 1e-12));
+  CHECK(FindMatmulGrid(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_TN) == nullptr);
+  CHECK(FindMatmulGrid(p, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NT) == &p.matmul_grids(1));
+  // A layout grid alone does not stand in for the others: they take the peak.
+  ir::DeviceProfile only_nt = TestProfile();
+  *only_nt.add_matmul_grids() = nt;
+  CHECK(MatmulFlopsPerSecond(only_nt, ir::DTYPE_FP32, ir::MATMUL_LAYOUT_NN, 64, 64, 64) ==
+        only_nt.matmul_fp32_flops_per_second());
+}
+
+TEST_CASE("matmul layouts: Conv1D and attention run NN, nn.Linear and the head NT") {
+  ir::Model llama = Gpt2Small();
+  llama.set_arch(ir::ARCHITECTURE_LLAMA);
+  const std::vector<Gemm> gpt2 = LayerForwardGemms(Gpt2Small(), 1024, 2, 1, 1);
+  const std::vector<Gemm> lm = LayerForwardGemms(llama, 1024, 2, 1, 1);
+  REQUIRE(gpt2.size() == 6);
+  REQUIRE(lm.size() == 6);
+  for (size_t i = 0; i < gpt2.size(); ++i) {
+    CHECK(gpt2[i].layout == ir::MATMUL_LAYOUT_NN);
+    CHECK(lm[i].layout == (lm[i].attention ? ir::MATMUL_LAYOUT_NN : ir::MATMUL_LAYOUT_NT));
+  }
+  CHECK(HeadForwardGemm(Gpt2Small(), 1024, 2, 1, 1).layout == ir::MATMUL_LAYOUT_NT);
+  // Grouped keys (4 for 12 query heads) are repeated contiguous: Q·Kᵀ reads Kᵀ as a view.
+  llama.set_num_kv_heads(4);
+  const std::vector<Gemm> gqa = LayerForwardGemms(llama, 1024, 2, 1, 1);
+  CHECK(gqa[1].layout == ir::MATMUL_LAYOUT_NT);
+  CHECK(gqa[2].layout == ir::MATMUL_LAYOUT_NN);
+  // NN forward (m, n, k) = (2, 3, 5): dA = dC·Bᵀ NT (2, 5, 3), dB = Aᵀ·dC TN (5, 3, 2).
+  const std::array<Gemm, 2> nn = BackwardGemms(Gemm{2, 3, 5, 7, true, ir::MATMUL_LAYOUT_NN});
+  CHECK((nn[0].m == 2 && nn[0].n == 5 && nn[0].k == 3 && nn[0].layout == ir::MATMUL_LAYOUT_NT));
+  CHECK((nn[1].m == 5 && nn[1].n == 3 && nn[1].k == 2 && nn[1].layout == ir::MATMUL_LAYOUT_TN));
+  CHECK((nn[0].count == 7 && nn[1].count == 7 && nn[0].attention && nn[1].attention));
+  // NT forward (B = Wᵀ): dA = dC·W NN (2, 5, 3), dB = (dCᵀ·A)ᵀ TN (3, 5, 2).
+  const std::array<Gemm, 2> nt = BackwardGemms(Gemm{2, 3, 5, 1, false, ir::MATMUL_LAYOUT_NT});
+  CHECK((nt[0].m == 2 && nt[0].n == 5 && nt[0].k == 3 && nt[0].layout == ir::MATMUL_LAYOUT_NN));
+  CHECK((nt[1].m == 3 && nt[1].n == 5 && nt[1].k == 2 && nt[1].layout == ir::MATMUL_LAYOUT_TN));
+  // bmm's backward has no column-major case: an NT attention product's dB is (5, 3, 2).
+  const std::array<Gemm, 2> bmm = BackwardGemms(Gemm{2, 3, 5, 4, true, ir::MATMUL_LAYOUT_NT});
+  CHECK((bmm[0].m == 2 && bmm[0].n == 5 && bmm[0].k == 3 && bmm[0].layout == ir::MATMUL_LAYOUT_NN));
+  CHECK((bmm[1].m == 5 && bmm[1].n == 3 && bmm[1].k == 2 && bmm[1].layout == ir::MATMUL_LAYOUT_TN));
+}
+
+TEST_CASE("each product is timed in its layout: a third of the FLOPs in each") {
+  // Forward, input gradient and weight gradient take one layout each (NN, NT, TN in some order)
+  // for gpt2's and llama's blocks and the head alike, so with flat grids of 1e10 (nn), 1e9 (nt)
+  // and 5e9 (tn) FLOP/s the matmul time is (1/1e10 + 1/1e9 + 1/5e9) / (3/1e10) = 13/3 of an
+  // all-1e10 profile's.
+  for (const char* arch : {"gpt2", "llama"}) {
+    testing::Planned planned = testing::PlanYaml(
+        kCpuSpec, {"cluster.devices_per_node=1", std::string("model.arch=") + arch,
+                   "model.ffn_hidden_size=344"});
+    REQUIRE(planned.result.ok);
+    ir::DeviceProfile flat = TestProfile(), layouts = TestProfile();
+    *flat.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 16, 4096, 1e10, 1e10);
+    const std::array<std::pair<ir::MatmulLayout, double>, 3> rates = {
+        {{ir::MATMUL_LAYOUT_NN, 1e10}, {ir::MATMUL_LAYOUT_NT, 1e9}, {ir::MATMUL_LAYOUT_TN, 5e9}}};
+    for (const auto& [layout, rate] : rates) {
+      ir::MatmulGrid g = TwoSizeGrid(ir::DTYPE_FP32, 16, 4096, rate, rate);
+      g.set_layout(layout);
+      *layouts.add_matmul_grids() = g;
+    }
+    auto base = EstimateStepTime(planned.result.plan, flat);
+    auto timed = EstimateStepTime(planned.result.plan, layouts);
+    REQUIRE(base.ok());
+    REQUIRE(timed.ok());
+    CHECK_THAT(timed->stages(0).matmul_seconds(),
+               WithinRel(base->stages(0).matmul_seconds() * 13 / 3, 1e-12));
+  }
 }
 
 TEST_CASE("a block's matmul shapes add up to its FLOPs, forward and backward") {
@@ -418,7 +502,7 @@ TEST_CASE("with a matmul grid each product is timed at its own shape") {
   *shaped.add_matmul_grids() = g;
   const Gemm qkv = LayerForwardGemms(plan.model(), 128, 4, 1, 1)[0];
   CHECK((qkv.m == 512 && qkv.n == 384 && qkv.k == 128));
-  CHECK_THAT(MatmulFlopsPerSecond(shaped, ir::DTYPE_FP32, qkv.m, qkv.n, qkv.k), WithinRel(1e10, 1e-12));
+  CHECK_THAT(MatmulFlopsPerSecond(shaped, ir::DTYPE_FP32, qkv.layout, qkv.m, qkv.n, qkv.k), WithinRel(1e10, 1e-12));
   ir::DeviceProfile slow = TestProfile(), fast = TestProfile();
   *slow.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 128, 512, 1e9, 1e9);
   *fast.add_matmul_grids() = TwoSizeGrid(ir::DTYPE_FP32, 128, 512, 1e10, 1e10);
@@ -540,7 +624,7 @@ TEST_CASE("estimate-step-time picks the device's built-in profile and records wh
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CPU, "") == "cpu");
 }
 
-TEST_CASE("a profile file's worker scaling reaches the plan and its summary") {
+TEST_CASE("a profile file's worker scaling and grids reach the plan and its summary") {
   spec::DeviceProfileValues v;
   v.name = "cpu-calibrated";
   v.source = "test";
@@ -552,6 +636,8 @@ TEST_CASE("a profile file's worker scaling reaches the plan and its summary") {
   v.matmul_efficiency = v.memory_efficiency = v.link_efficiency = 1;
   v.shared_cores_per_node = 2;
   v.worker_scaling = {{1, 0.62}, {2, 1}, {4, 0.81}};
+  v.matmul_grids = {{"fp32", {1, 2}, std::vector<double>(8, 1e9)},
+                    {"bf16", {1, 2}, std::vector<double>(8, 2e9), "nt"}};
   const std::string path =
       std::filesystem::temp_directory_path() / ("accel_scaling_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << spec::DeviceProfileToJson(v);
@@ -564,9 +650,15 @@ TEST_CASE("a profile file's worker scaling reaches the plan and its summary") {
   CHECK(p.worker_scaling(0).efficiency() == 0.62);
   CHECK(p.worker_scaling(2).workers_per_node() == 4);
   CHECK(p.worker_scaling(2).efficiency() == 0.81);
+  REQUIRE(p.matmul_grids_size() == 2);
+  CHECK(p.matmul_grids(0).layout() == ir::MATMUL_LAYOUT_NN);
+  CHECK(p.matmul_grids(1).dtype() == ir::DTYPE_BF16);
+  CHECK(p.matmul_grids(1).layout() == ir::MATMUL_LAYOUT_NT);
+  CHECK(p.matmul_grids(1).flops_per_second(7) == 2e9);
   CHECK_THAT(ir::PlanSummary(planned.result.plan),
-             Catch::Matchers::Contains("; worker efficiency by workers per node 1 x 0.62, 2 x 1.00, "
-                                       "4 x 0.81\n"));
+             Catch::Matchers::Contains("  measured: matmul throughput by shape for fp32 nn, bf16 nt; "
+                                       "0 elementwise op costs; worker efficiency by workers per "
+                                       "node 1 x 0.62, 2 x 1.00, 4 x 0.81\n"));
 }
 
 TEST_CASE("an unknown device profile name is E0801 at the field, with did-you-mean") {

@@ -47,14 +47,29 @@ TEST_CASE("matmul grids read back exactly and stay optional") {
   DeviceProfileValues v = Sample();
   v.matmul_grids.push_back({"fp32", {64, 256}, {1, 2, 3, 4, 5, 6, 7, 8.123456789012345e10}});
   v.matmul_grids.push_back({"bf16", {16, 32}, {9, 9, 9, 9, 9, 9, 9, 9}});
+  v.matmul_grids.push_back({"bf16", {16, 32}, {3, 3, 3, 3, 3, 3, 3, 3}, "nt"});
   DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
   REQUIRE(r.issues.empty());
-  REQUIRE(r.values->matmul_grids.size() == 2);
+  REQUIRE(r.values->matmul_grids.size() == 3);
   CHECK(r.values->matmul_grids[0].dtype == "fp32");
+  CHECK(r.values->matmul_grids[0].layout == "nn");
   CHECK(r.values->matmul_grids[0].sizes == std::vector<int64_t>{64, 256});
   CHECK(r.values->matmul_grids[0].flops_per_second == v.matmul_grids[0].flops_per_second);
   CHECK(r.values->matmul_grids[1].dtype == "bf16");
+  CHECK(r.values->matmul_grids[2].dtype == "bf16");
+  CHECK(r.values->matmul_grids[2].layout == "nt");
+  CHECK(r.values->matmul_grids[2].flops_per_second == v.matmul_grids[2].flops_per_second);
   CHECK(ParseDeviceProfile(DeviceProfileToJson(Sample())).values->matmul_grids.empty());
+}
+
+TEST_CASE("a matmul grid without a layout is nn, as profiles written before layouts are") {
+  std::string text = DeviceProfileToJson(Sample());
+  text.insert(text.rfind('}'), R"(, "matmul_grids": [{"dtype": "fp32", "sizes": [1, 2],
+      "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]}])");
+  DeviceProfileResult r = ParseDeviceProfile(text);
+  REQUIRE(r.issues.empty());
+  REQUIRE(r.values->matmul_grids.size() == 1);
+  CHECK(r.values->matmul_grids[0].layout == "nn");
 }
 
 // The profile `Sample()` with its "matmul_grids" value replaced by `grids` (JSON text).
@@ -71,8 +86,8 @@ std::vector<std::string> GridIssues(const std::string& grids) {
 
 TEST_CASE("bad matmul grids are named field by field") {
   CHECK(GridIssues("{}") == std::vector<std::string>{
-            "has 'matmul_grids' = an object; it must be an array of at most 3 grids, one per "
-            "dtype"});
+            "has 'matmul_grids' = an object; it must be an array of at most 9 grids, one per "
+            "dtype and layout"});
   CHECK(GridIssues("[1]") == std::vector<std::string>{
             "has 'matmul_grids[0]' = 1; it must be an object"});
   CHECK(GridIssues(R"([{"dtype": "int8", "sizes": [4, 2], "flops_per_second": [1], "x": 1}])") ==
@@ -91,8 +106,18 @@ TEST_CASE("bad matmul grids are named field by field") {
             "numbers"});
   const std::string grid = R"({"dtype": "fp16", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]})";
   CHECK(GridIssues("[" + grid + ", " + grid + "]") ==
-        std::vector<std::string>{"has two matmul_grids for 'fp16'"});
+        std::vector<std::string>{"has two matmul_grids for 'fp16' with layout 'nn'"});
   CHECK(GridIssues("[" + grid + "]").empty());
+  const std::string nt = R"({"dtype": "fp16", "layout": "nt", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]})";
+  CHECK(GridIssues("[" + grid + ", " + nt + "]").empty());
+  CHECK(GridIssues("[" + nt + ", " + nt + "]") ==
+        std::vector<std::string>{"has two matmul_grids for 'fp16' with layout 'nt'"});
+  CHECK(GridIssues(R"([{"dtype": "fp32", "layout": "tt", "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]}])") ==
+        std::vector<std::string>{
+            "has 'matmul_grids[0].layout' = \"tt\"; it must be \"nn\", \"nt\" or \"tn\""});
+  CHECK(GridIssues(R"([{"dtype": "fp32", "layout": 2, "sizes": [1, 2], "flops_per_second": [1, 1, 1, 1, 1, 1, 1, 1]}])") ==
+        std::vector<std::string>{
+            "has 'matmul_grids[0].layout' = 2; it must be \"nn\", \"nt\" or \"tn\""});
 }
 
 TEST_CASE("elementwise costs read back exactly and stay optional") {

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,27 +19,18 @@
 #include "executor/train/autocast.h"
 #include "executor/train/trainer.h"
 #include "planner/executor_activations.h"
+#include "tests/executor/cpu_flags.h"
 
 namespace accel::exec {
 namespace {
 
-// Whether this CPU has bf16 instructions (AVX512-BF16 or AMX-BF16, /proc/cpuinfo flags). The
-// bf16 coefficients of planner/executor_activations.h were fitted on such a CPU, whose oneDNN
-// kernels allocate more scratch than LibTorch's fallback: on an AVX2-only AMD EPYC VM
-// (2026-11-24) a GPT-2 block with bf16 parameters measured up to 29% fewer transient bytes
-// (forward 81,920 B against 114,688 estimated, backward 163,840 against 212,992), Llama with bf16
-// compute 16% fewer. There an estimate may exceed the measurement by up to 45% but fall short
-// of it by no more than its stated tolerance.
-bool CpuHasBf16Instructions() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    return line.find(" avx512_bf16") != std::string::npos ||
-           line.find(" amx_bf16") != std::string::npos;
-  }
-  return false;
-}
+// The bf16 coefficients of planner/executor_activations.h were fitted on a CPU with bf16
+// instructions (CpuHasBf16Instructions), whose oneDNN kernels allocate more scratch than
+// LibTorch's fallback: on an AVX2-only AMD EPYC VM (2026-11-24) a GPT-2 block with bf16
+// parameters measured up to 29% fewer transient bytes (forward 81,920 B against 114,688
+// estimated, backward 163,840 against 212,992), Llama with bf16 compute 16% fewer. There an
+// estimate may exceed the measurement by up to 45% but fall short of it by no more than its
+// stated tolerance.
 
 // measured against estimated for 16-bit shapes whose stated tolerance is `percent`, on either
 // kind of CPU (CpuHasBf16Instructions).
