@@ -72,9 +72,10 @@ std::vector<int64_t> TransposedGridSizes(const std::vector<int64_t>& sizes, int6
   return out;
 }
 
-// Matmul grids per dtype, measured on `cores` cores at once: "nn" over `sizes`, "nt" and "tn"
-// (the backward products' layouts, and nn.Linear's forward) over TransposedGridSizes; a dtype
-// without a CPU matmul is left out, with a note.
+// Matmul grids per dtype, measured on `cores` cores at once: "nn" over options.matmul_sizes,
+// "nt" and "tn" (the backward products' layouts, and nn.Linear's forward) over
+// TransposedGridSizes; a dtype without a CPU matmul, or a layout that fails, is left out, with a
+// note.
 std::vector<spec::MatmulGridValues> MatmulGrids(const CalibrateCommandOptions& options, int cores,
                                                 std::ostream& out, std::string& notes) {
   std::vector<spec::MatmulGridValues> grids;
@@ -87,8 +88,12 @@ std::vector<spec::MatmulGridValues> MatmulGrids(const CalibrateCommandOptions& o
       absl::StatusOr<std::vector<double>> flops = exec::MeasureOnEveryCore(
           cores, [&] { return exec::MeasureMatmulGrid(dtype, sizes, layout); });
       if (!flops.ok()) {
-        notes += std::string("; no ") + dtype + " matmul grid";
-        break;
+        // Without an nn grid the dtype has no CPU matmul at all: its other layouts are skipped.
+        const bool nn = std::string(layout) == "nn";
+        notes += std::string("; no ") + dtype + (nn ? "" : std::string(" ") + layout) +
+                 " matmul grid";
+        if (nn) break;
+        continue;
       }
       const auto [low, high] = std::minmax_element(flops->begin(), flops->end());
       out << "matmul " << dtype << " " << layout << " by shape, " << sizes.front() << " to "

@@ -57,7 +57,8 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   const ir::MatmulLayout linear = llama ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
   // Grouped keys are repeated to every query head by repeat_interleave, which leaves them
   // contiguous: Kᵀ is then a transposed view, not a copy.
-  const ir::MatmulLayout scores = llama && kv != heads ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
+  const ir::MatmulLayout scores =
+      llama && kv != heads ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
   std::vector<Gemm> gemms;
   gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false, linear});
   gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true, scores});

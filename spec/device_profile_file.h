@@ -118,9 +118,9 @@ const std::vector<std::string>& DeviceProfileKeys();
 // Parses profile JSON text (at most 1 MiB). Issues (all reported): syntax errors (located),
 // a top level that is not an object, a missing key, an unknown key, a string key that is not a
 // non-empty string, a number that is not finite and positive, an efficiency above 1, a
-// matmul grid that breaks MatmulGridValues' rules or repeats a (dtype, layout), an elementwise cost that
-// breaks ElementwiseCostValues' rules or repeats an (op, dtype), a worker_scaling entry that
-// breaks WorkerScalingValues' rules or repeats a worker count.
+// matmul grid that breaks MatmulGridValues' rules or repeats a (dtype, layout), an elementwise
+// cost that breaks ElementwiseCostValues' rules or repeats an (op, dtype), a worker_scaling
+// entry that breaks WorkerScalingValues' rules or repeats a worker count.
 DeviceProfileResult ParseDeviceProfile(std::string_view json_text);
 
 // Reads and parses the file at `path`; E0204 when it cannot be read.
