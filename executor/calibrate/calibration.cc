@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "executor/blas_threads.h"
 #include "executor/calibrate/timing.h"
 #include "executor/communicator.h"
+#include "ir/enum_names.h"
 
 namespace accel::exec {
 namespace {
@@ -128,9 +130,8 @@ absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
                                                       const std::string& layout) {
   absl::StatusOr<at::ScalarType> type = MatmulType(dtype);
   if (!type.ok()) return type.status();
-  if (layout != "nn" && layout != "nt" && layout != "tn") {
-    return absl::InvalidArgumentError("unknown matmul layout '" + layout + "'");
-  }
+  const std::optional<ir::MatmulLayout> operands = ir::ParseMatmulLayout(layout);
+  if (!operands) return absl::InvalidArgumentError("unknown matmul layout '" + layout + "'");
   if (sizes.empty()) return absl::InvalidArgumentError("no matmul sizes");
   for (int64_t size : sizes) {
     if (size < 1) return absl::InvalidArgumentError("matrix size must be positive");
@@ -143,10 +144,10 @@ absl::StatusOr<std::vector<double>> MeasureMatmulGrid(const std::string& dtype,
       for (int64_t n : sizes) {
         for (int64_t k : sizes) {
           // A transposed view reaches BLAS as transa/transb over the row-major original.
-          const at::Tensor a = layout == "tn" ? at::randn({k, m}).to(*type).t()
-                                              : at::randn({m, k}).to(*type);
-          const at::Tensor b = layout == "nt" ? at::randn({n, k}).to(*type).t()
-                                              : at::randn({k, n}).to(*type);
+          const at::Tensor a = *operands == ir::MATMUL_LAYOUT_TN ? at::randn({k, m}).to(*type).t()
+                                                                 : at::randn({m, k}).to(*type);
+          const at::Tensor b = *operands == ir::MATMUL_LAYOUT_NT ? at::randn({n, k}).to(*type).t()
+                                                                 : at::randn({k, n}).to(*type);
           const double work = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                               static_cast<double>(k);
           flops.push_back(work / TimeMatmul(a, b));
