@@ -20,6 +20,13 @@ void AddUnit(StageShardTotals& t, bool skip_backward, int64_t local, int64_t sha
   ++t.backward_gather_units;
 }
 
+// Counts one parameter of `local` elements with tp split `tp_dim` into its stage.
+void AddTpReplicated(StageShardTotals& t, int tp_dim, int64_t local) {
+  if (tp_dim >= 0) return;
+  ++t.tp_replicated_params;
+  t.tp_replicated_elements += local;
+}
+
 StageShardTotals& At(ShardTotals& totals, int32_t stage) {
   if (stage < 0) stage = 0;
   if (static_cast<size_t>(stage) >= totals.stages.size()) totals.stages.resize(stage + 1);
@@ -97,11 +104,12 @@ ShardTotals ShardTotalsFromPlan(const ir::Plan& plan) {
   const bool tied = plan.model().tie_word_embeddings();
   for (const ir::ShardUnit& u : plan.sharding().units()) {
     int64_t gathered = 0;
+    StageShardTotals& stage = At(totals, u.stage());
     for (const ir::Parameter& p : u.parameters()) {
       if (!p.persistent()) gathered += p.shard_count();
+      AddTpReplicated(stage, p.tp_dim(), p.local_count());
     }
-    AddUnit(At(totals, u.stage()), tied && u.name() == "embeddings", u.local_count(),
-            u.shard_count(), gathered);
+    AddUnit(stage, tied && u.name() == "embeddings", u.local_count(), u.shard_count(), gathered);
   }
   // Plan order is the order buckets open: a bucket's stage totals take it as their last.
   for (const ir::Bucket& b : plan.sharding().buckets()) {
@@ -118,16 +126,18 @@ ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, boo
   totals.stages.resize(std::max(layout.units.back().stage, 0) + 1);
   for (const UnitLayout& u : layout.units) {
     int64_t local = 0, shard = 0, gathered = 0;
+    StageShardTotals& stage = At(totals, u.stage);
     for (int64_t i = 0; i < layout.Size(u); ++i) {
       const ParamInfo& p = layout.Param(u, i);
+      AddTpReplicated(stage, p.tp_dim, p.local_count);
       // The search plans thousands of unsharded layouts: skip the division there.
       const int64_t n = degree == 1 ? p.local_count : ShardCount(p, degree);
       local += p.local_count;
       shard += n;
       if (!(stage3 && p.local_count <= persistence)) gathered += n;
     }
-    AddUnit(At(totals, u.stage), tie_word_embeddings && u.kind == UnitLayout::Kind::kEmbeddings,
-            local, shard, gathered);
+    AddUnit(stage, tie_word_embeddings && u.kind == UnitLayout::Kind::kEmbeddings, local, shard,
+            gathered);
   }
   // Bucket bytes are elements × bytes_per, so summing per parameter gives each bucket's bytes.
   WalkBuckets(layout, cap, [&](const ParamInfo& p, int32_t stage, bool opens) {

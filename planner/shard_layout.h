@@ -99,6 +99,11 @@ struct StageShardTotals {
   int64_t buckets = 0;
   int64_t bucket_bytes = 0;       // Σ Bucket.bytes
   int64_t last_bucket_bytes = 0;  // bytes of the stage's last bucket (the last to reduce)
+  // Parameters every tp rank holds whole (ir::Parameter.tp_dim −1: norms, row-parallel biases,
+  // learned positions) and their elements: under sequence parallelism each sees a part of the
+  // sequence, so the executor sums each one's gradient over tp in every micro-step's backward.
+  int64_t tp_replicated_params = 0;
+  int64_t tp_replicated_elements = 0;
 };
 
 // Per-stage totals, indexed by pipeline stage; a stage without units reads as zeros.

@@ -85,7 +85,7 @@ struct Term {
 class Terms {
  public:
   Terms(const ir::Plan& plan, const GroupLinks& links) : plan_(plan), links_(links) {
-    terms_.reserve(16);  // every term a stage can have: one allocation
+    terms_.reserve(20);  // every term a stage can have: one allocation
   }
 
   // `calls` collectives of `bytes_per_call` over `group`; returns the term (or nullptr), valid
@@ -308,8 +308,31 @@ StageShape ShapeOf(const ir::Plan& plan, int32_t stage) {
   return shape;
 }
 
-void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m, double activation,
-                       Terms& terms) {
+// The embedding's and the head's collectives (see the header); `sp`: sequence parallel.
+void AddTensorParallelEnds(const ir::Plan& plan, const StageShape& shape, int64_t m, bool sp,
+                           double activation, Terms& terms) {
+  if (shape.embedding && sp) {
+    terms.Add("tp", Collective::kReduceScatter, "vocabulary-parallel embedding output (sequence parallel)",
+              m, activation);
+    terms.Add("tp", Collective::kAllGather, "embedding output gradient (sequence parallel)", m, activation);
+  } else if (shape.embedding) {
+    terms.Add("tp", Collective::kAllReduce, "vocabulary-parallel embedding output", m, activation);
+  }
+  if (!shape.head) return;
+  if (sp) {
+    terms.Add("tp", Collective::kAllGather, "head input (sequence parallel)", m, activation);
+    terms.Add("tp", Collective::kReduceScatter, "head input gradient (sequence parallel)", m, activation);
+  } else {
+    terms.Add("tp", Collective::kAllReduce, "head input gradient", m, activation);
+  }
+  const double loss = static_cast<double>(plan.batch().micro_batch_size() *
+                                          plan.batch().seq_len()) * 4.0;
+  terms.Add("tp", Collective::kAllReduce, "vocabulary-parallel loss (max, target, sum exp)",
+            3 * m, loss);
+}
+
+void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, const StageShardTotals& shards,
+                       int64_t m, double activation, Terms& terms) {
   const bool sp = plan.mesh().sequence_parallel();
   const bool full = plan.training().recompute() == ir::RECOMPUTE_FULL;
   const int64_t per_block = (full ? 3 : 2) * 2;  // collectives of each kind per block, both ways
@@ -323,27 +346,25 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, int64_t m,
     terms.Add("tp", Collective::kAllReduce, "block outputs and input gradients of tp regions",
               blocks * per_block, activation);
   }
+  const double param_bytes = static_cast<double>(BytesOr4(plan.precision().param_dtype()));
+  if (sp && shards.tp_replicated_params > 0) {
+    terms.Add("tp", Collective::kAllReduce, "gradients of replicated parameters (sequence parallel)",
+              m * shards.tp_replicated_params,
+              static_cast<double>(shards.tp_replicated_elements) * param_bytes /
+                  static_cast<double>(shards.tp_replicated_params));
+  }
   // Replicated key/value heads: each k/v projection weight (and bias) gradient is summed over
   // the ranks holding the head, from a gradient hook in every micro-step's backward.
   const ir::Model& model = plan.model();
   if (model.kv_head_replicas() > 1) {
     const int64_t d = model.head_dim() > 0 ? model.head_dim()
                                            : model.hidden_size() / std::max<int64_t>(model.num_heads(), 1);
-    const double bytes = static_cast<double>(d * (model.hidden_size() + (model.qkv_bias() ? 1 : 0)) *
-                                             BytesOr4(plan.precision().param_dtype()));
+    const double bytes = static_cast<double>(d * (model.hidden_size() + (model.qkv_bias() ? 1 : 0))) *
+                         param_bytes;
     terms.Add("tp_kv", Collective::kAllReduce, "key/value projection gradients (replicated heads)",
               m * shape.layers * (model.qkv_bias() ? 4 : 2), bytes / (model.qkv_bias() ? 2 : 1));
   }
-  if (shape.embedding) {
-    terms.Add("tp", Collective::kAllReduce, "vocabulary-parallel embedding output", m, activation);
-  }
-  if (shape.head) {
-    terms.Add("tp", Collective::kAllReduce, "head input gradient", m, activation);
-    const double loss = static_cast<double>(plan.batch().micro_batch_size() *
-                                            plan.batch().seq_len()) * 4.0;
-    terms.Add("tp", Collective::kAllReduce, "vocabulary-parallel loss (max, target, sum exp)",
-              3 * m, loss);
-  }
+  AddTensorParallelEnds(plan, shape, m, sp, activation, terms);
 }
 
 // Context parallelism by ring attention (Liu et al. 2023, arXiv 2310.01889; torchtitan and
@@ -399,7 +420,7 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
                             static_cast<double>(plan.batch().seq_len() / cp) *
                             static_cast<double>(plan.model().hidden_size()) *
                             static_cast<double>(BytesOr4(compute));
-  AddTensorParallel(plan, shape, m, activation, terms);
+  AddTensorParallel(plan, shape, shards, m, activation, terms);
   AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
   AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;

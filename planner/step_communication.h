@@ -42,7 +42,11 @@
 //   sequence parallelism two all-gathers and two reduce-scatters each way; full recompute
 //   repeats the forward ones; the vocabulary-parallel embedding all-reduces its output (first
 //   stage), the head's input gradient is all-reduced in backward and the vocabulary-parallel
-//   loss all-reduces three b·s fp32 vectors (last stage). Exposed.
+//   loss all-reduces three b·s fp32 vectors (last stage). With sequence parallelism the
+//   embedding output is reduce-scattered instead (its gradient all-gathered in backward), the
+//   head's input all-gathered (its gradient reduce-scattered), and every tp-replicated
+//   parameter's gradient (StageShardTotals::tp_replicated_params, param dtype) all-reduced in
+//   every micro-step's backward, as executor/models/causal_lm.cc does. Exposed.
 // - pipeline: per microbatch one activation (forward) and one gradient (backward) of b·s·h
 //   (/ tp with sequence parallelism) to or from each neighbouring stage. Exposed.
 namespace accel::planner {

@@ -46,6 +46,8 @@ void CheckEqual(const ShardTotals& a, const ShardTotals& b) {
     CHECK(x.buckets == y.buckets);
     CHECK(x.bucket_bytes == y.bucket_bytes);
     CHECK(x.last_bucket_bytes == y.last_bucket_bytes);
+    CHECK(x.tp_replicated_params == y.tp_replicated_params);
+    CHECK(x.tp_replicated_elements == y.tp_replicated_elements);
   }
 }
 

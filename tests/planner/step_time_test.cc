@@ -9,10 +9,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ir/enum_names.h"
 #include "ir/plan_writer.h"
 #include "planner/collective_cost.h"
 #include "planner/device_profiles.h"
@@ -212,6 +214,45 @@ TEST_CASE("tensor parallel: four all-reduces per block and micro-step, never hid
     CHECK(t.exposed_seconds() == t.seconds());
   }
   CHECK(found);
+}
+
+TEST_CASE("sequence parallel: every tp collective the executor issues, by kind") {
+  // gpt2, 4 blocks, 1 micro-step, tp 2 with sequence parallelism: per block an all-gather and a
+  // reduce-scatter around attention and around the MLP, each way; the embedding output is
+  // reduce-scattered (its gradient all-gathered), the head input all-gathered (its gradient
+  // reduce-scattered); the gradients of the 27 tp-replicated parameters (wpe, per block ln_1 and
+  // ln_2 weight and bias and the two c_proj biases, ln_f weight and bias) are all-reduced, and
+  // the loss all-reduces three vectors: 39 + 27 collectives (executor/models/causal_lm.cc).
+  testing::Planned planned = testing::PlanYaml(
+      kCpuSpec, {"parallel.data_replicate=1", "parallel.tensor=2", "parallel.sequence_parallel=true"});
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  int64_t replicated = 0, replicated_elements = 0;
+  for (const ir::ShardUnit& u : plan.sharding().units()) {
+    for (const ir::Parameter& p : u.parameters()) {
+      if (p.tp_dim() >= 0) continue;
+      ++replicated;
+      replicated_elements += p.local_count();
+    }
+  }
+  REQUIRE(replicated == 27);
+  auto terms = StageCommunication(plan, TestProfile(), 0, 100.0);
+  REQUIRE(terms.ok());
+  std::map<std::string, int64_t> calls;
+  int64_t total = 0;
+  for (const ir::CommunicationTime& t : *terms) {
+    if (t.group() != "tp") continue;
+    calls[std::string(ir::Name(t.collective()))] += t.calls();
+    total += t.calls();
+    if (t.what() == "gradients of replicated parameters (sequence parallel)") {
+      CHECK(t.calls() == replicated);
+      CHECK(t.bytes() == replicated_elements * 4);  // fp32 gradients
+    }
+  }
+  CHECK(calls["all_gather"] == 4 * 4 + 2);
+  CHECK(calls["reduce_scatter"] == 4 * 4 + 2);
+  CHECK(calls["all_reduce"] == 27 + 3);
+  CHECK(total == 39 + 27);
 }
 
 TEST_CASE("the bubble is f/(1-f) of the slowest stage's time, f from the plan's schedule") {

@@ -1,0 +1,88 @@
+#include "executor/comm_timer.h"
+
+#include <chrono>
+#include <utility>
+
+#include <ATen/ATen.h>
+
+namespace accel::exec {
+
+void CollectiveTimer::Add(double seconds) {
+  nanos_ += static_cast<int64_t>(seconds * 1e9);
+  ++calls_;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class TimedCommunicator final : public Communicator {
+ public:
+  TimedCommunicator(std::shared_ptr<Communicator> inner, std::shared_ptr<CollectiveTimer> timer)
+      : inner_(std::move(inner)), timer_(std::move(timer)) {}
+
+  int Rank() const override { return inner_->Rank(); }
+  int Size() const override { return inner_->Size(); }
+  const std::vector<int>& GlobalRanks() const override { return inner_->GlobalRanks(); }
+  std::string BackendName() const override { return inner_->BackendName(); }
+
+  absl::Status AllReduce(at::Tensor& tensor, ReduceOp op) override {
+    return Timed([&] { return inner_->AllReduce(tensor, op); });
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor tensor,
+                                                              ReduceOp op) override {
+    return inner_->AllReduceAsync(std::move(tensor), op);
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor input,
+                                                              at::Tensor output) override {
+    return inner_->AllGatherAsync(std::move(input), std::move(output));
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor input,
+                                                                  at::Tensor output,
+                                                                  ReduceOp op) override {
+    return inner_->ReduceScatterAsync(std::move(input), std::move(output), op);
+  }
+  absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
+    return Timed([&] { return inner_->AllGather(input, output); });
+  }
+  absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp op) override {
+    return Timed([&] { return inner_->ReduceScatter(input, output, op); });
+  }
+  absl::Status Broadcast(at::Tensor& tensor, int root) override {
+    return Timed([&] { return inner_->Broadcast(tensor, root); });
+  }
+  absl::Status Send(const at::Tensor& tensor, int dst, int tag) override {
+    return Timed([&] { return inner_->Send(tensor, dst, tag); });
+  }
+  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
+                                                         int tag) override {
+    return inner_->SendAsync(std::move(tensor), dst, tag);
+  }
+  absl::Status Recv(at::Tensor& tensor, int src, int tag) override {
+    return Timed([&] { return inner_->Recv(tensor, src, tag); });
+  }
+  absl::Status Barrier() override {
+    return Timed([&] { return inner_->Barrier(); });
+  }
+
+ private:
+  template <typename Call>
+  absl::Status Timed(Call call) {
+    const Clock::time_point start = Clock::now();
+    absl::Status status = call();
+    timer_->Add(std::chrono::duration<double>(Clock::now() - start).count());
+    return status;
+  }
+
+  std::shared_ptr<Communicator> inner_;
+  std::shared_ptr<CollectiveTimer> timer_;
+};
+
+}  // namespace
+
+std::shared_ptr<Communicator> WithTimer(std::shared_ptr<Communicator> inner,
+                                        std::shared_ptr<CollectiveTimer> timer) {
+  return std::make_shared<TimedCommunicator>(std::move(inner), std::move(timer));
+}
+
+}  // namespace accel::exec
