@@ -21,6 +21,10 @@ std::string JsonOptional(const std::optional<int64_t>& v) {
   return v.has_value() ? absl::StrCat(*v) : "null";
 }
 
+std::string JsonOptional(const std::optional<double>& v) {
+  return v.has_value() ? JsonNumber(*v) : "null";
+}
+
 }  // namespace
 
 std::string StepRecordJson(const StepRecord& r) {
@@ -38,6 +42,7 @@ std::string StepRecordJson(const StepRecord& r) {
       ",\"buckets_launched_in_backward\":", r.buckets_launched_in_backward,
       ",\"backward_seconds\":", JsonNumber(r.backward_seconds),
       ",\"comm_wait_seconds\":", JsonNumber(r.comm_wait_seconds),
+      ",\"tp_comm_seconds\":", JsonOptional(r.tp_comm_seconds),
       ",\"loss_scale\":", JsonNumber(r.loss_scale), ",\"skipped\":", r.skipped ? "true" : "false",
       ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), "}");
 }
@@ -53,6 +58,16 @@ std::string PipelineJson(const RunSummary& s) {
                       ",\"measured_wait_per_stage\":[", absl::StrJoin(waits, ","), "]}");
 }
 
+// ,"tensor_parallel":{...} or nothing without tensor parallelism.
+std::string TensorParallelJson(const RunSummary& s) {
+  if (!s.tensor_parallel.has_value()) return "";
+  const RunSummary::TensorParallelTime& t = *s.tensor_parallel;
+  return absl::StrCat(",\"tensor_parallel\":{\"collectives_per_step\":", JsonNumber(t.collectives_per_step),
+                      ",\"seconds_per_step\":", JsonNumber(t.seconds_per_step),
+                      ",\"planned_collectives_per_step\":", t.planned_collectives_per_step,
+                      ",\"planned_exposed_seconds\":", JsonNumber(t.planned_exposed_seconds), "}");
+}
+
 }  // namespace
 
 std::string RunSummaryJson(const RunSummary& s) {
@@ -61,7 +76,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                       ",\"tokens_per_second\":", JsonNumber(s.tokens_per_second),
                       ",\"world_size\":", s.world_size,
                       ",\"stopped\":", s.stopped ? "true" : "false",
-                      ",\"memory\":", s.memory_json.value_or("null"), PipelineJson(s), "}\n");
+                      ",\"memory\":", s.memory_json.value_or("null"), PipelineJson(s),
+                      TensorParallelJson(s), "}\n");
 }
 
 absl::Status MetricsFile::Open(const std::string& path, int64_t resumed_step) {

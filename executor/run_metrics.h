@@ -36,6 +36,9 @@ struct StepRecord {
   int64_t buckets_launched_in_backward = 0;
   double backward_seconds = 0;
   double comm_wait_seconds = 0;         // time spent waiting for gradient collectives
+  // Tensor parallelism only: wall seconds this rank spent inside the model's tensor-parallel
+  // collectives this step (transfer, reduction and waiting for the peers; executor/comm_timer.h).
+  std::optional<double> tp_comm_seconds;
   double loss_scale = 1;                // the step's loss scale (1 without loss scaling)
   bool skipped = false;                 // gradients overflowed: the optimizer did not step
   double unix_time = 0;
@@ -60,6 +63,18 @@ struct RunSummary {
   // written as {"planned_bubble": x, "measured_wait_per_stage": [...]}.
   std::optional<double> planned_bubble;
   std::vector<double> measured_wait_per_stage;
+  // Tensor parallelism only: rank 0's tensor-parallel collectives per timed step, measured (calls
+  // and seconds) and as the plan's step-time estimate counts them (calls, and the exposed
+  // seconds of the plan's "tp" and "tp_kv" CommunicationTime entries), written as
+  // {"collectives_per_step": n, "seconds_per_step": x, "planned_collectives_per_step": n,
+  // "planned_exposed_seconds": x}.
+  struct TensorParallelTime {
+    double collectives_per_step = 0;
+    double seconds_per_step = 0;
+    int64_t planned_collectives_per_step = 0;
+    double planned_exposed_seconds = 0;
+  };
+  std::optional<TensorParallelTime> tensor_parallel;
 };
 
 // The summary as one JSON object plus a newline.

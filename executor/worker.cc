@@ -25,6 +25,7 @@
 #include "executor/checkpoint/hf_config.h"
 #include "executor/checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/tp_layout.h"
+#include "executor/comm_timer.h"
 #include "executor/communicator.h"
 #include "executor/data/byte_tokenizer.h"
 #include "executor/data/plan_tokens.h"
@@ -360,6 +361,8 @@ struct RunState {
   bool resumed;
   bool measure_tensors;  // the counting CPU allocator is installed and the device is the CPU
   bool measure_cuda;     // the device is CUDA and this build reads its caching allocator
+  // Times the model's tensor-parallel collectives; null without tensor parallelism.
+  std::shared_ptr<const CollectiveTimer> tp_timer;
 };
 
 // What the loop hands to FinishRun.
@@ -377,6 +380,9 @@ struct LoopOutcome {
   // Pipeline: seconds this rank waited in receives and ran its schedule, timed steps only.
   double recv_wait_seconds = 0;
   double schedule_seconds = 0;
+  // Tensor parallelism: seconds and calls of this rank's tp collectives, timed steps only.
+  double tp_comm_seconds = 0;
+  int64_t tp_comm_calls = 0;
 };
 
 absl::Status SaveCheckpointOf(RunState& s) {
@@ -471,15 +477,22 @@ absl::StatusOr<LoopOutcome> TrainLoop(RunState& s) {
     if (s.measure_cuda) ResetCudaPeakMemory(s.device.index());
     std::vector<torch::Tensor> batches = NextMicroBatches(
         s.dataset, s.plan.batch().micro_batch_size(), accumulation, s.device);
+    const double tp_seconds_before = s.tp_timer ? s.tp_timer->seconds() : 0;
+    const int64_t tp_calls_before = s.tp_timer ? s.tp_timer->calls() : 0;
     ACCEL_ASSIGN_OR_RETURN(StepResult result, s.trainer.Step(batches));
     const double step_seconds = Seconds(Clock::now() - step_start);
-    const StepRecord record = MakeStepRecord(s, result, step_seconds);
+    StepRecord record = MakeStepRecord(s, result, step_seconds);
+    if (s.tp_timer) record.tp_comm_seconds = s.tp_timer->seconds() - tp_seconds_before;
     MaybeCrashForTest(s, record.step);
     if (record.step != o.first_step_of_run) {
       o.timed_seconds += step_seconds;
       ++o.timed_steps;
       o.recv_wait_seconds += s.trainer.last_pipeline_step().recv_wait_seconds;
       o.schedule_seconds += s.trainer.last_pipeline_step().schedule_seconds;
+      if (s.tp_timer) {
+        o.tp_comm_seconds += *record.tp_comm_seconds;
+        o.tp_comm_calls += s.tp_timer->calls() - tp_calls_before;
+      }
     }
     o.last_loss = result.loss;
     o.peak_tensor_bytes = std::max(o.peak_tensor_bytes, record.peak_tensor_bytes.value_or(0));
@@ -546,6 +559,22 @@ absl::StatusOr<std::vector<double>> GatherPipelineWait(RunState& s, const LoopOu
   return out;
 }
 
+// Rank 0's tensor-parallel collectives per timed step next to the plan's count and exposed time
+// of its "tp" and "tp_kv" entries.
+RunSummary::TensorParallelTime TensorParallelTimeOf(const ir::Plan& plan, const LoopOutcome& o) {
+  RunSummary::TensorParallelTime t;
+  if (o.timed_steps > 0) {
+    t.collectives_per_step = static_cast<double>(o.tp_comm_calls) / static_cast<double>(o.timed_steps);
+    t.seconds_per_step = o.tp_comm_seconds / static_cast<double>(o.timed_steps);
+  }
+  for (const ir::CommunicationTime& c : plan.step_time().communication()) {
+    if (c.group() != "tp" && c.group() != "tp_kv") continue;
+    t.planned_collectives_per_step += c.calls();
+    t.planned_exposed_seconds += c.exposed_seconds();
+  }
+  return t;
+}
+
 // rank 0 writes run_dir/summary.json: steps, loss, throughput and memory measured per rank next
 // to the plan's estimate.
 absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_tps,
@@ -563,6 +592,7 @@ absl::Status WriteSummary(const RunState& s, const LoopOutcome& o, double mean_t
     summary.planned_bubble = s.plan.pipeline().bubble_fraction();
     summary.measured_wait_per_stage = pipeline_wait;
   }
+  if (s.tp_timer) summary.tensor_parallel = TensorParallelTimeOf(s.plan, o);
   return WriteFileAtomically(s.env.run_dir, "summary.json", RunSummaryJson(summary));
 }
 
@@ -616,6 +646,13 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
                         std::string(ir::Name(s.plan.pipeline().schedule())),
                         100 * s.plan.pipeline().bubble_fraction(),
                         absl::StrJoin(waits, " ")));
+  }
+  if (s.tp_timer) {
+    const RunSummary::TensorParallelTime t = TensorParallelTimeOf(s.plan, o);
+    Log(absl::StrFormat("tensor parallel: %.0f collectives per step on rank 0 took %.1f ms per step "
+                        "(the plan counts %d, exposed %.1f ms)",
+                        t.collectives_per_step, 1000 * t.seconds_per_step,
+                        t.planned_collectives_per_step, 1000 * t.planned_exposed_seconds));
   }
   Log(absl::StrFormat(
       "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
@@ -692,6 +729,13 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   // kv_group: null without replicated key/value heads.
   TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel(), groups.Get("tp_kv")};
+  // The model's tp collectives are timed for metrics.jsonl and the summary.
+  std::shared_ptr<CollectiveTimer> tp_timer;
+  if (tp.enabled()) {
+    tp_timer = std::make_shared<CollectiveTimer>();
+    tp.group = WithTimer(tp.group, tp_timer);
+    if (tp.kv_group != nullptr) tp.kv_group = WithTimer(tp.kv_group, tp_timer);
+  }
   // Hugging Face weights (model.init_from) are read after the trainer exists, which knows the
   // ranges this rank owns.
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
@@ -747,7 +791,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
 
   RunState state{plan, env, options, device, *world, groups, model, *trainer, *dataset, store,
                  resumed, CountingCpuAllocatorInstalled() && !cuda,
-                 cuda && CudaMemoryStatsAvailable()};
+                 cuda && CudaMemoryStatsAvailable(), tp_timer};
   Log(absl::StrFormat("setup took %.2f s; training steps %d..%d of %d",
                       Seconds(Clock::now() - started), trainer->step() + 1, plan.batch().steps(),
                       plan.batch().steps()));

@@ -212,6 +212,9 @@ TEST_CASE("accel run trains two CPU ranks, writes metrics and checkpoints, and r
   CHECK_THAT(ReadAll(run.out_path), Catch::Contains("memory: peak tensor bytes "));
   const nlohmann::json summary = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")));
   CHECK(summary["steps_done"] == 4);
+  // No tensor parallelism: nothing to time there.
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("\"tp_comm_seconds\":null,"));
+  CHECK(!summary.contains("tensor_parallel"));
   REQUIRE(summary["memory"]["ranks"].size() == 2);
   for (const nlohmann::json& rank : summary["memory"]["ranks"]) {
     CHECK(rank["peak_tensor_bytes"].get<int64_t>() > 0);
@@ -358,6 +361,15 @@ TEST_CASE("accel run with tensor parallel 2 and sequence parallelism trains like
   REQUIRE(code == 0);
   CHECK(final_loss(ReadAll(run.out_path)) == Approx(final_loss(ReadAll(one.out_path))).margin(2e-4));
   CHECK_THAT(ReadAll(dir.File("run/plan.txt")), Catch::Contains("; sequence parallel over tp"));
+  // The run timed every collective of the model's tp group, and there were as many per step as
+  // the plan's step-time estimate counts.
+  CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("tensor parallel: "));
+  const nlohmann::json tp_time = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")))["tensor_parallel"];
+  CHECK(tp_time["planned_collectives_per_step"].get<int64_t>() > 0);
+  CHECK(tp_time["collectives_per_step"].get<double>() ==
+        static_cast<double>(tp_time["planned_collectives_per_step"].get<int64_t>()));
+  CHECK(tp_time["seconds_per_step"].get<double>() > 0);
+  CHECK_THAT(ReadAll(dir.File("run/metrics.jsonl")), Catch::Contains("\"tp_comm_seconds\":"));
   // Both tp ranks sampled together (the forward communicates) and rank 0 printed it.
   CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("sample:\n"));
 
