@@ -22,6 +22,15 @@ inline double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The mean of `v`; `v` must not be empty. For a cost a step pays many times over (its
+// collectives): a step's sum of n of them tends to n times their mean, tail included, which the
+// median leaves out.
+inline double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 }  // namespace accel::exec::calibrate
 
 #endif  // ACCEL_EXECUTOR_CALIBRATE_TIMING_H_
