@@ -62,6 +62,16 @@ SlowestStage FindSlowestStage(const ir::Plan& plan, const ir::DeviceProfile& pro
 
 }  // namespace
 
+double BubbleHiddenOnSharedCores(const ir::Plan& plan, const ir::DeviceProfile& profile) {
+  const int64_t cores = profile.shared_cores_per_node();
+  const int64_t workers = plan.topology().devices_per_node();
+  const int64_t stages = plan.pipeline().stages_size();
+  if (cores <= 0 || workers <= cores || stages <= 1) return 0.0;
+  const int64_t per_stage = std::max<int64_t>(plan.topology().world_size() / stages, 1);
+  const int64_t stage_on_node = std::min(workers, per_stage);
+  return std::min(1.0, static_cast<double>(workers - stage_on_node) / static_cast<double>(cores));
+}
+
 absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
                                                       const ir::DeviceProfile& profile) {
   ir::StepTimeEstimate out;
@@ -94,7 +104,8 @@ absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile&
   out.set_exposed_communication_seconds(exposed);
   const double stage_seconds = out.compute_seconds() + out.exposed_communication_seconds();
   const double f = plan.pipeline().stages_size() > 1 ? plan.pipeline().bubble_fraction() : 0.0;
-  out.set_bubble_seconds(f > 0 && f < 1 ? f / (1 - f) * stage_seconds : 0.0);
+  const double shown = 1.0 - BubbleHiddenOnSharedCores(plan, profile);
+  out.set_bubble_seconds(f > 0 && f < 1 ? shown * f / (1 - f) * stage_seconds : 0.0);
   out.set_step_seconds(stage_seconds + out.bubble_seconds());
   if (out.step_seconds() > 0) {
     out.set_tokens_per_second(static_cast<double>(plan.batch().tokens_per_step()) / out.step_seconds());

@@ -216,6 +216,44 @@ TEST_CASE("tensor parallel: four all-reduces per block and micro-step, never hid
   CHECK(found);
 }
 
+TEST_CASE("time-shared cores hide the bubble while the node's other workers can take them") {
+  const auto bubble_share = [](const std::vector<std::string>& sets, int64_t cores) {
+    testing::Planned planned = testing::PlanYaml(kCpuSpec, sets);
+    REQUIRE(planned.result.ok);
+    const ir::Plan& plan = planned.result.plan;
+    ir::DeviceProfile profile = TestProfile();
+    profile.set_shared_cores_per_node(cores);
+    auto estimate = EstimateStepTime(plan, profile);
+    REQUIRE(estimate.ok());
+    const double f = plan.pipeline().bubble_fraction();
+    REQUIRE(f == Approx(1.0 / 5.0));  // 2 stages, 4 microbatches
+    const double stage = estimate->compute_seconds() + estimate->exposed_communication_seconds();
+    CHECK_THAT(estimate->step_seconds(), WithinRel(stage + estimate->bubble_seconds(), 1e-12));
+    CHECK(BubbleHiddenOnSharedCores(plan, profile) ==
+          Approx(1.0 - estimate->bubble_seconds() / (f / (1 - f) * stage)));
+    return estimate->bubble_seconds() / (f / (1 - f) * stage);
+  };
+  const std::vector<std::string> pp2 = {"parallel.pipeline=2", "data.grad_accum_steps=4",
+                                        "data.global_batch_size=auto"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.end(), pp2.begin(), pp2.end());
+    return more;
+  };
+  // pp 2 x dp 2 on one node of 4 workers over 2 cores: while a stage's 2 ranks idle, the other
+  // stage's 2 take both cores.
+  const auto shared = with({"cluster.devices_per_node=4", "parallel.data_replicate=2"});
+  CHECK(bubble_share(shared, 2) == Approx(0.0).margin(1e-12));
+  // Over 3 cores the other stage's 2 workers keep 2 of them busy: a third of the bubble shows.
+  CHECK(bubble_share(shared, 3) == Approx(1.0 / 3.0));
+  // pp 2 on 2 workers over 2 cores: nobody time-shares, so an idle stage's core stays idle.
+  CHECK(bubble_share(with({"parallel.data_replicate=1"}), 2) == Approx(1.0));
+  // Two nodes of 4 workers, one stage per node (ranks are pp-major): nothing to take the cores.
+  CHECK(bubble_share(with({"cluster.nodes=2", "cluster.devices_per_node=4", "parallel.data_replicate=4"}), 2) ==
+        Approx(1.0));
+  // Per-device figures (no shared cores): the whole bubble.
+  CHECK(bubble_share(shared, 0) == Approx(1.0));
+}
+
 TEST_CASE("sequence parallel: every tp collective the executor issues, by kind") {
   // gpt2, 4 blocks, 1 micro-step, tp 2 with sequence parallelism: per block an all-gather and a
   // reduce-scatter around attention and around the MLP, each way; the embedding output is
