@@ -11,8 +11,10 @@
 # job with `accel plan --format json --set cluster.device_profile=PROFILE` (plan.step_time) and
 # runs it with `accel run`, reading step_seconds from the run's metrics.jsonl after WARMUP
 # warm-up steps (median of the rest). Prints estimate, measured, error and the machine's load
-# average per row, and a contention-independent CPU-time equivalent (see cpu_seconds below);
-# with PASSES > 1 (default 3) every figure is the median over the passes.
+# average per row, a contention-independent CPU-time equivalent (see cpu_seconds below) and,
+# under tensor parallelism, the plan's exposed tp collectives against rank 0's measured time in
+# them (metrics.jsonl tp_comm_seconds); with PASSES > 1 (default 3) every figure is the median
+# over the passes.
 # Target ±15% on an otherwise idle machine.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
@@ -107,6 +109,10 @@ print(json.dumps({
     "name": sys.argv[3], "estimate": plan["step_seconds"], "compute": plan["compute_seconds"],
     "comm": plan["exposed_communication_seconds"],
     "measured": statistics.median(s["step_seconds"] for s in steps[int(sys.argv[4]):]),
+    # Tensor parallelism: the plan's exposed tp collectives against rank 0's time in them.
+    "tp_comm": sum(c.get("exposed_seconds", 0) for c in plan["communication"]
+                   if c["group"] in ("tp", "tp_kv")),
+    "tp_measured": statistics.median(s["tp_comm_seconds"] or 0 for s in steps[int(sys.argv[4]):]),
     "cpu": (float(sys.argv[7]) - float(sys.argv[6])) / int(sys.argv[8]) / int(sys.argv[9]),
     "load": float(sys.argv[5])}))
 PY
@@ -121,16 +127,18 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     rows.setdefault(r["name"], []).append(r)
 print("| layout | estimate s | compute s | exposed comm s | measured s | passes min-max | error "
-      "| CPU-time s | error | load |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| CPU-time s | error | tp comm s estimate / measured | load |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for name, runs in rows.items():
     est = runs[0]["estimate"]
     measured = statistics.median(r["measured"] for r in runs)
     cpu = statistics.median(r["cpu"] for r in runs)
     lo, hi = min(r["measured"] for r in runs), max(r["measured"] for r in runs)
+    tp = (f'{runs[0]["tp_comm"]:.3f} / {statistics.median(r["tp_measured"] for r in runs):.3f}'
+          if runs[0]["tp_comm"] > 0 else "-")
     print(f'| {name} | {est:.3f} | {runs[0]["compute"]:.3f} | {runs[0]["comm"]:.3f} | '
           f'{measured:.3f} | {lo:.3f}-{hi:.3f} | {100 * (est - measured) / measured:+.1f}% | '
-          f'{cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | '
+          f'{cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | {tp} | '
           f'{statistics.median(r["load"] for r in runs):.2f} |')
 PY
 echo
