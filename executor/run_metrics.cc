@@ -65,7 +65,8 @@ std::string TensorParallelJson(const RunSummary& s) {
   return absl::StrCat(",\"tensor_parallel\":{\"collectives_per_step\":", JsonNumber(t.collectives_per_step),
                       ",\"seconds_per_step\":", JsonNumber(t.seconds_per_step),
                       ",\"planned_collectives_per_step\":", t.planned_collectives_per_step,
-                      ",\"planned_exposed_seconds\":", JsonNumber(t.planned_exposed_seconds), "}");
+                      ",\"planned_exposed_seconds\":", JsonNumber(t.planned_exposed_seconds),
+                      ",\"planned_stage\":", t.planned_stage, "}");
 }
 
 }  // namespace

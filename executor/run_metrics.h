@@ -65,14 +65,16 @@ struct RunSummary {
   std::vector<double> measured_wait_per_stage;
   // Tensor parallelism only: rank 0's tensor-parallel collectives per timed step, measured (calls
   // and seconds) and as the plan's step-time estimate counts them (calls, and the exposed
-  // seconds of the plan's "tp" and "tp_kv" CommunicationTime entries), written as
-  // {"collectives_per_step": n, "seconds_per_step": x, "planned_collectives_per_step": n,
-  // "planned_exposed_seconds": x}.
+  // seconds of the plan's "tp" and "tp_kv" CommunicationTime entries, which are those of the
+  // slowest pipeline stage, planned_stage), written as {"collectives_per_step": n,
+  // "seconds_per_step": x, "planned_collectives_per_step": n, "planned_exposed_seconds": x,
+  // "planned_stage": s}.
   struct TensorParallelTime {
     double collectives_per_step = 0;
     double seconds_per_step = 0;
     int64_t planned_collectives_per_step = 0;
     double planned_exposed_seconds = 0;
+    int32_t planned_stage = 0;
   };
   std::optional<TensorParallelTime> tensor_parallel;
 };

@@ -560,9 +560,10 @@ absl::StatusOr<std::vector<double>> GatherPipelineWait(RunState& s, const LoopOu
 }
 
 // Rank 0's tensor-parallel collectives per timed step next to the plan's count and exposed time
-// of its "tp" and "tp_kv" entries.
+// of its "tp" and "tp_kv" entries (the slowest stage's: with pipelining, maybe not rank 0's).
 RunSummary::TensorParallelTime TensorParallelTimeOf(const ir::Plan& plan, const LoopOutcome& o) {
   RunSummary::TensorParallelTime t;
+  t.planned_stage = plan.step_time().slowest_stage();
   if (o.timed_steps > 0) {
     t.collectives_per_step = static_cast<double>(o.tp_comm_calls) / static_cast<double>(o.timed_steps);
     t.seconds_per_step = o.tp_comm_seconds / static_cast<double>(o.timed_steps);
@@ -649,10 +650,13 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, Clock::time_point star
   }
   if (s.tp_timer) {
     const RunSummary::TensorParallelTime t = TensorParallelTimeOf(s.plan, o);
+    const std::string stage = t.planned_stage == s.plan.ranks(0).stage()
+                                  ? std::string()
+                                  : absl::StrCat(" on stage ", t.planned_stage);
     Log(absl::StrFormat("tensor parallel: %.0f collectives per step on rank 0 took %.1f ms per step "
-                        "(the plan counts %d, exposed %.1f ms)",
+                        "(the plan counts %d%s, exposed %.1f ms)",
                         t.collectives_per_step, 1000 * t.seconds_per_step,
-                        t.planned_collectives_per_step, 1000 * t.planned_exposed_seconds));
+                        t.planned_collectives_per_step, stage, 1000 * t.planned_exposed_seconds));
   }
   Log(absl::StrFormat(
       "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "

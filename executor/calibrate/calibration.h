@@ -44,14 +44,14 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // `sizes_bytes`, after two warm-ups, the mean per-round time of `repeats` rounds of (a short
 // matmul burst on every rank, the all-reduce) minus the mean burst alone, at least the median
 // of back-to-back calls after a barrier; measured on rank 0. The mean, not the median: a step
-// pays the tail of its many collectives (on the build VM a 1 MiB all-reduce between bursts had a
-// mean 25% above its median; in a tp 2 step, 2.8 against 1.7 ms once both ranks had arrived). A collective between two pieces of
-// compute costs more than one right after a barrier (its threads and the peers' wake, the
-// ranks arrive apart): on the 2-core build VM the ring fit's latency was 0.27-0.47 ms in four
-// calibrations, against 0.12-0.18 ms in three timed right after a barrier. The processes are
-// forked from this one, so call it before this process starts any LibTorch thread pool (before
-// the matmul measurements). Errors: Internal when a process fails or its results cannot be
-// read.
+// pays the tail of its many collectives (on the build VM a 1 MiB all-reduce between bursts had
+// a mean 25% above its median; in a tp 2 step, 2.8 against 1.7 ms once both ranks had
+// arrived). A collective between two pieces of compute costs more than one right after a
+// barrier (its threads and the peers' wake, the ranks arrive apart): on the 2-core build VM the
+// ring fit's latency was 0.27-0.47 ms in four calibrations, against 0.12-0.18 ms in three timed
+// right after a barrier. The processes are forked from this one, so call it before this
+// process starts any LibTorch thread pool (before the matmul measurements). Errors: Internal
+// when a process fails or its results cannot be read.
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
     int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
     const std::string& store_file);

@@ -366,6 +366,7 @@ TEST_CASE("accel run with tensor parallel 2 and sequence parallelism trains like
   CHECK_THAT(ReadAll(dir.File("run/rank0.log")), Catch::Contains("tensor parallel: "));
   const nlohmann::json tp_time = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")))["tensor_parallel"];
   CHECK(tp_time["planned_collectives_per_step"].get<int64_t>() > 0);
+  CHECK(tp_time["planned_stage"].get<int>() == 0);
   CHECK(tp_time["collectives_per_step"].get<double>() ==
         static_cast<double>(tp_time["planned_collectives_per_step"].get<int64_t>()));
   CHECK(tp_time["seconds_per_step"].get<double>() > 0);
