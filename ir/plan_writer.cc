@@ -121,16 +121,28 @@ std::string Si(double value, const char* unit) {
   return Fmt("%.3g ", value) + kPrefixes[i] + unit;
 }
 
+// "; N% of the bubble hidden ..." when the estimate's bubble is below f / (1 − f) of the stage
+// time (planner/step_time_estimator.h BubbleHiddenOnSharedCores), else "". `f`: the plan's
+// bubble fraction, 0 without pipelining.
+std::string HiddenBubbleNote(const StepTimeEstimate& e, double f) {
+  if (f <= 0 || f >= 1) return "";
+  const double whole = f / (1 - f) * (e.compute_seconds() + e.exposed_communication_seconds());
+  if (whole <= 0 || e.bubble_seconds() >= whole * (1 - 1e-9)) return "";
+  return Fmt("; %.0f%%", 100.0 * (1 - e.bubble_seconds() / whole)) +
+         " of the bubble hidden: other workers take an idle stage's time-shared cores";
+}
+
 // The step-time block of the summary: total with tokens/s and MFU, the profile, the slowest
-// stage's compute, each communication term and the bubble.
-std::string StepTimeSummary(const StepTimeEstimate& e) {
+// stage's compute, each communication term and the bubble. `f`: the plan's bubble fraction.
+std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
   const DeviceProfile& p = e.profile();
   std::string out = "step time  " + Seconds(e.step_seconds()) + " per step (estimated), " +
                     FormatCount(static_cast<int64_t>(e.tokens_per_second() + 0.5)) +
                     " tokens/s, MFU " + Fmt("%.1f%%", 100.0 * e.mfu()) + " = compute " +
                     Seconds(e.compute_seconds()) + " + exposed communication " +
                     Seconds(e.exposed_communication_seconds()) + " + bubble " +
-                    Seconds(e.bubble_seconds()) + " (stage " + S(e.slowest_stage()) + ")\n";
+                    Seconds(e.bubble_seconds()) + " (stage " + S(e.slowest_stage()) +
+                    HiddenBubbleNote(e, f) + ")\n";
   out += "  profile " + p.name() + (p.file().empty() ? "" : " (" + p.file() + ")") +
          ": matmul fp32 " + Si(p.matmul_fp32_flops_per_second(), "FLOP/s") + ", bf16 " +
          Si(p.matmul_bf16_flops_per_second(), "FLOP/s") + " x efficiency " +
@@ -406,7 +418,9 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   AppendPipelineAndSharding(plan, line);
   out += "\n";
   out += MemoryTable(plan);
-  if (plan.has_step_time()) out += StepTimeSummary(plan.step_time()) + "\n";
+  const double bubble_fraction =
+      plan.pipeline().stages_size() > 1 ? plan.pipeline().bubble_fraction() : 0.0;
+  if (plan.has_step_time()) out += StepTimeSummary(plan.step_time(), bubble_fraction) + "\n";
   return out + ResolvedAndNotes(plan);
 }
 

@@ -254,6 +254,26 @@ TEST_CASE("time-shared cores hide the bubble while the node's other workers can 
   CHECK(bubble_share(shared, 0) == Approx(1.0));
 }
 
+TEST_CASE("the plan text says how much of the bubble time-shared cores hide") {
+  const auto summary = [](int64_t cores) {
+    testing::Planned planned = testing::PlanYaml(
+        kCpuSpec, {"cluster.devices_per_node=4", "parallel.data_replicate=2", "parallel.pipeline=2",
+                   "data.grad_accum_steps=4", "data.global_batch_size=auto"});
+    REQUIRE(planned.result.ok);
+    ir::Plan plan = planned.result.plan;
+    ir::DeviceProfile profile = TestProfile();
+    profile.set_shared_cores_per_node(cores);
+    auto estimate = EstimateStepTime(plan, profile);
+    REQUIRE(estimate.ok());
+    *plan.mutable_step_time() = *estimate;
+    return ir::PlanSummary(plan);
+  };
+  CHECK_THAT(summary(2), Catch::Matchers::Contains(" + bubble 0 s (stage 1; 100% of the bubble hidden: other "
+                                  "workers take an idle stage's time-shared cores)\n"));
+  CHECK_THAT(summary(3), Catch::Matchers::Contains("; 67% of the bubble hidden: "));
+  CHECK_THAT(summary(0), !Catch::Matchers::Contains("of the bubble hidden"));
+}
+
 TEST_CASE("sequence parallel: every tp collective the executor issues, by kind") {
   // gpt2, 4 blocks, 1 micro-step, tp 2 with sequence parallelism: per block an all-gather and a
   // reduce-scatter around attention and around the MLP, each way; the embedding output is
