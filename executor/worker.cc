@@ -212,11 +212,14 @@ absl::Status CheckTensorParallelSplits(const CausalLm& model, const ShardLayout&
   return absl::OkStatus();
 }
 
-// The Trainer over the plan's sharding of this rank's pipeline stage.
+// The Trainer over the plan's sharding of this rank's pipeline stage. tp: the model's (timed) tp
+// group; tp_kv: the plan's "tp_kv" group (timed), null without replicated key/value heads.
 absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        const std::shared_ptr<CausalLm>& model,
                                                        const TrainerOptions& options,
-                                                       const ProcessGroups& groups, int rank) {
+                                                       const ProcessGroups& groups, int rank,
+                                                       const TensorParallel& tp,
+                                                       std::shared_ptr<Communicator> tp_kv) {
   const auto& recompute = plan.training().recompute_modules();
   ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}));
   std::vector<std::pair<std::string, int64_t>> names;
@@ -229,7 +232,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   dp.dp = groups.Get("dp");
   dp.dp_shard = groups.Get("dp_shard");
   dp.dp_replicate = groups.Get("dp_replicate");
-  dp.tp = groups.Get("tp");
+  dp.tp = tp.group;
+  dp.replicated.sequence = tp.sequence_sharded() ? tp.group : nullptr;
+  dp.replicated.kv = std::move(tp_kv);
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
   // With pp > 1 the head reads its own copy of a tied embedding, not the embeddings unit.
@@ -731,14 +736,16 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
 
   // Model, identical on every rank (seeded), then data.
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
-  // kv_group: null without replicated key/value heads.
-  TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel(), groups.Get("tp_kv")};
-  // The model's tp collectives are timed for metrics.jsonl and the summary.
+  TensorParallel tp{groups.Get("tp"), plan.mesh().sequence_parallel()};
+  // Null without replicated key/value heads.
+  std::shared_ptr<Communicator> tp_kv = groups.Get("tp_kv");
+  // Every tp collective (the model's, the trainer's replicated gradients and gradient norm) is
+  // timed for metrics.jsonl and the summary.
   std::shared_ptr<CollectiveTimer> tp_timer;
   if (tp.enabled()) {
     tp_timer = std::make_shared<CollectiveTimer>();
     tp.group = WithTimer(tp.group, tp_timer);
-    if (tp.kv_group != nullptr) tp.kv_group = WithTimer(tp.kv_group, tp_timer);
+    if (tp_kv != nullptr) tp_kv = WithTimer(tp_kv, tp_timer);
   }
   // Hugging Face weights (model.init_from) are read after the trainer exists, which knows the
   // ranges this rank owns.
@@ -759,7 +766,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<WindowDataset> dataset,
                          WindowDataset::Create(std::move(tokens), data_options, plan.data().path()));
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                         CreateTrainer(plan, model, trainer_options, groups, env.rank));
+                         CreateTrainer(plan, model, trainer_options, groups, env.rank, tp, tp_kv));
 
   Log(absl::StrFormat(
       "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "

@@ -38,6 +38,11 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   kv = links_[4];
   kv.name = "tp_kv";
   kv.size = std::max<int64_t>(plan.model().kv_head_replicas(), 1);
+  // "embedding": the first and the last rank of each pp group, on the pp group's link.
+  Link& embedding = links_[7];
+  embedding = links_[5];
+  embedding.name = "embedding";
+  embedding.size = plan.model().tie_word_embeddings() && links_[5].size > 1 ? 2 : 1;
   // The device and its host memory: PCIe, or on cpu a copy within memory (a read and a write).
   const int64_t devices_per_node = plan.topology().devices_per_node();
   const double share = WorkerShare(profile, devices_per_node);
@@ -85,7 +90,7 @@ struct Term {
 class Terms {
  public:
   Terms(const ir::Plan& plan, const GroupLinks& links) : plan_(plan), links_(links) {
-    terms_.reserve(20);  // every term a stage can have: one allocation
+    terms_.reserve(32);  // every term a stage can have: one allocation
   }
 
   // `calls` collectives of `bytes_per_call` over `group`; returns the term (or nullptr), valid
@@ -331,6 +336,13 @@ void AddTensorParallelEnds(const ir::Plan& plan, const StageShape& shape, int64_
             3 * m, loss);
 }
 
+// The part of a parameter's fp32 gradient one rank holds after the data-parallel reduction:
+// 1 at stage 0, 1/dp_shard from stage 1 (the owned range, ParamSlot::owned_begin/end).
+double OwnedShare(const ir::Plan& plan) {
+  const ir::Sharding& sh = plan.sharding();
+  return sh.stage() >= 1 ? 1.0 / static_cast<double>(std::max<int64_t>(sh.degree(), 1)) : 1.0;
+}
+
 void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, const StageShardTotals& shards,
                        int64_t m, double activation, Terms& terms) {
   const bool sp = plan.mesh().sequence_parallel();
@@ -346,23 +358,21 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, const Stag
     terms.Add("tp", Collective::kAllReduce, "block outputs and input gradients of tp regions",
               blocks * per_block, activation);
   }
-  const double param_bytes = static_cast<double>(BytesOr4(plan.precision().param_dtype()));
+  // The replicated parameters' fp32 gradients, once per step in one all-reduce (see header).
+  const double owned = OwnedShare(plan);
   if (sp && shards.tp_replicated_params > 0) {
-    terms.Add("tp", Collective::kAllReduce, "gradients of replicated parameters (sequence parallel)",
-              m * shards.tp_replicated_params,
-              static_cast<double>(shards.tp_replicated_elements) * param_bytes /
-                  static_cast<double>(shards.tp_replicated_params));
+    terms.Add("tp", Collective::kAllReduce, "replicated parameters' gradients, once per step (sequence parallel)",
+              1, static_cast<double>(shards.tp_replicated_elements) * 4.0 * owned);
   }
-  // Replicated key/value heads: each k/v projection weight (and bias) gradient is summed over
-  // the ranks holding the head, from a gradient hook in every micro-step's backward.
+  // Replicated key/value heads: each rank holds one head, its k and v projections (and biases).
   const ir::Model& model = plan.model();
   if (model.kv_head_replicas() > 1) {
     const int64_t d = model.head_dim() > 0 ? model.head_dim()
                                            : model.hidden_size() / std::max<int64_t>(model.num_heads(), 1);
-    const double bytes = static_cast<double>(d * (model.hidden_size() + (model.qkv_bias() ? 1 : 0))) *
-                         param_bytes;
-    terms.Add("tp_kv", Collective::kAllReduce, "key/value projection gradients (replicated heads)",
-              m * shape.layers * (model.qkv_bias() ? 4 : 2), bytes / (model.qkv_bias() ? 2 : 1));
+    const double elements = static_cast<double>(shape.layers * 2 * d *
+                                                (model.hidden_size() + (model.qkv_bias() ? 1 : 0)));
+    terms.Add("tp_kv", Collective::kAllReduce, "key/value projection gradients, once per step (replicated heads)",
+              1, elements * 4.0 * owned);
   }
   AddTensorParallelEnds(plan, shape, m, sp, activation, terms);
 }
@@ -403,6 +413,24 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   t->exposed_seconds = std::max(0.0, t->seconds - hidden);
 }
 
+// The tied embedding's gradient summed between the first and the last stage, and the step's
+// scalar collectives (see header).
+void AddStepEnds(const ir::Plan& plan, const StageShape& shape, int64_t tp, Terms& terms) {
+  const ir::Model& model = plan.model();
+  if (shape.embedding || shape.head) {
+    const int64_t vocab = model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size();
+    terms.Add("embedding", Collective::kAllReduce, "tied embedding and head gradients, once per step", 1,
+              static_cast<double>(vocab / std::max<int64_t>(tp, 1) * model.hidden_size()) * 4.0 *
+                  OwnedShare(plan));
+  }
+  terms.Add("dp", Collective::kAllReduce, "loss, averaged over data-parallel ranks", 1, 8.0);
+  if (plan.sharding().stage() >= 1) {
+    terms.Add("dp_shard", Collective::kAllReduce, "gradient norm: the owners' partial sums of squares", 1, 16.0);
+  }
+  terms.Add("tp", Collective::kAllReduce, "gradient norm: tp-split parameters' sum of squares", 1, 8.0);
+  terms.Add("pp", Collective::kAllReduce, "the last stage's loss and the stages' gradient norms", 2, 8.0);
+}
+
 Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShardTotals& shards,
                  int32_t stage, double backward_seconds_per_microstep) {
   Terms terms(plan, links);
@@ -426,6 +454,7 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",
             2 * m * shape.links, p2p);
+  AddStepEnds(plan, shape, tp, terms);
   return terms;
 }
 

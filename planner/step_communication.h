@@ -44,11 +44,20 @@
 //   stage), the head's input gradient is all-reduced in backward and the vocabulary-parallel
 //   loss all-reduces three b·s fp32 vectors (last stage). With sequence parallelism the
 //   embedding output is reduce-scattered instead (its gradient all-gathered in backward), the
-//   head's input all-gathered (its gradient reduce-scattered), and every tp-replicated
-//   parameter's gradient (StageShardTotals::tp_replicated_params, param dtype) all-reduced in
-//   every micro-step's backward, as executor/models/causal_lm.cc does. Exposed.
+//   head's input all-gathered (its gradient reduce-scattered), and the tp-replicated
+//   parameters' fp32 gradients (StageShardTotals::tp_replicated_elements; the owned 1/dp_shard
+//   from stage 1) all-reduced once per step, after the dp reduction, in one collective
+//   (executor/train/replicated_grads.h; Megatron-LM's finalize_model_grads). Replicated
+//   key/value heads: their projections' fp32 gradients (layers × 2 × head_dim × (h + bias),
+//   owned part from stage 1) likewise over "tp_kv". Exposed.
 // - pipeline: per microbatch one activation (forward) and one gradient (backward) of b·s·h
-//   (/ tp with sequence parallelism) to or from each neighbouring stage. Exposed.
+//   (/ tp with sequence parallelism) to or from each neighbouring stage; with a tied
+//   embedding, the first stage's embedding and the last stage's head copy sum their fp32
+//   gradients (padded_vocab / tp × h, owned part from stage 1) over "embedding" once per step.
+//   Exposed.
+// - per step, scalars: the loss averaged over "dp"; the gradient norm's partial Σ g² over
+//   "dp_shard" (stages 1–3, two fp64), over "tp" (one fp64) and over "pp" with the last stage's
+//   loss (two fp64 calls). Exposed: each is one latency.
 namespace accel::planner {
 
 // The ring of each process-group set the step's collectives use (dp, dp_shard, dp_replicate,
@@ -67,8 +76,9 @@ class GroupLinks {
   };
   GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile);
 
-  // The link of set `group` (dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, or "host_link": the
-  // device and its host memory, size 2); size 1 (no collective) for a set not listed.
+  // The link of set `group` (dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, "embedding": the
+  // first and the last pipeline stage of a tied embedding, or "host_link": the device and its
+  // host memory, size 2); size 1 (no collective) for a set not listed.
   const Link& Of(std::string_view group) const;
 
   // The compute dtype's matmul FLOP/s one worker gets (peak × matmul_efficiency ×
@@ -76,7 +86,7 @@ class GroupLinks {
   double matmul_flops_per_second() const { return matmul_flops_per_second_; }
 
  private:
-  std::array<Link, 8> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, host_link
+  std::array<Link, 9> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, host_link
   double matmul_flops_per_second_ = 0;
 };
 

@@ -14,7 +14,7 @@
 # average per row, a contention-independent CPU-time equivalent (see cpu_seconds below) and,
 # under tensor parallelism, the plan's exposed tp collectives against rank 0's measured time in
 # them (metrics.jsonl tp_comm_seconds); with PASSES > 1 (default 3) every figure is the median
-# over the passes.
+# over the passes. ONLY="text" runs only the layouts whose name contains it.
 # Target ±15% on an otherwise idle machine.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
@@ -26,6 +26,7 @@ STEPS=${STEPS:-12}
 SHORT=${SHORT:-4}
 WARMUP=${WARMUP:-2}
 PASSES=${PASSES:-3}
+ONLY=${ONLY:-}  # run only the layouts whose name contains this text
 WORK=$(mktemp -d /tmp/accel-step-time-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$ROOT"
@@ -81,6 +82,7 @@ ROWS=$WORK/rows.jsonl
 for pass in $(seq "$PASSES"); do
 for entry in "${LAYOUTS[@]}"; do
   IFS='|' read -r name overrides <<<"$entry"
+  [[ -z "$ONLY" || "$name" == *"$ONLY"* ]] || continue
   dir=$WORK/run-$(echo "$name" | tr -c 'a-zA-Z0-9' '_')-$pass
   sets=(--set training.steps="$STEPS" --set checkpoint.dir="$dir/ckpt")
   for o in $overrides; do sets+=(--set "$o"); done

@@ -168,34 +168,6 @@ absl::Status CheckTensorParallelDegree(const ModelConfig& c, int64_t tp) {
   return absl::OkStatus();
 }
 
-// Sums the gradient of every replicated parameter over the tp group before it accumulates.
-void SumReplicatedGradients(CausalLm& model) {
-  const TensorParallel tp = model.tensor_parallel();
-  for (auto& item : model.named_parameters()) {
-    if (model.TensorParallelSplit(item.key()).dim >= 0) continue;
-    item.value().register_hook([tp](const torch::Tensor& grad) { return SumOverTensorParallel(grad, tp); });
-  }
-}
-
-// Sums the gradient of every key/value projection replicated on several tp ranks
-// (TpSplit::replicas) over the ranks holding the same head: each copy's gradient is the part
-// of its own rank's query heads (ir::Parameter.tp_replicas).
-absl::Status SumKvReplicaGradients(CausalLm& model) {
-  const TensorParallel tp = model.tensor_parallel();
-  for (auto& item : model.named_parameters()) {
-    const int replicas = model.TensorParallelSplit(item.key()).replicas;
-    if (replicas <= 1) continue;
-    if (tp.kv_group == nullptr || tp.kv_group->Size() != replicas) {
-      return absl::InvalidArgumentError(absl::StrCat("parameter ", item.key(), " is replicated on ", replicas,
-                                                     " tensor-parallel ranks, but the tp_kv group has ",
-                                                     tp.kv_group == nullptr ? 0 : tp.kv_group->Size()));
-    }
-    const TensorParallel kv{tp.kv_group, false, nullptr};
-    item.value().register_hook([kv](const torch::Tensor& grad) { return SumOverTensorParallel(grad, kv); });
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
@@ -231,8 +203,6 @@ absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& confi
     if (initialize) {
       if (absl::Status s = initialize(*model); !s.ok()) return s;
     }
-    if (tp.sequence_sharded()) SumReplicatedGradients(*model);
-    if (absl::Status s = SumKvReplicaGradients(*model); !s.ok()) return s;
     return model;
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("building ", ModelArchName(config.arch), " failed: ", e.what()));

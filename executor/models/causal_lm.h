@@ -177,8 +177,9 @@ using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 // are drawn in named_parameters() order from one generator seeded with seed, so results do not
 // depend on the global RNG. Under tensor parallelism the whole model is drawn so, then each rank
 // keeps its slices (TpSlice), so every layout starts from the same weights (transiently the full
-// model is in memory). With sequence parallelism the replicated parameters' gradients are summed
-// over the tp group (their inputs are sequence shards; Korthikanti et al. 2022 §4.2.2).
+// model is in memory). With sequence parallelism a replicated parameter's gradient is this rank's
+// part only (its inputs are sequence shards), as is a replicated key/value head's; the trainer
+// sums them over their groups once per step (executor/train/replicated_grads.h).
 // `initialize`, when set, runs on the model this rank keeps, after the seeded draw, the
 // tensor-parallel slicing and the stage's selection (e.g. LoadPretrained, which then reads only
 // this rank's part of a checkpoint); it overwrites the values it sets, so every layout still

@@ -160,10 +160,6 @@ at::Tensor TpMerge(const std::vector<at::Tensor>& slices, TpSplit split) {
   return at::cat(ordered, split.dim);
 }
 
-at::Tensor SumOverTensorParallel(const at::Tensor& x, const TensorParallel& tp) {
-  return tp.enabled() ? AllReduceSum(x, *tp.group) : x;
-}
-
 at::Tensor EnterTensorParallel(const at::Tensor& x, const TensorParallel& tp) {
   if (!tp.enabled()) return x;
   return Enter::apply(x, Handle(tp), tp.sequence_parallel);

@@ -25,10 +25,6 @@ struct TensorParallel {
   // Norms and residuals work on sequence shards; regions are entered by an all-gather over seq
   // and left by a reduce-scatter over seq instead of an all-reduce (Korthikanti et al. 2022 §4.2.2).
   bool sequence_parallel = false;
-  // The plan's "tp_kv" group (ir::Model.kv_head_replicas > 1): the ranks of `group` holding the
-  // same key/value head, over which the gradients of its replicated projections are summed.
-  // Null without replicated heads.
-  std::shared_ptr<Communicator> kv_group;
 
   int64_t size() const;
   int64_t rank() const;
@@ -55,11 +51,6 @@ at::Tensor TpSlice(const at::Tensor& full, TpSplit split, int64_t rank, int64_t 
 // Inverse of TpSlice: the full tensor from the slices of ranks 0..size−1 (slices[r] from rank r;
 // with split.replicas R only every R-th slice is read).
 at::Tensor TpMerge(const std::vector<at::Tensor>& slices, TpSplit split);
-
-// Σ over the tp ranks of x, as a new contiguous tensor (no autograd; x itself for tp 1). For
-// gradients: the backward of EnterTensorParallel and sequence parallelism's replicated
-// parameters.
-at::Tensor SumOverTensorParallel(const at::Tensor& x, const TensorParallel& tp);
 
 // Entering a tensor-parallel region (the input of column-parallel layers): without sequence
 // parallelism identity forward, all-reduce (sum) of the gradient backward (Megatron's f);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "executor/communicator.h"
 #include "executor/models/unit_hooks.h"
+#include "executor/train/replicated_grads.h"
 #include "executor/train/shard_layout.h"
 
 namespace accel::exec {
@@ -43,6 +44,9 @@ struct DataParallelGroups {
   // Not data parallel: the tensor-parallel group, over which GradNormSquared adds the squares of
   // tp-split parameters (ParamSlot::tp_split).
   std::shared_ptr<Communicator> tp;
+  // Not data parallel either: the groups the trainer sums tp-replicated parameters' gradients
+  // over once per step, after the data-parallel reduction (executor/train/replicated_grads.h).
+  ReplicatedGradGroups replicated;
 };
 
 // Dtypes of the synchronization.

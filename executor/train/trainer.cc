@@ -66,6 +66,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::
   if (absl::Status s = LossScaler::Validate(options.loss_scaling); !s.ok()) return s;
   std::unique_ptr<Trainer> t(new Trainer(std::move(module), std::move(loss), options, groups.dp));
   t->tp_ = groups.tp;
+  t->replicated_ = groups.replicated;
+  if (absl::Status s = CheckReplicatedGradGroups(layout, groups.replicated); !s.ok()) return s;
   t->scaler_ = LossScaler(options.loss_scaling);
   for (const torch::Tensor& p : t->module_->parameters()) {
     if (!p.requires_grad()) return absl::InvalidArgumentError("every parameter must require grad");
@@ -188,6 +190,7 @@ absl::StatusOr<double> Trainer::RunMicroSteps(const std::vector<torch::Tensor>& 
     loss_sum += loss.item<double>();
     if (absl::Status s = sync_->EndMicroStep(); !s.ok()) return s;
   }
+  if (absl::Status s = SumReplicatedGradients(); !s.ok()) return s;
   return loss_sum;
 }
 
@@ -211,6 +214,7 @@ absl::StatusOr<double> Trainer::RunPipelineMicroSteps(const std::vector<torch::T
       RunPipelineStage(*pipeline_, on_device, factor, *sync_, compute, &last_pipeline_step_);
   if (!loss_sum.ok()) return loss_sum.status();
   if (absl::Status s = SumTiedGradients(); !s.ok()) return s;
+  if (absl::Status s = SumReplicatedGradients(); !s.ok()) return s;
   // Only the last stage has the loss: every stage reports it.
   torch::Tensor l = torch::full({1}, *loss_sum, torch::TensorOptions().dtype(torch::kDouble).device(device));
   if (absl::Status s = pipeline_->pp->AllReduce(l, ReduceOp::kSum); !s.ok()) return s;
@@ -226,6 +230,11 @@ absl::Status Trainer::SumTiedGradients() {
   if (absl::Status s = pipeline_->embedding->AllReduce(on_device, ReduceOp::kSum); !s.ok()) return s;
   if (!on_device.is_same(grad)) grad.copy_(on_device);
   return absl::OkStatus();
+}
+
+absl::Status Trainer::SumReplicatedGradients() {
+  return exec::SumReplicatedGradients(sync_->layout(), sync_->OptimizerParams(), replicated_,
+                                      params_.front().device());
 }
 
 absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {

@@ -198,6 +198,8 @@ class Trainer {
   absl::StatusOr<double> RunPipelineMicroSteps(const std::vector<torch::Tensor>& micro_batches);
   // Pipeline: the tied embedding's and its copy's gradients summed over the embedding group.
   absl::Status SumTiedGradients();
+  // After the micro-steps: tp-replicated parameters' gradients summed over their groups.
+  absl::Status SumReplicatedGradients();
   absl::StatusOr<double> UnscaleAndClipGradients();
   // Reads this layout's ranges of every parameter, master copy and optimizer state from a
   // sharded checkpoint (any layout wrote it), then publishes the parameters.
@@ -208,6 +210,7 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<Communicator> dp_;
   std::shared_ptr<Communicator> tp_;  // DataParallelGroups::tp (null: no tensor parallelism)
+  ReplicatedGradGroups replicated_;   // DataParallelGroups::replicated
   int64_t TpSize() const { return tp_ == nullptr ? 1 : tp_->Size(); }
   int64_t TpRank() const { return tp_ == nullptr ? 0 : tp_->Rank(); }
   std::vector<torch::Tensor> params_;

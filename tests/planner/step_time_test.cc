@@ -163,7 +163,8 @@ TEST_CASE("gradient buckets hide behind backward except the last one") {
   // A long backward hides everything but the last bucket.
   auto terms = StageCommunication(plan, profile, 0, 100.0);
   REQUIRE(terms.ok());
-  REQUIRE(terms->size() == 1);
+  REQUIRE(terms->size() == 2);  // the buckets, then the loss averaged over dp
+  CHECK((*terms)[1].what() == "loss, averaged over data-parallel ranks");
   CHECK((*terms)[0].group() == "dp");
   CHECK((*terms)[0].collective() == ir::COLLECTIVE_ALL_REDUCE);
   CHECK((*terms)[0].calls() == n);
@@ -187,7 +188,10 @@ TEST_CASE("stage 2 on gloo reduce-scatters every micro-step, costed as an all-re
   REQUIRE(plan.batch().grad_accum_steps() == 2);
   auto terms = StageCommunication(plan, TestProfile(), 0, 100.0);
   REQUIRE(terms.ok());
-  REQUIRE(terms->size() == 2);
+  REQUIRE(terms->size() == 4);  // then the loss over dp and the norm's partial sums over dp_shard
+  CHECK((*terms)[2].group() == "dp");
+  CHECK((*terms)[3].group() == "dp_shard");
+  CHECK((*terms)[3].what() == "gradient norm: the owners' partial sums of squares");
   const ir::CommunicationTime& rs = (*terms)[0];
   CHECK(rs.collective() == ir::COLLECTIVE_REDUCE_SCATTER);
   CHECK(rs.group() == "dp_shard");
@@ -278,9 +282,11 @@ TEST_CASE("sequence parallel: every tp collective the executor issues, by kind")
   // gpt2, 4 blocks, 1 micro-step, tp 2 with sequence parallelism: per block an all-gather and a
   // reduce-scatter around attention and around the MLP, each way; the embedding output is
   // reduce-scattered (its gradient all-gathered), the head input all-gathered (its gradient
-  // reduce-scattered); the gradients of the 27 tp-replicated parameters (wpe, per block ln_1 and
-  // ln_2 weight and bias and the two c_proj biases, ln_f weight and bias) are all-reduced, and
-  // the loss all-reduces three vectors: 39 + 27 collectives (executor/models/causal_lm.cc).
+  // reduce-scattered) and the loss all-reduces three vectors; once per step the gradients of
+  // the 27 tp-replicated parameters (wpe, per block ln_1 and ln_2 weight and bias and the two
+  // c_proj biases, ln_f weight and bias) are all-reduced in one collective
+  // (executor/train/replicated_grads.h) and the gradient norm adds the tp-split parameters'
+  // squares: 39 + 2 collectives.
   testing::Planned planned = testing::PlanYaml(
       kCpuSpec, {"parallel.data_replicate=1", "parallel.tensor=2", "parallel.sequence_parallel=true"});
   REQUIRE(planned.result.ok);
@@ -302,15 +308,56 @@ TEST_CASE("sequence parallel: every tp collective the executor issues, by kind")
     if (t.group() != "tp") continue;
     calls[std::string(ir::Name(t.collective()))] += t.calls();
     total += t.calls();
-    if (t.what() == "gradients of replicated parameters (sequence parallel)") {
-      CHECK(t.calls() == replicated);
-      CHECK(t.bytes() == replicated_elements * 4);  // fp32 gradients
+    if (t.what() == "replicated parameters' gradients, once per step (sequence parallel)") {
+      CHECK(t.calls() == 1);
+      CHECK(t.bytes() == replicated_elements * 4);  // fp32 gradients, stage 0: whole
     }
   }
   CHECK(calls["all_gather"] == 4 * 4 + 2);
   CHECK(calls["reduce_scatter"] == 4 * 4 + 2);
-  CHECK(calls["all_reduce"] == 27 + 3);
-  CHECK(total == 39 + 27);
+  CHECK(calls["all_reduce"] == 3 + 1 + 1);
+  CHECK(total == 39 + 2);
+}
+
+TEST_CASE("once per step: the tied embedding's gradient between the end stages, the loss and the norm") {
+  // gpt2 ties its head to the embedding; pp 2 x dp_shard 2 at stage 1. Each end stage sums the
+  // fp32 gradient range it owns (padded vocabulary x h / dp_shard) with the other's over the
+  // "embedding" group (Trainer::SumTiedGradients); the loss is averaged over dp; the gradient
+  // norm's partial sums of squares are added over dp_shard (two fp64) and over pp with the last
+  // stage's loss (two calls of one fp64). No tp: no tp norm term.
+  testing::Planned planned = testing::PlanYaml(
+      kCpuSpec, {"cluster.devices_per_node=4", "parallel.data_replicate=1", "parallel.data_shard=2",
+                 "parallel.pipeline=2", "sharding.stage=1", "data.grad_accum_steps=4",
+                 "data.global_batch_size=auto"});
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  REQUIRE(plan.model().tie_word_embeddings());
+  const int64_t vocab = plan.model().padded_vocab_size();
+  REQUIRE(vocab >= 256);
+  for (int32_t stage : {0, 1}) {
+    INFO("stage " << stage);
+    auto terms = StageCommunication(plan, TestProfile(), stage, 100.0);
+    REQUIRE(terms.ok());
+    std::map<std::string, ir::CommunicationTime> by_what;
+    for (const ir::CommunicationTime& t : *terms) by_what[t.what()] = t;
+    const ir::CommunicationTime& tied = by_what["tied embedding and head gradients, once per step"];
+    CHECK(tied.group() == "embedding");
+    CHECK(tied.group_size() == 2);
+    CHECK(tied.calls() == 1);
+    CHECK(tied.bytes() == vocab * 128 * 4 / 2);
+    const ir::CommunicationTime& loss = by_what["loss, averaged over data-parallel ranks"];
+    CHECK(loss.group() == "dp");
+    CHECK(loss.calls() == 1);
+    CHECK(loss.bytes() == 8);
+    const ir::CommunicationTime& norm = by_what["gradient norm: the owners' partial sums of squares"];
+    CHECK(norm.group() == "dp_shard");
+    CHECK(norm.bytes() == 16);
+    const ir::CommunicationTime& pp = by_what["the last stage's loss and the stages' gradient norms"];
+    CHECK(pp.group() == "pp");
+    CHECK(pp.calls() == 2);
+    CHECK(pp.bytes() == 16);
+    CHECK(by_what.count("gradient norm: tp-split parameters' sum of squares") == 0);
+  }
 }
 
 TEST_CASE("the bubble is f/(1-f) of the slowest stage's time, f from the plan's schedule") {
@@ -331,7 +378,7 @@ TEST_CASE("the bubble is f/(1-f) of the slowest stage's time, f from the plan's 
   CHECK(estimate->slowest_stage() == 1);
   bool pp = false;
   for (const ir::CommunicationTime& t : estimate->communication()) {
-    if (t.group() != "pp") continue;
+    if (t.group() != "pp" || t.collective() != ir::COLLECTIVE_SEND_RECV) continue;
     pp = true;
     CHECK(t.calls() == 2 * 4);  // activation + gradient per microbatch, one neighbour
   }

@@ -108,7 +108,6 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     auto config = ModelConfigFromPlan(plan.model());
     Ok(config.status());
     TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
-    tp.kv_group = traced(groups->Get("tp_kv"));
     auto model = BuildCausalLm(*config, 1234, tp, {}, StageSpanFromPlan(plan, rank));
     Ok(model.status());
     std::vector<std::pair<std::string, int64_t>> names;
@@ -121,6 +120,8 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     dpg.dp_shard = traced(groups->Get("dp_shard"));
     dpg.dp_replicate = traced(groups->Get("dp_replicate"));
     dpg.tp = tp.group;
+    dpg.replicated.sequence = tp.sequence_sharded() ? tp.group : nullptr;
+    dpg.replicated.kv = traced(groups->Get("tp_kv"));
     TrainerOptions options;
     options.optimizer = OptimizerKind::kSgd;
     options.momentum = 0.9;

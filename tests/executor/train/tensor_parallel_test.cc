@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -49,9 +50,8 @@ using testing::RunRanks;
 constexpr double kLossEps = 1e-6;
 constexpr double kWeightRel = 1e-5;
 
-void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) {
+void CheckParity(const ir::Plan& plan, const std::vector<RankOutcome>& ranks, const RankOutcome& reference) {
   const int tp = static_cast<int>(ir::AxisSize(plan, ir::Axis::kTp));
-  std::vector<RankOutcome> ranks = Train(plan, steps);
   for (size_t r = 0; r < ranks.size(); ++r) {
     INFO("rank " << r);
     REQUIRE(ranks[r].losses.size() == reference.losses.size());
@@ -63,6 +63,10 @@ void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) 
     INFO("replica of ranks " << first << ".." << first + tp - 1);
     CHECK(MaxRelativeDifference(MergedOverTp(plan, ranks, first, tp), reference.weights) < kWeightRel);
   }
+}
+
+void CheckParity(const ir::Plan& plan, const RankOutcome& reference, int steps) {
+  CheckParity(plan, Train(plan, steps), reference);
 }
 
 TEST_CASE("TpSlice and TpMerge: q, k and v blocks split separately, merged back exactly") {
@@ -140,8 +144,17 @@ TEST_CASE("a tensor-parallel model's forward and gradients equal the single-rank
       for (const auto& item : (*single)->named_parameters()) {
         INFO(item.key());
         const TpSplit split = (*single)->TensorParallelSplit(item.key());
-        torch::Tensor merged = TpMerge({grads[0].at(item.key()), grads[1].at(item.key())}, split);
-        if (split.dim < 0) CHECK(torch::allclose(grads[0].at(item.key()), grads[1].at(item.key()), 1e-6, 1e-9));
+        const torch::Tensor& g0 = grads[0].at(item.key());
+        const torch::Tensor& g1 = grads[1].at(item.key());
+        torch::Tensor merged = TpMerge({g0, g1}, split);
+        if (split.dim < 0 && !sp) CHECK(torch::allclose(g0, g1, 1e-6, 1e-9));
+        // With sequence parallelism a replicated parameter's gradient is each rank's part, from
+        // its own sequence shard (the trainer sums them, replicated_grads.h): the parts differ,
+        // and their sum is the single rank's gradient.
+        if (split.dim < 0 && sp) {
+          CHECK_FALSE(torch::allclose(g0, g1, 1e-3, 1e-6));
+          merged = g0 + g1;
+        }
         CHECK(torch::allclose(merged, item.value().grad(), 1e-4, 1e-7));
       }
     }
@@ -205,12 +218,71 @@ TEST_CASE("a replicated key/value head without its tp_kv group is refused") {
     auto comm = rdzv.CreateWorld(CommBackend::kGloo);
     Ok(comm.status());
     auto model = BuildCausalLm(*ModelConfigFromPlan(plan.model()), 1, TensorParallel{*comm, false});
-    messages[rank] = std::string(model.status().message());
+    Ok(model.status());
+    std::vector<std::pair<std::string, int64_t>> names;
+    for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
+    auto layout = ShardLayout::FromPlan(plan.sharding(), 0, names, 0);
+    Ok(layout.status());
+    DataParallelGroups dpg;
+    dpg.tp = *comm;
+    auto trainer = Trainer::Create(*model, CausalLmLoss(), TrainerOptions{}, *std::move(layout), dpg);
+    messages[rank] = std::string(trainer.status().message());
   });
   for (const std::string& e : errors) REQUIRE(e == "");
   CHECK(messages[0] ==
         "parameter model.layers.0.self_attn.k_proj.weight is replicated on 2 tensor-parallel ranks, but the tp_kv "
         "group has 0");
+}
+
+// Elements of the gradients the trainer sums over one group (replicated_grads.h): the
+// optimizer's tensors of the parameters `selected` picks, whole at stage 0, owned ranges above.
+int64_t ReplicatedElements(const ShardLayout& layout, bool (*selected)(const ParamSlot&)) {
+  int64_t n = 0;
+  for (const ParamSlot& slot : layout.params) {
+    if (selected(slot)) n += layout.stage == 0 ? slot.numel : slot.owned_numel();
+  }
+  return n;
+}
+
+int64_t AllReducesOf(const std::vector<CollectiveRecord>& trace, int64_t elements) {
+  return std::count_if(trace.begin(), trace.end(), [&](const CollectiveRecord& r) {
+    return r.kind == "all_reduce" && r.group_size == 2 && r.elements == elements;
+  });
+}
+
+// Sequence parallelism's replicated parameters and a key/value head held by two tp ranks: each
+// rank's part of their gradients is summed over its group once per step, after the
+// data-parallel reduction and the accumulation, in one all-reduce for all of them (Megatron-LM's
+// finalize_model_grads), not one per parameter and micro-step. Parity as above: only the order
+// of fp32 sums changes (the tp and dp sums swap), while a missing or doubled sum changes the
+// norms' and the head's gradients by O(1) relative.
+TEST_CASE("replicated gradients are summed once per step in one all-reduce, at ZeRO stages 0, 2 and 3") {
+  const std::vector<std::string> overrides = {"model.num_kv_heads=1", "data.grad_accum_steps=2"};
+  std::vector<std::string> whole_batch = overrides;
+  whole_batch.push_back("data.micro_batch_size=4");
+  const RankOutcome reference = Train(TinyPlan(kTinyLlama, 1, "parallel: {data_replicate: 1}\n", whole_batch), 2)[0];
+  for (int stage : {0, 2, 3}) {
+    INFO("stage " << stage);
+    const std::string dp = stage == 0 ? "data_replicate: 2" : "data_replicate: 1, data_shard: 2";
+    const ir::Plan plan = TinyPlan(kTinyLlama, 4,
+                                  "parallel: {" + dp + ", tensor: 2, sequence_parallel: true}\n"
+                                  "sharding: {stage: " + std::to_string(stage) + ", bucket_size: 3000}\n",
+                                  overrides);
+    REQUIRE(plan.model().kv_head_replicas() == 2);
+    REQUIRE(plan.batch().grad_accum_steps() == 2);
+    const std::vector<RankOutcome> ranks = Train(plan, 2);
+    CheckParity(plan, ranks, reference);
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      INFO("rank " << r);
+      const int64_t sequence = ReplicatedElements(ranks[r].layout, [](const ParamSlot& p) { return !p.tp_split; });
+      const int64_t kv = ReplicatedElements(ranks[r].layout, [](const ParamSlot& p) { return p.tp_replicas > 1; });
+      REQUIRE(sequence > 0);
+      REQUIRE(kv > 0);
+      REQUIRE(sequence != kv);
+      CHECK(AllReducesOf(ranks[r].trace, sequence) == 2);
+      CHECK(AllReducesOf(ranks[r].trace, kv) == 2);
+    }
+  }
 }
 
 TEST_CASE("tp 2 x dp 2 with ZeRO stages 1 and 3 trains like one rank") {
