@@ -1,5 +1,7 @@
 #include "planner/step_time_diff.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -44,6 +46,8 @@ StepTimeDifference LargestDifference(const ir::StepTimeEstimate& slower,
     auto it = a.find(group);
     consider("exposed " + group + " communication", (it == a.end() ? 0.0 : it->second) - seconds);
   }
+  const double step = std::max(std::abs(faster.step_seconds()), std::abs(slower.step_seconds()));
+  best.same_step = std::abs(slower.step_seconds() - faster.step_seconds()) <= 1e-9 * step;
   return best;
 }
 
@@ -52,6 +56,7 @@ std::string DifferenceText(const StepTimeDifference& difference) {
   char number[32];
   if (difference.seconds >= 10) std::snprintf(number, sizeof number, "+%.1f s", difference.seconds);
   else std::snprintf(number, sizeof number, "+%.1f ms", difference.seconds * 1e3);
+  if (difference.same_step) return "tie (" + difference.term + " " + number + ", offset by others)";
   return difference.term + " " + number;
 }
 

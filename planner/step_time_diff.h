@@ -17,13 +17,17 @@ namespace accel::planner {
 struct StepTimeDifference {
   std::string term;
   double seconds = 0;  // slower's term − faster's term; ≤ 0 when no term is larger
+  // The two step_seconds are equal (within 1e-9 relative): `term` is larger, but other terms
+  // are smaller by as much (e.g. the same buckets all-reduced over dp_replicate instead of dp).
+  bool same_step = false;
 };
 
 StepTimeDifference LargestDifference(const ir::StepTimeEstimate& slower,
                                      const ir::StepTimeEstimate& faster);
 
 // "exposed tp communication +12.3 ms" (the difference in ms, or s above 10 s);
-// "no term larger (tie)" when seconds ≤ 0.
+// "no term larger (tie)" when seconds ≤ 0; "tie (exposed dp_replicate communication +31.0 ms,
+// offset by others)" for the same step time.
 std::string DifferenceText(const StepTimeDifference& difference);
 
 }  // namespace accel::planner

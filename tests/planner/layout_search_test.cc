@@ -286,18 +286,42 @@ TEST_CASE("search: the loss reason names the term that differs most", "[search]"
   ir::StepTimeEstimate fast;
   fast.set_compute_seconds(1.0);
   fast.set_bubble_seconds(0.0);
+  fast.set_step_seconds(1.0);
   ir::StepTimeEstimate slow = fast;
   slow.set_compute_seconds(1.1);
   slow.set_bubble_seconds(0.05);
+  slow.set_step_seconds(1.45);
   ir::CommunicationTime* tp = slow.add_communication();
   tp->set_group("tp");
   tp->set_exposed_seconds(0.3);
   StepTimeDifference d = LargestDifference(slow, fast);
   CHECK(d.term == "exposed tp communication");
+  CHECK_FALSE(d.same_step);
   CHECK(DifferenceText(d) == "exposed tp communication +300.0 ms");
   slow.set_bubble_seconds(0.5);
   CHECK(LargestDifference(slow, fast).term == "pipeline bubble");
   CHECK(DifferenceText(LargestDifference(fast, fast)) == "no term larger (tie)");
+}
+
+TEST_CASE("search: a layout with the same step time whose terms differ is a tie, said so", "[search]") {
+  // Stage 2 with data_shard 1 all-reduces its buckets over dp_replicate where stage 0 does over
+  // dp: the same seconds under another group's name.
+  ir::StepTimeEstimate stage0;
+  stage0.set_compute_seconds(0.939);
+  stage0.set_step_seconds(0.989);
+  ir::StepTimeEstimate stage2 = stage0;
+  ir::CommunicationTime* dp = stage0.add_communication();
+  dp->set_group("dp");
+  dp->set_exposed_seconds(0.031);
+  ir::CommunicationTime* dr = stage2.add_communication();
+  dr->set_group("dp_replicate");
+  dr->set_exposed_seconds(0.031);
+  const StepTimeDifference d = LargestDifference(stage2, stage0);
+  CHECK(d.same_step);
+  CHECK(DifferenceText(d) == "tie (exposed dp_replicate communication +31.0 ms, offset by others)");
+  // A step 1 ms longer is no tie.
+  stage2.set_step_seconds(0.990);
+  CHECK(DifferenceText(LargestDifference(stage2, stage0)) == "exposed dp_replicate communication +31.0 ms");
 }
 
 
