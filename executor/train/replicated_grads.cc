@@ -15,18 +15,16 @@ bool SummedOverKv(const ParamSlot& slot) { return slot.tp_replicas > 1; }
 // One all-reduce over `group` of the gradients of the parameters `selected` picks.
 absl::Status SumOver(Communicator& group, bool (*selected)(const ParamSlot&), const ShardLayout& layout,
                      const std::vector<at::Tensor>& params, const at::Device& device) {
-  std::vector<at::Tensor> grads;
+  std::vector<at::Tensor> grads, flat;
   for (size_t i = 0; i < params.size(); ++i) {
     if (!selected(layout.params[i])) continue;
     at::Tensor p = params[i];
     if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
     grads.push_back(p.grad());
+    flat.push_back(p.grad().reshape({-1}));
   }
   if (grads.empty()) return absl::OkStatus();
-  std::vector<at::Tensor> flat;
-  for (const at::Tensor& g : grads) flat.push_back(g.reshape({-1}));
-  const at::Tensor host = at::cat(flat);
-  at::Tensor buffer = host.to(device);
+  at::Tensor buffer = at::cat(flat).to(device);
   if (absl::Status s = group.AllReduce(buffer, ReduceOp::kSum); !s.ok()) return s;
   int64_t offset = 0;
   for (at::Tensor& g : grads) {
