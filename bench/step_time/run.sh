@@ -3,18 +3,26 @@
 #
 #   bench/step_time/run.sh [PROFILE.json]
 #
-# Without a profile it first runs `accel calibrate` (matmul per dtype, memory bandwidth and Gloo
-# all-reduces on this machine) and uses the profile it writes. For every layout below (data
-# parallel 1/2/4, sharding stages 0-3, hybrid, gradient accumulation, tensor parallel 2 with and
-# without sequence parallelism, selective and full recompute, bf16 compute, llama, pipeline
-# parallel 2 with GPipe and 1F1B, alone and with data parallelism) it plans the
-# job with `accel plan --format json --set cluster.device_profile=PROFILE` (plan.step_time) and
-# runs it with `accel run`, reading step_seconds from the run's metrics.jsonl after WARMUP
-# warm-up steps (median of the rest). Prints estimate, measured, error and the machine's load
-# average per row, a contention-independent CPU-time equivalent (see cpu_seconds below) and,
-# under tensor parallelism, the plan's exposed tp collectives against rank 0's measured time in
-# them (metrics.jsonl tp_comm_seconds); with PASSES > 1 (default 3) every figure is the median
-# over the passes. ONLY="text" runs only the layouts whose name contains it.
+# Without a profile it runs `accel calibrate` (matmul per dtype, memory bandwidth and Gloo
+# all-reduces on this machine) before every pass, and estimates that pass's rows with the profile
+# it just wrote: this machine's speed drifts by tens of percent over minutes, so one profile
+# taken before a half-hour benchmark describes its first minutes, not the rest. With a PROFILE
+# every pass uses it.
+#
+# For every layout below (data parallel 1/2/4, sharding stages 0-3, hybrid, gradient
+# accumulation, tensor parallel 2 with and without sequence parallelism, selective and full
+# recompute, bf16 compute, llama, pipeline parallel 2 with GPipe and 1F1B, alone and with data
+# parallelism) it plans the job with `accel plan --format json --set
+# cluster.device_profile=PROFILE` (plan.step_time) and runs it with `accel run`, reading
+# step_seconds from the run's metrics.jsonl after WARMUP warm-up steps (median of the rest).
+# Every layout runs once per pass (PASSES, default 3). A row prints the median over its passes
+# of each figure: estimate, measured step, a contention-independent CPU-time equivalent (see
+# cpu_seconds below), the machine's load average and, under tensor parallelism, the plan's
+# exposed tp collectives against rank 0's measured time in them (metrics.jsonl
+# tp_comm_seconds); the ranges of its estimates (how far calibrations minutes apart move it)
+# and of its measured steps; and its error, the median over passes of each pass's estimate
+# against the step measured minutes after that estimate's calibration.
+# ONLY="text" runs only the layouts whose name contains it.
 # Target ±15% on an otherwise idle machine.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
@@ -31,12 +39,10 @@ WORK=$(mktemp -d /tmp/accel-step-time-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$ROOT"
 
-PROFILE=${1:-}
-if [[ -z "$PROFILE" ]]; then
-  PROFILE=$WORK/cpu_profile.json
-  "$ACCEL" calibrate -o "$PROFILE" >&2
-fi
-PROFILE=$(cd "$(dirname "$PROFILE")" && pwd)/$(basename "$PROFILE")
+FIXED_PROFILE=${1:-}
+[[ -z "$FIXED_PROFILE" ]] ||
+  FIXED_PROFILE=$(cd "$(dirname "$FIXED_PROFILE")" && pwd)/$(basename "$FIXED_PROFILE")
+PROFILES=()  # the profile of every pass, in pass order
 
 # `accel run ARGS...` with its output in RUN_DIR.log; prints the user + sys CPU seconds of the
 # whole process tree (the launcher waits for every worker).
@@ -80,6 +86,14 @@ LAYOUTS=(
 # row reports the median over its passes and their range.
 ROWS=$WORK/rows.jsonl
 for pass in $(seq "$PASSES"); do
+PROFILE=$FIXED_PROFILE
+if [[ -z "$PROFILE" ]]; then
+  PROFILE=$WORK/cpu_profile-$pass.json
+  echo "pass $pass: calibrating at $(date -u +%H:%M:%S)" >&2
+  "$ACCEL" calibrate -o "$PROFILE" >"$PROFILE.log" 2>&1 || { cat "$PROFILE.log" >&2; exit 1; }
+  echo "pass $pass: $(date -u +%H:%M:%S) $(grep -E '^(matmul fp32 [0-9]|links)' "$PROFILE.log" | tr '\n' ' ')" >&2
+fi
+PROFILES+=("$PROFILE")
 for entry in "${LAYOUTS[@]}"; do
   IFS='|' read -r name overrides <<<"$entry"
   [[ -z "$ONLY" || "$name" == *"$ONLY"* ]] || continue
@@ -103,12 +117,13 @@ for entry in "${LAYOUTS[@]}"; do
     echo "| $name | run failed: $(grep -m1 -i error "$dir.log" "$short_dir.log" || tail -1 "$dir.log") |" >&2; continue
   fi
   python3 - "$dir.plan.json" "$dir/metrics.jsonl" "$name" "$WARMUP" "$load" "$cpu_short" "$cpu_long" \
-      "$((STEPS - SHORT))" "$(nproc)" >>"$ROWS" <<'PY'
+      "$((STEPS - SHORT))" "$(nproc)" "$pass" >>"$ROWS" <<'PY'
 import json, statistics, sys
 plan = json.load(open(sys.argv[1]))["step_time"]
 steps = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 print(json.dumps({
-    "name": sys.argv[3], "estimate": plan["step_seconds"], "compute": plan["compute_seconds"],
+    "name": sys.argv[3], "pass": int(sys.argv[10]),
+    "estimate": plan["step_seconds"], "compute": plan["compute_seconds"],
     "comm": plan["exposed_communication_seconds"],
     "measured": statistics.median(s["step_seconds"] for s in steps[int(sys.argv[4]):]),
     # Tensor parallelism: the plan's exposed tp collectives against rank 0's time in them.
@@ -128,20 +143,32 @@ rows = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     rows.setdefault(r["name"], []).append(r)
-print("| layout | estimate s | compute s | exposed comm s | measured s | passes min-max | error "
-      "| CPU-time s | error | tp comm s estimate / measured | load |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+med = statistics.median
+pct = lambda est, measured: 100 * (est - measured) / measured
+print("| layout | estimate s | estimates min-max | compute s | exposed comm s | measured s "
+      "| passes min-max | error | CPU-time s | error | tp comm s estimate / measured | load |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for name, runs in rows.items():
-    est = runs[0]["estimate"]
-    measured = statistics.median(r["measured"] for r in runs)
-    cpu = statistics.median(r["cpu"] for r in runs)
-    lo, hi = min(r["measured"] for r in runs), max(r["measured"] for r in runs)
-    tp = (f'{runs[0]["tp_comm"]:.3f} / {statistics.median(r["tp_measured"] for r in runs):.3f}'
+    # The error is the median over passes of each pass's estimate (its own profile) against the
+    # step that pass measured; the other columns are medians of their own.
+    error = med(pct(r["estimate"], r["measured"]) for r in runs)
+    cpu_error = med(pct(r["estimate"], r["cpu"]) for r in runs)
+    est = [r["estimate"] for r in runs]
+    measured = [r["measured"] for r in runs]
+    tp = (f'{med(r["tp_comm"] for r in runs):.3f} / {med(r["tp_measured"] for r in runs):.3f}'
           if runs[0]["tp_comm"] > 0 else "-")
-    print(f'| {name} | {est:.3f} | {runs[0]["compute"]:.3f} | {runs[0]["comm"]:.3f} | '
-          f'{measured:.3f} | {lo:.3f}-{hi:.3f} | {100 * (est - measured) / measured:+.1f}% | '
-          f'{cpu:.3f} | {100 * (est - cpu) / cpu:+.1f}% | {tp} | '
-          f'{statistics.median(r["load"] for r in runs):.2f} |')
+    print(f'| {name} | {med(est):.3f} | {min(est):.3f}-{max(est):.3f} | '
+          f'{med(r["compute"] for r in runs):.3f} | {med(r["comm"] for r in runs):.3f} | '
+          f'{med(measured):.3f} | {min(measured):.3f}-{max(measured):.3f} | {error:+.1f}% | '
+          f'{med(r["cpu"] for r in runs):.3f} | {cpu_error:+.1f}% | {tp} | '
+          f'{med(r["load"] for r in runs):.2f} |')
 PY
 echo
-echo "profile: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "$PROFILE")"
+if [[ -n "$FIXED_PROFILE" ]]; then
+  echo "profile: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "$FIXED_PROFILE")"
+else
+  echo "profiles: accel calibrate before every pass (sources: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "${PROFILES[0]}"))"
+  for i in "${!PROFILES[@]}"; do
+    echo "pass $((i + 1)): $(grep -E '^(matmul fp32 [0-9]|memory|links|worker efficiency|all-reduce over 2 processes, 1.049e)' "${PROFILES[$i]}.log" | tr '\n' ' ')"
+  done
+fi
