@@ -13,6 +13,7 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/exit_codes.h"
@@ -142,20 +143,26 @@ std::vector<spec::ElementwiseCostValues> ElementwiseCosts(int cores, std::ostrea
   return all;
 }
 
-// Worker efficiencies by workers per node (exec::MeasureWorkerScaling); none, with a note, when
-// the measurement fails.
+// Rounds of exec::MeasureWorkerScaling: a half-minute on the 2-core build VM.
+constexpr int kWorkerScalingRounds = 5;
+
+// Worker efficiencies by workers per node (exec::MeasureWorkerScaling), with the range of their
+// rounds; none, with a note, when the measurement fails.
 std::vector<spec::WorkerScalingValues> WorkerScaling(int cores, std::ostream& out,
                                                      std::string& notes) {
-  absl::StatusOr<std::vector<spec::WorkerScalingValues>> scaling = exec::MeasureWorkerScaling(cores);
+  std::vector<std::pair<double, double>> ranges;
+  absl::StatusOr<std::vector<spec::WorkerScalingValues>> scaling =
+      exec::MeasureWorkerScaling(cores, kWorkerScalingRounds, &ranges);
   if (!scaling.ok()) {
     notes += "; no worker scaling";
     out << "no worker scaling: " << scaling.status().message() << "\n";
     return {};
   }
   out << "worker efficiency by workers per node (a training step, one thread per core or "
-         "fewer):";
-  for (const spec::WorkerScalingValues& w : *scaling) {
-    out << " " << w.workers_per_node << ": " << G(w.efficiency);
+         "fewer; median and range of its rounds):";
+  for (size_t i = 0; i < scaling->size(); ++i) {
+    out << " " << (*scaling)[i].workers_per_node << ": " << G((*scaling)[i].efficiency) << " ("
+        << G(ranges[i].first) << "-" << G(ranges[i].second) << ")";
   }
   out << "\n";
   return *scaling;
@@ -229,7 +236,8 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
                                                 options.transposed_grid_max_size).back()) +
              ") and elementwise op costs with " +
              "one thread on every core at once; worker efficiency from a GPT-2 training step " +
-             "with one worker on every core, one per core and two per core; Gloo all-reduce " +
+             "with one worker on every core, one per core and two per core (median of " +
+             std::to_string(kWorkerScalingRounds) + " rounds); Gloo all-reduce " +
              "between matmul bursts (as in a step) over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;

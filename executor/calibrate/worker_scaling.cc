@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
@@ -51,6 +52,23 @@ double TimedSteps(CausalLm& model) {
   return Median(seconds);
 }
 
+// Step seconds of every (workers, threads) count in turn: MeasureTrainingStepSeconds in that
+// many processes at once, the mean over the processes.
+absl::StatusOr<std::vector<double>> RoundSeconds(const std::vector<std::pair<int, int>>& counts) {
+  std::vector<double> seconds;
+  for (const auto& [workers, threads] : counts) {
+    const int t = threads;
+    absl::StatusOr<std::vector<double>> mean = MeasureOnEveryCore(workers, [t] {
+      absl::StatusOr<double> s = MeasureTrainingStepSeconds(t);
+      if (!s.ok()) return absl::StatusOr<std::vector<double>>(s.status());
+      return absl::StatusOr<std::vector<double>>(std::vector<double>{*s});
+    });
+    if (!mean.ok()) return mean.status();
+    seconds.push_back(mean->at(0));
+  }
+  return seconds;
+}
+
 }  // namespace
 
 absl::StatusOr<double> MeasureTrainingStepSeconds(int threads) {
@@ -69,29 +87,32 @@ absl::StatusOr<double> MeasureTrainingStepSeconds(int threads) {
   }
 }
 
-absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(int cores) {
+absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
+    int cores, int rounds, std::vector<std::pair<double, double>>* ranges) {
   if (cores < 1) cores = 1;
+  if (rounds < 1) rounds = 1;
   // (workers, threads per worker): one worker on every core, one per core, two per core.
   const std::vector<std::pair<int, int>> counts =
       cores == 1 ? std::vector<std::pair<int, int>>{{1, 1}, {2, 1}}
                  : std::vector<std::pair<int, int>>{{1, cores}, {cores, 1}, {2 * cores, 1}};
-  std::vector<double> seconds;
-  for (const auto& [workers, threads] : counts) {
-    const int t = threads;
-    absl::StatusOr<std::vector<double>> mean = MeasureOnEveryCore(workers, [t] {
-      absl::StatusOr<double> s = MeasureTrainingStepSeconds(t);
-      if (!s.ok()) return absl::StatusOr<std::vector<double>>(s.status());
-      return absl::StatusOr<std::vector<double>>(std::vector<double>{*s});
-    });
-    if (!mean.ok()) return mean.status();
-    seconds.push_back(mean->at(0));
+  // efficiencies[i][r]: count i's efficiency in round r. Every round times every count back to
+  // back, so a round's ratios share the machine's state of those seconds.
+  std::vector<std::vector<double>> efficiencies(counts.size());
+  for (int round = 0; round < rounds; ++round) {
+    absl::StatusOr<std::vector<double>> seconds = RoundSeconds(counts);
+    if (!seconds.ok()) return seconds.status();
+    // The reference: one single-threaded worker per core, as the per-core figures were measured.
+    const double reference = cores == 1 ? (*seconds)[0] : (*seconds)[1];
+    for (size_t i = 0; i < counts.size(); ++i) {
+      efficiencies[i].push_back(reference * counts[i].first / cores / (*seconds)[i]);
+    }
   }
-  // The reference: one single-threaded worker per core, as the per-core figures were measured.
-  const double reference = cores == 1 ? seconds[0] : seconds[1];
   std::vector<spec::WorkerScalingValues> out;
+  if (ranges != nullptr) ranges->clear();
   for (size_t i = 0; i < counts.size(); ++i) {
-    const double workers = counts[i].first;
-    out.push_back({counts[i].first, reference * workers / cores / seconds[i]});
+    out.push_back({counts[i].first, Median(efficiencies[i])});
+    const auto [low, high] = std::minmax_element(efficiencies[i].begin(), efficiencies[i].end());
+    if (ranges != nullptr) ranges->push_back({*low, *high});
   }
   return out;
 }

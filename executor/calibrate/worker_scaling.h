@@ -5,6 +5,7 @@
 #ifndef ACCEL_EXECUTOR_CALIBRATE_WORKER_SCALING_H_
 #define ACCEL_EXECUTOR_CALIBRATE_WORKER_SCALING_H_
 
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,12 +25,18 @@ absl::StatusOr<double> MeasureTrainingStepSeconds(int threads);
 // 2·cores workers with one thread each (time-sharing), from the median step seconds each
 // worker measured (MeasureTrainingStepSeconds in that many processes at once, mean over the
 // processes): efficiency(w) = seconds(cores) · w / cores / seconds(w), so 1 for w = cores by
-// construction and 1 wherever a worker's speed is its share of the cores. On the 2-core build
-// VM (2026-11-24): 0.67 for one worker on both cores, 0.97 for two per core; with them the
-// step-time benchmark's dp 1 row went from −30% to +4.9% (README, step time). `cores` ≥ 1
-// (with 1 core the counts are 1 and 2). Errors: those of MeasureOnEveryCore and
-// MeasureTrainingStepSeconds.
-absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(int cores);
+// construction and 1 wherever a worker's speed is its share of the cores. The counts are timed
+// back to back in `rounds` rounds (at least 1), each efficiency the median of its rounds'
+// ratios, so that a ratio compares timings seconds apart; `ranges`, when given, receives each
+// count's lowest and highest round (how much the machine moved while it was measured). A round
+// takes about 6 s on the 2-core build VM, whose single-round efficiencies moved by up to 10%
+// between calibrations minutes apart (0.90 and 0.98 for two workers per core), while 5 rounds
+// within half a minute spanned 0.955-1.003. On that VM (2026-11-24): 0.67 for one worker on
+// both cores, 0.97 for two per core; with them the step-time benchmark's dp 1 row went from
+// −30% to +4.9% (README, step time). `cores` ≥ 1 (with 1 core the counts are 1 and 2). Errors:
+// those of MeasureOnEveryCore and MeasureTrainingStepSeconds.
+absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
+    int cores, int rounds, std::vector<std::pair<double, double>>* ranges = nullptr);
 
 }  // namespace accel::exec
 
