@@ -40,6 +40,10 @@ std::string Hostname() {
   return name;
 }
 
+// Rounds of exec::MeasureGlooAllReduce, each of 41 (burst, all-reduce) repeats per size: about
+// 6 s per group size on the 2-core build VM.
+constexpr int kAllReduceRounds = 5;
+
 // Gloo all-reduce samples over 2 … max ranks; runs before any LibTorch thread pool starts.
 absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group, std::ostream& out) {
   std::vector<planner::CollectiveSample> all;
@@ -48,7 +52,8 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   std::filesystem::create_directories(dir);
   for (int p = 2; p <= max_group; p *= 2) {
     const std::string store = (dir / ("store" + std::to_string(p))).string();
-    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 41, store);
+    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 41,
+                                             kAllReduceRounds, store);
     if (!samples.ok()) {
       std::filesystem::remove_all(dir);
       return samples.status();
@@ -238,7 +243,8 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              "one thread on every core at once; worker efficiency from a GPT-2 training step " +
              "with one worker on every core, one per core and two per core (median of " +
              std::to_string(kWorkerScalingRounds) + " rounds); Gloo all-reduce " +
-             "between matmul bursts (as in a step) over 2.." +
+             "between matmul bursts (as in a step), means of " + std::to_string(kAllReduceRounds) +
+             " rounds over 2.." +
              std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "

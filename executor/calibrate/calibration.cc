@@ -67,9 +67,9 @@ double InStepAllReduceSeconds(Communicator& world, at::Tensor& t, int repeats) {
 }
 
 // Rank r of one all-reduce group: returns the process exit code; rank 0 writes "bytes seconds"
-// lines to `out_fd`.
+// lines to `out_fd`, each size's mean over `rounds` rounds that time every size in turn.
 int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, int repeats,
-                   const std::string& store_file, int out_fd) {
+                   int rounds, const std::string& store_file, int out_fd) {
   at::set_num_threads(1);
   SetBlasThreads(1);
   RendezvousOptions options;
@@ -81,17 +81,25 @@ int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, 
   if (!rendezvous.ok()) return 3;
   absl::StatusOr<std::shared_ptr<Communicator>> world = (*rendezvous)->CreateWorld(CommBackend::kGloo);
   if (!world.ok()) return 4;
-  std::string lines;
+  std::vector<at::Tensor> tensors;
   for (int64_t bytes : sizes) {
-    at::Tensor t = at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat);
+    tensors.push_back(at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat));
     for (int i = 0; i < 2; ++i) {
-      if (!(*world)->AllReduce(t, ReduceOp::kSum).ok()) return 5;
+      if (!(*world)->AllReduce(tensors.back(), ReduceOp::kSum).ok()) return 5;
     }
-    const double seconds = InStepAllReduceSeconds(**world, t, repeats);
-    if (seconds < 0) return 5;
+  }
+  std::vector<std::vector<double>> seconds(sizes.size());
+  for (int round = 0; round < std::max(rounds, 1); ++round) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      seconds[i].push_back(InStepAllReduceSeconds(**world, tensors[i], repeats));
+      if (seconds[i].back() < 0) return 5;
+    }
+  }
+  std::string lines;
+  for (size_t i = 0; i < sizes.size(); ++i) {
     char line[64];
-    std::snprintf(line, sizeof(line), "%lld %.9g\n", static_cast<long long>(t.numel() * 4),
-                  seconds);
+    std::snprintf(line, sizeof(line), "%lld %.9g\n",
+                  static_cast<long long>(tensors[i].numel() * 4), Mean(seconds[i]));
     lines += line;
   }
   if (rank == 0 && ::write(out_fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) {
@@ -205,7 +213,7 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats) {
 }
 
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
-    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
+    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats, int rounds,
     const std::string& store_file) {
   int fds[2];
   if (::pipe(fds) != 0) return absl::InternalError("pipe failed");
@@ -215,7 +223,7 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
     if (pid < 0) return absl::InternalError("fork failed");
     if (pid == 0) {
       ::close(fds[0]);
-      ::_exit(RunGroupMember(rank, group_size, sizes_bytes, repeats, store_file, fds[1]));
+      ::_exit(RunGroupMember(rank, group_size, sizes_bytes, repeats, rounds, store_file, fds[1]));
     }
     children.push_back(pid);
   }

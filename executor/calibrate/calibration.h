@@ -43,7 +43,11 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // FileStore at `store_file` (which must not exist), as a step sees them: for each size in
 // `sizes_bytes`, after two warm-ups, the mean per-round time of `repeats` rounds of (a short
 // matmul burst on every rank, the all-reduce) minus the mean burst alone, at least the median
-// of back-to-back calls after a barrier; measured on rank 0. The mean, not the median: a step
+// of back-to-back calls after a barrier; measured on rank 0. That is timed `rounds` times (at
+// least 1) over every size in turn and each size's figure is the mean of its rounds, so that
+// the sizes share the machine's state and the ring fit over them sees its drift as little as
+// possible (on the 2-core build VM, with one round of 41 repeats, a 4 KiB all-reduce once
+// measured 2.26 ms and a 64 KiB one 1.68 ms, a minute after the reverse). The mean, not the median: a step
 // pays the tail of its many collectives (on the build VM a 1 MiB all-reduce between bursts had
 // a mean 25% above its median; in a tp 2 step, 2.8 against 1.7 ms once both ranks had
 // arrived). A collective between two pieces of compute costs more than one right after a
@@ -53,7 +57,7 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // process starts any LibTorch thread pool (before the matmul measurements). Errors: Internal
 // when a process fails or its results cannot be read.
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
-    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats,
+    int group_size, const std::vector<int64_t>& sizes_bytes, int repeats, int rounds,
     const std::string& store_file);
 
 // Cores this process may run on (sched_getaffinity), at least 1.

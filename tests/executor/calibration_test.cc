@@ -18,7 +18,7 @@ TEST_CASE("MeasureGlooAllReduce times each size between compute bursts on every 
           "[calibrate]") {
   const std::string store = "/tmp/accel_calibration_test." + std::to_string(::getpid());
   ::unlink(store.c_str());
-  auto samples = MeasureGlooAllReduce(2, {4096, 1 << 20}, 5, store);
+  auto samples = MeasureGlooAllReduce(2, {4096, 1 << 20}, 5, 2, store);
   ::unlink(store.c_str());
   REQUIRE(samples.ok());
   REQUIRE(samples->size() == 2);
