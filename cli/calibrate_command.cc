@@ -40,8 +40,9 @@ std::string Hostname() {
   return name;
 }
 
-// Rounds of exec::MeasureGlooAllReduce, each of 41 (burst, all-reduce) repeats per size: about
-// 6 s per group size on the 2-core build VM.
+// exec::MeasureGlooAllReduce's (burst, all-reduce) repeats per size and round, and its rounds:
+// about 6 s per group size on the 2-core build VM.
+constexpr int kAllReduceRepeats = 41;
 constexpr int kAllReduceRounds = 5;
 
 // Gloo all-reduce samples over 2 … max ranks; runs before any LibTorch thread pool starts.
@@ -52,8 +53,8 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   std::filesystem::create_directories(dir);
   for (int p = 2; p <= max_group; p *= 2) {
     const std::string store = (dir / ("store" + std::to_string(p))).string();
-    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20}, 41,
-                                             kAllReduceRounds, store);
+    auto samples = exec::MeasureGlooAllReduce(p, {4096, 65536, 1 << 20, 4 << 20},
+                                             kAllReduceRepeats, kAllReduceRounds, store);
     if (!samples.ok()) {
       std::filesystem::remove_all(dir);
       return samples.status();

@@ -111,8 +111,9 @@ absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
   if (ranges != nullptr) ranges->clear();
   for (size_t i = 0; i < counts.size(); ++i) {
     out.push_back({counts[i].first, Median(efficiencies[i])});
+    if (ranges == nullptr) continue;
     const auto [low, high] = std::minmax_element(efficiencies[i].begin(), efficiencies[i].end());
-    if (ranges != nullptr) ranges->push_back({*low, *high});
+    ranges->push_back({*low, *high});
   }
   return out;
 }
