@@ -301,25 +301,35 @@ void OverlapGradientsWithActivations(bool explain, ir::MemoryEstimate& e) {
 }
 
 // Stage 3's working set besides the owned shards, as the executor allocates it
-// (executor/train/zero3_sync.cc): the unit in use gathered whole with its full gradient, the
-// next unit prefetched (the executor launches at least one whole unit whatever
-// prefetch_bucket_size says) into a gather buffer fed from a shard-sized input, and, with a tied
-// head, the embeddings unit kept whole from its forward until its backward.
+// (executor/train/zero3_sync.cc): the unit in use gathered whole, the next unit prefetched (the
+// executor launches at least one whole unit whatever prefetch_bucket_size says) into a gather
+// buffer fed from a shard-sized input, and, with a tied head, the embeddings unit kept whole
+// from its forward until its backward. A unit's full gradient exists only in backward: it is
+// counted here with full recompute (whose working term is a backward phase), else in the block
+// backward phase (AddBlockPhaseTerm, SharedInputs.unit_grad and tied_grad), which is the peak
+// only where it outgrows the forward phase. Measured (bench/memory_bench, GPT-2 ZeRO-3 on 4
+// ranks, bf16 compute): the peak comes in the last block's backward, 1.51 MB above the live
+// bytes at its start (the unit's 0.79 MB gradient and the block's working memory), the head's
+// tensors freed; counting the gradient beside the forward phase overestimated it by 5.3%.
 void AddStage3GatherTerms(bool explain, const MemoryInputs& in, const StageLayout& layout,
                           const ModelParams& params, int64_t largest_unit, int64_t degree,
                           const ModelStateDtypes& dtypes, ir::MemoryEstimate& e) {
   const int64_t prefetch = std::max(in.prefetch_bucket_elements, largest_unit);
   const int64_t input = CeilDiv(largest_unit, degree);
+  const bool grad_here = in.recompute == RecomputeMode::kFull;
+  const int64_t grad_bytes = grad_here ? dtypes.grad_bytes : 0;
   SetTerm(
       e.add_device(), explain, "communication_buffers",
-      GatheredParameterBytes(largest_unit, prefetch, dtypes.param_bytes, dtypes.grad_bytes) +
+      GatheredParameterBytes(largest_unit, prefetch, dtypes.param_bytes, grad_bytes) +
           input * dtypes.param_bytes,
       [&] {
-        return "largest unit " + N(largest_unit) + " x (" + N(dtypes.param_bytes) + " B param + " +
-               N(dtypes.grad_bytes) + " B grad) + prefetch max(prefetch_bucket_size " +
-               N(in.prefetch_bucket_elements) + ", next unit) " + N(prefetch) + " x " +
-               N(dtypes.param_bytes) + " B + gather input " + N(input) + " x " +
-               N(dtypes.param_bytes) + " B";
+        return "largest unit " + N(largest_unit) + " x " +
+               (grad_here ? "(" + N(dtypes.param_bytes) + " B param + " + N(dtypes.grad_bytes) +
+                                " B grad, backward with full recompute)"
+                          : N(dtypes.param_bytes) + " B param (its grad: the block phase)") +
+               " + prefetch max(prefetch_bucket_size " + N(in.prefetch_bucket_elements) +
+               ", next unit) " + N(prefetch) + " x " + N(dtypes.param_bytes) +
+               " B + gather input " + N(input) + " x " + N(dtypes.param_bytes) + " B";
       },
       kGatherSource);
   if (layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings()) {
@@ -360,6 +370,10 @@ struct SharedInputs {
   ModelStateDtypes dtypes;
   bool explain = true;
   bool pipeline = false;  // more than one stage
+  // Stage 3 (degree > 1) without full recompute, B (else 0): the gradient of the largest block
+  // unit, which exists only in its backward (AddStage3GatherTerms), and, on a stage holding
+  // tied embeddings whole, theirs, from the head's backward to the embedding's.
+  int64_t unit_grad = 0, tied_grad = 0;
   int64_t tp = 1, padded_vocab = 0, degree = 1, stage = 0, seq = 0, h = 0, ffn = 0;
 };
 
@@ -367,6 +381,7 @@ struct SharedInputs {
 struct StageCounts {
   int64_t count = 0;
   int64_t largest_unit = 0;
+  int64_t largest_block_unit = 0;  // the largest of its transformer blocks
 };
 
 StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
@@ -383,6 +398,7 @@ StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
   for (const auto& [begin, end] : chunks) {
     for (int64_t l = begin; l < end && l < static_cast<int64_t>(params.layers.size()); ++l) {
       add_unit(LocalCount(params.layers[l]));
+      counts.largest_block_unit = std::max(counts.largest_block_unit, LocalCount(params.layers[l]));
     }
   }
   if (layout.has_lm_head) {
@@ -478,13 +494,15 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
 
 // Beyond what its micro-batches keep, a stage peaks in one of three phases: a block's backward
 // (on a pipeline stage holding the gradient it received and, without the head, the one it will
-// send), its last block's forward (ExecutorBlockForwardBytes, holding the received input), or,
-// with the head, the loss (ExecutorHeadBytes, counted with the logits: its backward's two fp32
-// n·V transients). Adds the largest phase, less the head's term where there is one. Full
-// recompute has its blocks' phases in the recompute working term. A single stage adds only its
+// send; at stage 3 also the gathered unit's gradient, SharedInputs.unit_grad), its last block's
+// forward (ExecutorBlockForwardBytes, holding the received input), or, with the head, the loss
+// (ExecutorHeadBytes, counted with the logits: its backward's two fp32 n·V transients). Adds the
+// largest phase, less what of the head's term is live in it (below). Full recompute has its
+// blocks' phases in the recompute working term. A single stage below stage 3 adds only its
 // forward phase; its backward, where gradients grow into freed activations
 // (OverlapGradientsWithActivations), measures within the target without a block term
-// (bench/memory_bench).
+// (bench/memory_bench). At stage 3 gradients leave as reduce-scattered shards, so the block
+// backward phase counts there too, with the output gradient it receives from the head.
 void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
                        const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
@@ -502,7 +520,12 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
   int64_t forward = full ? 0 : block_forward + received, backward = 0;
   std::string backward_what;
   if (!c.pipeline) {
-    // A single stage has the head.
+    // A single stage has the head; below stage 3 its backward phase is left out (above).
+    if (c.unit_grad + c.tied_grad > 0) {
+      backward = block_backward + boundary;
+      backward_what = "1 block's backward working memory " + N(block_backward) +
+                      " B + its output gradient " + N(boundary) + " B";
+    }
   } else if (!layout.has_lm_head) {
     backward = block_backward + 2 * boundary;
     backward_what = "1 block's backward working memory " + N(block_backward) +
@@ -512,8 +535,20 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
     backward_what = "1 block's backward working memory " + N(block_backward) + " B + the sent gradient " +
                     N(boundary) + " B";
   }
-  // With the head, each phase counts beyond what the head's term already holds at that time:
-  // the whole head term before the loss runs (forward), its backward's transients after (backward).
+  if (c.unit_grad > 0) {
+    backward += c.unit_grad;
+    backward_what += " + the gathered unit's gradient " + N(c.unit_grad) + " B (stage 3)";
+  }
+  if (c.tied_grad > 0) {
+    backward += c.tied_grad;
+    backward_what += " + the tied embeddings' gradient " + N(c.tied_grad) + " B";
+  }
+  // With the head, each phase counts beyond what the head's term holds at that time: the whole
+  // term before the loss runs (forward); in a block's backward, the whole term on a single
+  // stage, its backward's transients on a pipeline stage (both measured, bench/memory_bench:
+  // GPT-2 ZeRO-3 on 4 ranks peaks in the last block's backward 1.51 MB above the live bytes at
+  // its start, the head's tensors gone; the 3D example's last stage measured 4.5% above an
+  // estimate that took the whole head term off, 1.1% above one taking off its transients).
   int64_t head = 0, loss_backward = 0;
   if (layout.has_lm_head) {
     ExecutorActivationShape head_shape = exec_shape;
@@ -521,7 +556,8 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
     head = ExecutorHeadBytes(head_shape);
     loss_backward = 2 * 4 * c.seq * in.micro_batch_size * head_shape.vocab;
   }
-  const int64_t forward_extra = forward - head, backward_extra = backward - loss_backward;
+  const int64_t freed = c.pipeline ? loss_backward : head;
+  const int64_t forward_extra = forward - head, backward_extra = backward - freed;
   const bool forward_peaks = forward_extra >= backward_extra;
   const int64_t bytes = std::max<int64_t>({0, forward_extra, backward_extra});
   if (bytes == 0) return;
@@ -530,8 +566,9 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
       [&] {
         std::string what = forward_peaks ? forward_what : backward_what;
         if (layout.has_lm_head) {
-          what += forward_peaks ? " beyond the head's " + N(head) + " B"
-                                : " beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
+          what += forward_peaks || !c.pipeline
+                      ? " beyond the head's " + N(head) + " B"
+                      : " beyond the loss backward's 2 x 4*s*b*V " + N(loss_backward) + " B";
         }
         if (backward > 0) what += " (the larger of it and " + (forward_peaks ? backward_what : forward_what) + ")";
         return what;
@@ -747,6 +784,12 @@ absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& param
     ir::MemoryEstimate& e = *out.Add();
     e.set_stage(layout.index);
     const StageCounts counts = CountStage(c, layout);
+    const bool stage3_phase = c.stage >= 3 && c.degree > 1 && in.recompute != RecomputeMode::kFull;
+    const bool tied_whole =
+        layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings();
+    c.unit_grad = stage3_phase ? counts.largest_block_unit * c.dtypes.grad_bytes : 0;
+    c.tied_grad =
+        stage3_phase && tied_whole ? LocalCount(c.params.embedding) * c.dtypes.grad_bytes : 0;
     AddModelStateTerms(c, counts.count, e);
     AddActivationTerms(c, layout, e);
     AddOverheadTerms(c, layout, counts.largest_unit, e);

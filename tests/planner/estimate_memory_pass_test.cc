@@ -347,17 +347,94 @@ TEST_CASE("stage 3 with offload: host terms, gathered working set, sequence para
   s.tp = 2;
   s.sequence_parallel = true;
   CHECK(Find(e, "activations")->bytes() == 32 * ExecutorKeptBytesPerLayer(s, RecomputeMode::kSelective));
-  // Gathered largest unit (the 16,384,000-row vocab shard) + its grad, the prefetch of at least
-  // one whole unit and its shard-sized gather input, then buckets.
+  // Gathered largest unit (the 16,384,000-row vocab shard; its grad belongs to the block
+  // backward phase), the prefetch of at least one whole unit and its shard-sized gather input,
+  // then buckets.
   int64_t comm = 0;
   for (const ir::MemoryTerm& t : e.device()) {
     if (t.category() == "communication_buffers") comm += t.bytes();
   }
   const int64_t largest = std::max(LocalCount(p.layers[0]), LocalCount(p.embedding));
-  CHECK(comm == GatheredParameterBytes(largest, std::max<int64_t>(4096LL * 4096 * 9 / 10, largest), 2, 2) +
+  CHECK(comm == GatheredParameterBytes(largest, std::max<int64_t>(4096LL * 4096 * 9 / 10, largest), 2, 0) +
                     ShardedCount(largest, 4) * 2 + ReduceBucketBytes(4096LL * 4096, 4));
   CHECK(e.fits());
   CHECK(r.diagnostics.empty());
+}
+
+// The memory benchmark's GPT-2 (bench/memory_bench: examples/specs/gpt2-mini_cpu4_zero2.yaml).
+ir::Model Gpt2Mini() {
+  ir::Model m;
+  m.set_arch(ir::ARCHITECTURE_GPT2);
+  m.set_hidden_size(128);
+  m.set_num_layers(4);
+  m.set_num_heads(4);
+  m.set_num_kv_heads(4);
+  m.set_head_dim(32);
+  m.set_ffn_hidden_size(512);
+  m.set_vocab_size(256);
+  m.set_padded_vocab_size(256);
+  m.set_max_seq_len(128);
+  m.set_tie_word_embeddings(true);
+  *m.mutable_parameters() = CountParameters(m);
+  return m;
+}
+
+const ir::MemoryTerm* FindFormula(const ir::MemoryEstimate& e, const std::string& category,
+                                  const std::string& text) {
+  for (const ir::MemoryTerm& t : e.device()) {
+    if (t.category() == category && t.formula().find(text) != std::string::npos) return &t;
+  }
+  return nullptr;
+}
+
+TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
+  // ZeRO-3 over 4 CPU ranks, fp32 parameters, bf16 compute, s 64, b 8: the benchmark's layout
+  // whose peak the executor reaches in the last block's backward, with the head's tensors freed.
+  Layout l;
+  l.dp_shard = 4;
+  l.devices_per_node = 4;
+  auto estimate = [&](ir::Recompute recompute) {
+    ir::Plan plan = MakePlan(Gpt2Mini(), l, 64, 8, ir::DTYPE_FP32, 3, recompute, ir::DEVICE_TYPE_CPU, 4 * kGiB);
+    plan.mutable_precision()->set_compute_dtype(ir::DTYPE_BF16);
+    Ran r = RunPass(plan);
+    REQUIRE(r.plan.memory_size() == 1);
+    return r.plan.memory(0);
+  };
+  const ir::MemoryEstimate none = estimate(ir::RECOMPUTE_NONE);
+  const ir::MemoryEstimate full = estimate(ir::RECOMPUTE_FULL);
+  const int64_t unit = LocalCount(BuildModelParams(Gpt2Mini(), 1).layers[0]);
+  REQUIRE(unit == 198'272);  // 12h² + 13h: the largest unit is a block
+  // The working set: the unit gathered, the next one prefetched, the gather input; the unit's
+  // gradient only with full recompute, whose working term is a backward phase.
+  const ir::MemoryTerm* gather = FindFormula(none, "communication_buffers", "largest unit");
+  REQUIRE(gather != nullptr);
+  CHECK(gather->bytes() == unit * 4 + unit * 4 + unit / 4 * 4);
+  CHECK_THAT(gather->formula(), Catch::Contains("its grad: the block phase"));
+  const ir::MemoryTerm* gather_full = FindFormula(full, "communication_buffers", "largest unit");
+  REQUIRE(gather_full != nullptr);
+  CHECK(gather_full->bytes() == gather->bytes() + unit * 4);
+  // The block phase: the larger of the last block's forward transients and one block's backward
+  // working memory + its output gradient + the unit's gradient + the tied embeddings' gradient
+  // (wte 256 x 128 and wpe 128 x 128, whole from the head's backward to the embedding's), beyond
+  // the whole head term.
+  ExecutorActivationShape s;
+  s.seq_len = 64;
+  s.micro_batch = 8;
+  s.hidden = 128;
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.ffn = 512;
+  s.vocab = 256;
+  s.bf16_compute = true;
+  const int64_t tied = (256 + 128) * 128;
+  const int64_t backward = ExecutorBlockBackwardBytes(s) + 64 * 8 * 128 * 4 + unit * 4 + tied * 4;
+  const int64_t expected = std::max(ExecutorBlockForwardBytes(s), backward) - ExecutorHeadBytes(s);
+  REQUIRE(expected > 0);
+  const ir::MemoryTerm* phase = FindFormula(none, "activations", "the gathered unit's gradient");
+  REQUIRE(phase != nullptr);
+  CHECK(phase->bytes() == expected);
+  CHECK_THAT(phase->formula(), Catch::Contains("the tied embeddings' gradient 196,608 B"));
+  CHECK(FindFormula(full, "activations", "the gathered unit's gradient") == nullptr);
 }
 
 TEST_CASE("even stage layouts") {
