@@ -437,6 +437,43 @@ TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
   CHECK(FindFormula(full, "activations", "the gathered unit's gradient") == nullptr);
 }
 
+TEST_CASE("full recompute: the reduce buckets backward fills before the last block") {
+  // The benchmark's GPT-2 at ZeRO-2 over 4 CPU ranks with bf16 compute: the executor keeps every
+  // bucket of a micro-step until it ends, so by the last block's recomputed backward the
+  // buckets hold the gradients of every parameter but that block's, the head's tensors gone.
+  Layout l;
+  l.dp_shard = 4;
+  l.devices_per_node = 4;
+  auto estimate = [&](int64_t stage, ir::Recompute recompute) {
+    ir::Plan plan = MakePlan(Gpt2Mini(), l, 64, 8, ir::DTYPE_FP32, stage, recompute, ir::DEVICE_TYPE_CPU, 4 * kGiB);
+    plan.mutable_precision()->set_compute_dtype(ir::DTYPE_BF16);
+    Ran r = RunPass(plan);
+    REQUIRE(r.plan.memory_size() == 1);
+    return r.plan.memory(0);
+  };
+  const ir::MemoryEstimate full = estimate(2, ir::RECOMPUTE_FULL);
+  const int64_t params = Gpt2Mini().parameters().total_count();
+  REQUIRE(params == 842'496);
+  const int64_t block = LocalCount(BuildModelParams(Gpt2Mini(), 1).layers[0]);
+  ExecutorActivationShape s;
+  s.seq_len = 64;
+  s.micro_batch = 8;
+  s.hidden = 128;
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.ffn = 512;
+  s.vocab = 256;
+  s.bf16_compute = true;
+  const ir::MemoryTerm* filled = FindFormula(full, "communication_buffers", "reduce buckets filled");
+  REQUIRE(filled != nullptr);
+  CHECK(filled->bytes() == (params - block) * 4 - ExecutorHeadBytes(s));
+  CHECK_THAT(filled->formula(), Catch::Contains("beyond the head's 2,039,808 B freed by then"));
+  // Without full recompute the freed activations outweigh them; stage 3 frees each unit's
+  // gradient once reduced.
+  CHECK(FindFormula(estimate(2, ir::RECOMPUTE_SELECTIVE), "communication_buffers", "reduce buckets filled") == nullptr);
+  CHECK(FindFormula(estimate(3, ir::RECOMPUTE_FULL), "communication_buffers", "reduce buckets filled") == nullptr);
+}
+
 TEST_CASE("even stage layouts") {
   std::vector<StageLayout> s = EvenStageLayouts(10, 4, ir::PIPELINE_SCHEDULE_1F1B, 8);
   REQUIRE(s.size() == 4);
