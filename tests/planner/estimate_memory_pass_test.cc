@@ -387,21 +387,38 @@ const ir::MemoryTerm* FindFormula(const ir::MemoryEstimate& e, const std::string
   return nullptr;
 }
 
-TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
-  // ZeRO-3 over 4 CPU ranks, fp32 parameters, bf16 compute, s 64, b 8: the benchmark's layout
-  // whose peak the executor reaches in the last block's backward, with the head's tensors freed.
+// The benchmark's GPT-2 over 4 CPU ranks (data_shard 4) at `stage`, fp32 parameters, bf16
+// compute, s 64, b 8: its one stage's estimate.
+ir::MemoryEstimate EstimateGpt2Mini(int64_t stage, ir::Recompute recompute) {
   Layout l;
   l.dp_shard = 4;
   l.devices_per_node = 4;
-  auto estimate = [&](ir::Recompute recompute) {
-    ir::Plan plan = MakePlan(Gpt2Mini(), l, 64, 8, ir::DTYPE_FP32, 3, recompute, ir::DEVICE_TYPE_CPU, 4 * kGiB);
-    plan.mutable_precision()->set_compute_dtype(ir::DTYPE_BF16);
-    Ran r = RunPass(plan);
-    REQUIRE(r.plan.memory_size() == 1);
-    return r.plan.memory(0);
-  };
-  const ir::MemoryEstimate none = estimate(ir::RECOMPUTE_NONE);
-  const ir::MemoryEstimate full = estimate(ir::RECOMPUTE_FULL);
+  ir::Plan plan = MakePlan(Gpt2Mini(), l, 64, 8, ir::DTYPE_FP32, stage, recompute, ir::DEVICE_TYPE_CPU, 4 * kGiB);
+  plan.mutable_precision()->set_compute_dtype(ir::DTYPE_BF16);
+  Ran r = RunPass(plan);
+  REQUIRE(r.plan.memory_size() == 1);
+  return r.plan.memory(0);
+}
+
+// accel's executor-activation shape of EstimateGpt2Mini's plans.
+ExecutorActivationShape Gpt2MiniShape() {
+  ExecutorActivationShape s;
+  s.seq_len = 64;
+  s.micro_batch = 8;
+  s.hidden = 128;
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.ffn = 512;
+  s.vocab = 256;
+  s.bf16_compute = true;
+  return s;
+}
+
+TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
+  // ZeRO-3: the benchmark's layout whose peak the executor reaches in the last block's
+  // backward, with the head's tensors freed.
+  const ir::MemoryEstimate none = EstimateGpt2Mini(3, ir::RECOMPUTE_NONE);
+  const ir::MemoryEstimate full = EstimateGpt2Mini(3, ir::RECOMPUTE_FULL);
   const int64_t unit = LocalCount(BuildModelParams(Gpt2Mini(), 1).layers[0]);
   REQUIRE(unit == 198'272);  // 12h² + 13h: the largest unit is a block
   // The working set: the unit gathered, the next one prefetched, the gather input; the unit's
@@ -417,15 +434,7 @@ TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
   // working memory + its output gradient + the unit's gradient + the tied embeddings' gradient
   // (wte 256 x 128 and wpe 128 x 128, whole from the head's backward to the embedding's), beyond
   // the whole head term.
-  ExecutorActivationShape s;
-  s.seq_len = 64;
-  s.micro_batch = 8;
-  s.hidden = 128;
-  s.heads = 4;
-  s.kv_heads = 4;
-  s.ffn = 512;
-  s.vocab = 256;
-  s.bf16_compute = true;
+  const ExecutorActivationShape s = Gpt2MiniShape();
   const int64_t tied = (256 + 128) * 128;
   const int64_t backward = ExecutorBlockBackwardBytes(s) + 64 * 8 * 128 * 4 + unit * 4 + tied * 4;
   const int64_t expected = std::max(ExecutorBlockForwardBytes(s), backward) - ExecutorHeadBytes(s);
@@ -438,40 +447,22 @@ TEST_CASE("stage 3: the gathered unit's gradient is a backward-phase tensor") {
 }
 
 TEST_CASE("full recompute: the reduce buckets backward fills before the last block") {
-  // The benchmark's GPT-2 at ZeRO-2 over 4 CPU ranks with bf16 compute: the executor keeps every
-  // bucket of a micro-step until it ends, so by the last block's recomputed backward the
-  // buckets hold the gradients of every parameter but that block's, the head's tensors gone.
-  Layout l;
-  l.dp_shard = 4;
-  l.devices_per_node = 4;
-  auto estimate = [&](int64_t stage, ir::Recompute recompute) {
-    ir::Plan plan = MakePlan(Gpt2Mini(), l, 64, 8, ir::DTYPE_FP32, stage, recompute, ir::DEVICE_TYPE_CPU, 4 * kGiB);
-    plan.mutable_precision()->set_compute_dtype(ir::DTYPE_BF16);
-    Ran r = RunPass(plan);
-    REQUIRE(r.plan.memory_size() == 1);
-    return r.plan.memory(0);
-  };
-  const ir::MemoryEstimate full = estimate(2, ir::RECOMPUTE_FULL);
+  // ZeRO-2: the executor keeps every bucket of a micro-step until it ends, so by the last
+  // block's recomputed backward the buckets hold the gradients of every parameter but that
+  // block's, the head's tensors gone.
+  const ir::MemoryEstimate full = EstimateGpt2Mini(2, ir::RECOMPUTE_FULL);
   const int64_t params = Gpt2Mini().parameters().total_count();
   REQUIRE(params == 842'496);
   const int64_t block = LocalCount(BuildModelParams(Gpt2Mini(), 1).layers[0]);
-  ExecutorActivationShape s;
-  s.seq_len = 64;
-  s.micro_batch = 8;
-  s.hidden = 128;
-  s.heads = 4;
-  s.kv_heads = 4;
-  s.ffn = 512;
-  s.vocab = 256;
-  s.bf16_compute = true;
+  const ExecutorActivationShape s = Gpt2MiniShape();
   const ir::MemoryTerm* filled = FindFormula(full, "communication_buffers", "reduce buckets filled");
   REQUIRE(filled != nullptr);
   CHECK(filled->bytes() == (params - block) * 4 - ExecutorHeadBytes(s));
   CHECK_THAT(filled->formula(), Catch::Contains("beyond the head's 2,039,808 B freed by then"));
   // Without full recompute the freed activations outweigh them; stage 3 frees each unit's
   // gradient once reduced.
-  CHECK(FindFormula(estimate(2, ir::RECOMPUTE_SELECTIVE), "communication_buffers", "reduce buckets filled") == nullptr);
-  CHECK(FindFormula(estimate(3, ir::RECOMPUTE_FULL), "communication_buffers", "reduce buckets filled") == nullptr);
+  CHECK(FindFormula(EstimateGpt2Mini(2, ir::RECOMPUTE_SELECTIVE), "communication_buffers", "reduce buckets filled") == nullptr);
+  CHECK(FindFormula(EstimateGpt2Mini(3, ir::RECOMPUTE_FULL), "communication_buffers", "reduce buckets filled") == nullptr);
 }
 
 TEST_CASE("even stage layouts") {
