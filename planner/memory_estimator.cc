@@ -498,14 +498,36 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   }
 }
 
+// The head's term on a stage with the head (0 elsewhere), its loss backward's two fp32 n·V
+// transients, and what of the term a block's backward finds freed: the whole term on a single
+// stage, only the transients on a pipeline stage (both measured, bench/memory_bench: GPT-2
+// ZeRO-3 on 4 ranks peaks in the last block's backward 1.51 MB above the live bytes at its
+// start, the head's tensors gone; the 3D example's last stage measured 4.5% above an estimate
+// that took the whole head term off, 1.1% above one taking off its transients).
+struct HeadInBackward {
+  int64_t head = 0, loss_backward = 0, freed = 0;
+};
+
+HeadInBackward HeadInBackwardOf(const SharedInputs& c, const StageLayout& layout,
+                                const ExecutorActivationShape& exec_shape) {
+  HeadInBackward h;
+  if (!layout.has_lm_head) return h;
+  ExecutorActivationShape head_shape = exec_shape;
+  head_shape.vocab = CeilDiv(c.padded_vocab, std::max<int64_t>(c.tp, 1));
+  h.head = ExecutorHeadBytes(head_shape);
+  h.loss_backward = 2 * 4 * c.seq * c.in.micro_batch_size * head_shape.vocab;
+  h.freed = c.pipeline ? h.loss_backward : h.head;
+  return h;
+}
+
 // Beyond what its micro-batches keep, a stage peaks in one of three phases: a block's backward
 // (on a pipeline stage holding the gradient it received and, without the head, the one it will
 // send; at stage 3 also the gathered unit's gradient, SharedInputs.unit_grad), its last block's
 // forward (ExecutorBlockForwardBytes, holding the received input), or, with the head, the loss
 // (ExecutorHeadBytes, counted with the logits: its backward's two fp32 n·V transients). Adds the
-// largest phase, less what of the head's term is live in it (below). Full recompute has its
-// blocks' phases in the recompute working term. A single stage below stage 3 adds only its
-// forward phase; its backward, where gradients grow into freed activations
+// largest phase, less what of the head's term is live in it (HeadInBackwardOf). Full
+// recompute has its blocks' phases in the recompute working term. A single stage below stage 3
+// adds only its forward phase; its backward, where gradients grow into freed activations
 // (OverlapGradientsWithActivations), measures within the target without a block term
 // (bench/memory_bench). At stage 3 gradients leave as reduce-scattered shards, so the block
 // backward phase counts there too, with the output gradient it receives from the head.
@@ -549,21 +571,10 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
     backward += c.tied_grad;
     backward_what += " + the tied embeddings' gradient " + N(c.tied_grad) + " B";
   }
-  // With the head, each phase counts beyond what the head's term holds at that time: the whole
-  // term before the loss runs (forward); in a block's backward, the whole term on a single
-  // stage, its backward's transients on a pipeline stage (both measured, bench/memory_bench:
-  // GPT-2 ZeRO-3 on 4 ranks peaks in the last block's backward 1.51 MB above the live bytes at
-  // its start, the head's tensors gone; the 3D example's last stage measured 4.5% above an
-  // estimate that took the whole head term off, 1.1% above one taking off its transients).
-  int64_t head = 0, loss_backward = 0;
-  if (layout.has_lm_head) {
-    ExecutorActivationShape head_shape = exec_shape;
-    head_shape.vocab = CeilDiv(c.padded_vocab, tp);
-    head = ExecutorHeadBytes(head_shape);
-    loss_backward = 2 * 4 * c.seq * in.micro_batch_size * head_shape.vocab;
-  }
-  const int64_t freed = c.pipeline ? loss_backward : head;
-  const int64_t forward_extra = forward - head, backward_extra = backward - freed;
+  // With the head, each phase counts beyond what the head's term holds at that time.
+  const HeadInBackward h = HeadInBackwardOf(c, layout, exec_shape);
+  const int64_t head = h.head, loss_backward = h.loss_backward;
+  const int64_t forward_extra = forward - head, backward_extra = backward - h.freed;
   const bool forward_peaks = forward_extra >= backward_extra;
   const int64_t bytes = std::max<int64_t>({0, forward_extra, backward_extra});
   if (bytes == 0) return;
@@ -588,7 +599,7 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
 // backward has passed. Without full recompute the activations backward frees have outweighed
 // them in every measured layout. With full recompute they set the peak in the last block's
 // recomputed backward, beside its working term, beyond what of the head's term is gone by then
-// (AddBlockPhaseTerm's rule). Measured on bench/memory_bench's GPT-2 at stage 2 with full
+// (HeadInBackwardOf). Measured on bench/memory_bench's GPT-2 at stage 2 with full
 // recompute on 4 ranks: the live bytes at each recomputed block's start grow 0.73 MB per block
 // through backward, and the row went from 4.5% above the estimate to 0.9%. The other blocks'
 // kept inputs, freed by then, are not taken off: about what the gradient flowing between
@@ -604,13 +615,7 @@ void AddBucketsFilledInBackward(const SharedInputs& c, const StageLayout& layout
     return;
   }
   const int64_t filled = c.bucketed_before_last_block * in.reduce_bytes;
-  int64_t freed = 0;
-  if (layout.has_lm_head) {
-    ExecutorActivationShape head_shape = exec_shape;
-    head_shape.vocab = CeilDiv(c.padded_vocab, std::max<int64_t>(c.tp, 1));
-    freed = c.pipeline ? 2 * 4 * c.seq * in.micro_batch_size * head_shape.vocab
-                       : ExecutorHeadBytes(head_shape);
-  }
+  const int64_t freed = HeadInBackwardOf(c, layout, exec_shape).freed;
   if (filled <= freed) return;
   SetTerm(
       e.add_device(), c.explain, "communication_buffers", filled - freed,

@@ -49,7 +49,8 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats);
 // possible (on the 2-core build VM, with one round of 41 repeats, a 4 KiB all-reduce once
 // measured 2.26 ms and a 64 KiB one 1.68 ms). The mean, not the median: a step pays the tail
 // of its many collectives (on the build VM a 1 MiB all-reduce between bursts had a mean 25%
-// above its median; in a tp 2 step, 2.8 against 1.7 ms once both ranks had arrived). A collective between two pieces of compute costs more than one right after a
+// above its median; in a tp 2 step, 2.8 against 1.7 ms once both ranks had arrived). A
+// collective between two pieces of compute costs more than one right after a
 // barrier (its threads and the peers' wake, the ranks arrive apart): on the 2-core build VM the
 // ring fit's latency was 0.27-0.47 ms in four calibrations, against 0.12-0.18 ms in three timed
 // right after a barrier. The processes are forked from this one, so call it before this
