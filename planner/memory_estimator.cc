@@ -31,10 +31,8 @@ constexpr const char* kLogitsSource =
     "output layer of Korthikanti et al. 2022 section 4.3; fp32 upcast for the loss as in "
     "Hugging Face and Megatron-LM cross-entropy";
 constexpr const char* kBucketSource =
-    "DeepSpeed overlap_comm double buffers (stage_1_and_2.py setup_buckets), PyTorch DDP buckets";
-constexpr const char* kExecutorBucketSource =
-    "accel executor: a micro-step's reduce buckets live until it ends (executor/train/bucketed_sync.cc), "
-    "checked by the counting allocator (bench/memory_bench)";
+    "DeepSpeed overlap_comm double buffers (stage_1_and_2.py setup_buckets), PyTorch DDP buckets; "
+    "the accel executor keeps at most two live (executor/train/bucketed_sync.cc)";
 constexpr const char* kGatherSource =
     "DeepSpeed ZeRO-3 largest-layer gather (4L, docs 'Memory Requirements') and "
     "stage3_prefetch_bucket_size";
@@ -377,9 +375,6 @@ struct SharedInputs {
   // unit, which exists only in its backward (AddStage3GatherTerms), and, on a stage holding
   // tied embeddings whole, theirs, from the head's backward to the embedding's.
   int64_t unit_grad = 0, tied_grad = 0;
-  // Full recompute with reduce buckets below stage 3: the elements of the stage's parameters
-  // whose gradients backward has bucketed before its last block (AddBucketsFilledInBackward).
-  int64_t bucketed_before_last_block = 0;
   int64_t tp = 1, padded_vocab = 0, degree = 1, stage = 0, seq = 0, h = 0, ffn = 0;
 };
 
@@ -593,38 +588,52 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
       kExecutorActivationSource);
 }
 
-// The executor keeps every reduce bucket of a micro-step until the micro-step ends
-// (executor/train/bucketed_sync.cc: a bucket's buffer is released after EndMicroStep waits for
-// it), so during backward the buckets fill with the unsharded gradients of every parameter
-// backward has passed. Without full recompute the activations backward frees have outweighed
-// them in every measured layout. With full recompute they set the peak in the last block's
-// recomputed backward, beside its working term, beyond what of the head's term is gone by then
-// (HeadInBackwardOf). Measured on bench/memory_bench's GPT-2 at stage 2 with full
-// recompute on 4 ranks: the live bytes at each recomputed block's start grow 0.73 MB per block
-// through backward, and the row went from 4.5% above the estimate to 0.9%. The other blocks'
-// kept inputs, freed by then, are not taken off: about what the gradient flowing between
-// blocks and the tied embeddings' gradient hold there. Below stage 3 with data parallelism and
-// full recompute only: stage 3 frees each unit's gradient once reduced. Not modelled: the end
-// of backward, where the buckets hold every gradient (beside the parameters' own at stages
-// 0-1); on the benchmark's layouts the activations freed by then outweigh them.
-void AddBucketsFilledInBackward(const SharedInputs& c, const StageLayout& layout,
-                                const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
+// Full recompute: backward rematerializes one block at a time with all its activations, beside
+// that block's backward working memory, the gradient flowing between blocks and, with a tied
+// head on the stage, the head's share of the word-embedding gradient, which accumulates until
+// the embedding's backward. By then the head's term is freed (HeadInBackwardOf): the phase
+// counts beyond it. Measured (bench/memory_bench, GPT-2 on 4 ranks with full recompute at
+// stages 2 and 3, once the executor kept only two reduce buckets): 10% above the measured peak
+// with the whole head term added beside this one, 1.0-1.2% below it with the head's term taken
+// off and the gradient and head's share added.
+void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
+                             const ActivationShape& shape, const ExecutorActivationShape& exec_shape,
+                             ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
-  if (in.recompute != RecomputeMode::kFull || c.stage >= 3 || in.bucket_elements <= 0 ||
-      in.dp_replicate * in.dp_shard <= 1 || c.bucketed_before_last_block <= 0) {
+  if (c.in.cp > 1) {
+    const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
+    SetTerm(
+        e.add_device(), c.explain, "activations", working,
+        [&] {
+          return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), s=" +
+                 N(c.seq) + " b=" + N(in.micro_batch_size) + " h=" + N(c.h) + " a=" + N(shape.heads) +
+                 " ffn=" + N(c.ffn) + " t=" + N(c.tp) + (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
+        },
+        kActivationSource);
     return;
   }
-  const int64_t filled = c.bucketed_before_last_block * in.reduce_bytes;
+  const int64_t tp = std::max<int64_t>(c.tp, 1);
+  const int64_t working = ExecutorRecomputeWorkingBytes(exec_shape);
+  const int64_t gradient =
+      c.seq * in.micro_batch_size * c.h * in.param_bytes / (in.sequence_parallel ? tp : 1);
+  const bool tied_head = layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings();
+  const int64_t head_share = tied_head ? CeilDiv(c.padded_vocab, tp) * c.h * c.dtypes.grad_bytes : 0;
   const int64_t freed = HeadInBackwardOf(c, layout, exec_shape).freed;
-  if (filled <= freed) return;
+  const int64_t bytes = std::max<int64_t>(0, working + gradient + head_share - freed);
+  if (bytes == 0) return;
   SetTerm(
-      e.add_device(), c.explain, "communication_buffers", filled - freed,
+      e.add_device(), c.explain, "activations", bytes,
       [&] {
-        return "reduce buckets filled before the last block's backward: " +
-               N(c.bucketed_before_last_block) + " x " + N(in.reduce_bytes) + " B, beyond the head's " +
-               N(freed) + " B freed by then (full recompute)";
+        const int64_t rebuilt = ExecutorActivationBytesPerLayer(exec_shape);
+        const int64_t backward = ExecutorBlockBackwardBytes(exec_shape);
+        return "1 layer recomputed in backward: its activations " + N(rebuilt) +
+               " B + its backward working memory " + N(backward) + " B + 16-bit extra " +
+               N(working - rebuilt - backward) + " B + its output gradient " + N(gradient) + " B" +
+               (head_share > 0 ? " + the head's share of the embedding gradient " + N(head_share) + " B" : "") +
+               (freed > 0 ? ", beyond the head's " + N(freed) + " B freed by then" : "") + "; " +
+               ExecutorActivationFormula(exec_shape);
       },
-      kExecutorBucketSource);
+      kExecutorActivationSource);
 }
 
 // Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
@@ -672,25 +681,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
                  (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
         },
         executor_layout ? kExecutorActivationSource : kActivationSource);
-    if (in.recompute == RecomputeMode::kFull) {
-      // Backward rematerializes one layer at a time with all its activations.
-      const int64_t working =
-          executor_layout
-              ? ExecutorRecomputeWorkingBytes(exec_shape)
-              : ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
-      SetTerm(
-          device(), explain, "activations", working,
-          [&] {
-            if (!executor_layout)
-              return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " + dims();
-            const int64_t rebuilt = ExecutorActivationBytesPerLayer(exec_shape);
-            const int64_t backward = ExecutorBlockBackwardBytes(exec_shape);
-            return "1 layer recomputed in backward: its activations " + N(rebuilt) +
-                   " B + its backward working memory " + N(backward) + " B + 16-bit extra " +
-                   N(working - rebuilt - backward) + " B; " + ExecutorActivationFormula(exec_shape);
-          },
-          executor_layout ? kExecutorActivationSource : kActivationSource);
-    }
+    if (in.recompute == RecomputeMode::kFull) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, e);
   }
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
@@ -714,7 +705,6 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         kExecutorActivationSource);
   }
   if (executor_layout && layers > 0 && (pipeline || layout.has_lm_head)) AddBlockPhaseTerm(c, layout, exec_shape, e);
-  if (executor_layout && layers > 0) AddBucketsFilledInBackward(c, layout, exec_shape, e);
   if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
     const int64_t kept = ExecutorHeadKeptBytes(head_shape);
     SetTerm(
@@ -842,10 +832,6 @@ absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& param
     c.unit_grad = stage3_phase ? counts.largest_block_unit * c.dtypes.grad_bytes : 0;
     c.tied_grad =
         stage3_phase && tied_whole ? LocalCount(c.params.embedding) * c.dtypes.grad_bytes : 0;
-    const bool tied = layout.has_lm_head && in.model.tie_word_embeddings();
-    c.bucketed_before_last_block =
-        counts.count - counts.largest_block_unit -
-        (layout.has_embedding && !tied ? LocalCount(c.params.embedding) : 0);
     AddModelStateTerms(c, counts.count, e);
     AddActivationTerms(c, layout, e);
     AddOverheadTerms(c, layout, counts.largest_unit, e);

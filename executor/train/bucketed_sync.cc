@@ -5,6 +5,8 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -107,14 +109,20 @@ void BucketedGradSync::BeginMicroStep(bool last) {
   for (BucketState& bucket : buckets_) bucket = BucketState{};
   ready_.assign(params_.size(), false);
   next_launch_ = 0;
-  launch_error_ = absl::OkStatus();
+  next_finish_ = 0;
+  live_buckets_ = 0;
+  hook_error_ = absl::OkStatus();
   backward_start_ = std::chrono::steady_clock::now();
 }
 
 void BucketedGradSync::MarkReady(int p, const at::Tensor& grad) {
   const ParamSlot& slot = layout_.params[p];
   BucketState& bucket = buckets_[slot.bucket];
-  if (!bucket.buffer.defined()) bucket.buffer = NewBucketBuffer(layout_.buckets[slot.bucket]);
+  if (!bucket.buffer.defined()) {
+    FinishAllButNewestLaunched();
+    bucket.buffer = NewBucketBuffer(layout_.buckets[slot.bucket]);
+    stats_.max_live_buckets = std::max(stats_.max_live_buckets, ++live_buckets_);
+  }
   if (grad.defined()) CopyIn(p, grad, bucket.buffer);
   if (DropsGradAfterCopy()) params_[p].mutable_grad().reset();
   ready_[p] = true;
@@ -143,7 +151,7 @@ void BucketedGradSync::LaunchReady(bool from_hook) {
     absl::StatusOr<std::unique_ptr<PendingWork>> work = Launch(state, bucket);
     if (!work.ok()) {
       // A hook cannot return a status; keep the first error for EndMicroStep.
-      if (launch_error_.ok()) launch_error_ = work.status();
+      if (hook_error_.ok()) hook_error_ = work.status();
     } else {
       state.work = *std::move(work);
     }
@@ -167,17 +175,10 @@ absl::Status BucketedGradSync::EndMicroStep() {
       if (!ready_[i]) MarkReady(static_cast<int>(i), params_[i].grad());
     }
     LaunchReady(/*from_hook=*/false);
-    absl::Status status = launch_error_;
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      BucketState& state = buckets_[b];
-      if (state.work) {
-        absl::Status s = state.work->Wait();
-        state.work.reset();
-        if (status.ok()) status = s;
-      }
-      if (status.ok()) status = Finish(state, layout_.buckets[b]);
-      state.buffer = at::Tensor();
-      state.output = at::Tensor();
+    absl::Status status = hook_error_;
+    for (; next_finish_ < static_cast<int>(buckets_.size()); ++next_finish_) {
+      absl::Status s = FinishBucket(next_finish_, /*write=*/status.ok());
+      if (status.ok()) status = s;
     }
     if (status.ok() && last_) status = AfterLastMicroStep();
     stats_.wait_seconds += Seconds(std::chrono::steady_clock::now() - end_of_backward);
@@ -185,6 +186,34 @@ absl::Status BucketedGradSync::EndMicroStep() {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("gradient synchronization failed: ", e.what()));
   }
+}
+
+absl::Status BucketedGradSync::FinishBucket(int b, bool write) {
+  BucketState& state = buckets_[b];
+  absl::Status status = absl::OkStatus();
+  try {
+    if (state.work) {
+      status = state.work->Wait();
+      state.work.reset();
+    }
+    if (status.ok() && write) status = Finish(state, layout_.buckets[b]);
+  } catch (const std::exception& e) {
+    status = absl::InternalError(absl::StrCat("gradient synchronization failed: ", e.what()));
+  }
+  if (state.buffer.defined()) --live_buckets_;
+  state.buffer = at::Tensor();
+  state.output = at::Tensor();
+  return status;
+}
+
+void BucketedGradSync::FinishAllButNewestLaunched() {
+  const auto start = std::chrono::steady_clock::now();
+  for (; next_finish_ < next_launch_ - 1; ++next_finish_) {
+    absl::Status s = FinishBucket(next_finish_, /*write=*/hook_error_.ok());
+    if (hook_error_.ok()) hook_error_ = s;
+  }
+  // Inside EndMicroStep (armed_ already false) its own clock counts this wait.
+  if (armed_) stats_.wait_seconds += Seconds(std::chrono::steady_clock::now() - start);
 }
 
 absl::StatusOr<double> BucketedGradSync::GradNormSquared() {

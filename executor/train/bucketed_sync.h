@@ -1,6 +1,7 @@
 // The machinery every sharding stage shares: gradient-ready hooks on each parameter's gradient
 // accumulator, buckets launched strictly in plan order as soon as they are full (so
-// communication overlaps backward, as PyTorch DDP's reducer does), the optimizer tensors, the
+// communication overlaps backward, as PyTorch DDP's reducer does), at most two bucket buffers
+// live (one reducing, one filling: DeepSpeed's overlap_comm double buffer), the optimizer tensors, the
 // global gradient norm, and the per-unit all-gather that publishes updated shards. The stage
 // classes in zero_sync.cc fill in the collective and the layout of bucket buffers.
 #ifndef ACCEL_EXECUTOR_TRAIN_BUCKETED_SYNC_H_
@@ -90,6 +91,14 @@ class BucketedGradSync : public GradSync {
   void OnGradReady(int p);
   void MarkReady(int p, const at::Tensor& grad);
   void LaunchReady(bool from_hook);
+  // Waits for bucket b's collective, writes its result where the optimizer reads it (Finish,
+  // skipped when `write` is false) and releases its buffers. Errors: the collective's or
+  // Finish's; exceptions become Internal.
+  absl::Status FinishBucket(int b, bool write);
+  // Before a new bucket buffer is allocated: finishes every launched bucket but the newest, so
+  // backward holds at most two buckets (the one reducing and the one filling) instead of every
+  // gradient it has produced. Errors go to hook_error_ (a hook cannot return them).
+  void FinishAllButNewestLaunched();
 
   std::shared_ptr<HookState> hook_state_;
   std::vector<std::shared_ptr<void>> accumulators_;  // keeps the hooked accumulators alive
@@ -100,7 +109,9 @@ class BucketedGradSync : public GradSync {
   bool last_ = false;  // the armed micro-step is the optimizer step's last
   bool new_step_ = true;
   int next_launch_ = 0;
-  absl::Status launch_error_;
+  int next_finish_ = 0;       // buckets [0, next_finish_) are finished and released
+  int64_t live_buckets_ = 0;  // buckets whose buffer is allocated and not yet released
+  absl::Status hook_error_;   // the first launch or finish error raised inside a hook
   std::chrono::steady_clock::time_point backward_start_;
 };
 

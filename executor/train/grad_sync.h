@@ -30,8 +30,12 @@ struct GradSyncStats {
   // Seconds from the start of the last micro-step's backward to its first launch and to its end.
   double first_launch_seconds = 0;
   double backward_seconds = 0;
-  // Seconds spent waiting for outstanding collectives after backward ended (all micro-steps).
+  // Seconds spent waiting for outstanding collectives (all micro-steps): in backward, before a
+  // new bucket buffer while two are live, and after backward ended.
   double wait_seconds = 0;
+  // Most reduce-bucket buffers live at once in one micro-step (at most two: see
+  // BucketedGradSync), the largest over the step's micro-steps.
+  int64_t max_live_buckets = 0;
   // Stage 3: unit all-gathers issued (forward, backward and prefetch), summed over micro-steps.
   int64_t unit_gathers = 0;
 };

@@ -69,6 +69,7 @@ struct RankOutcome {
   std::vector<double> losses;
   std::map<std::string, torch::Tensor> weights;
   std::vector<CollectiveRecord> trace;
+  GradSyncStats sync;  // the last step's
 };
 
 // Trains `plan` for `steps` updates on world ranks from the same seeded weights. Every update
@@ -140,6 +141,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
         testing::SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1);
       }
     }
+    out[rank].sync = (*trainer)->sync().stats();
     Ok((*trainer)->sync().GatherAll());
     for (const auto& item : (*model)->named_parameters()) out[rank].weights[item.key()] = item.value().detach().clone();
     out[rank].trace = trace->Records();
@@ -396,6 +398,19 @@ TEST_CASE("the collectives that run are the plan's buckets and units") {
     }
     CHECK(with_persistent == units - 1);  // every unit but the embeddings
     CHECK(gathers.size() == units + (units - 2) + with_persistent + units);
+  }
+}
+
+TEST_CASE("backward holds at most two reduce buckets: the one reducing and the one filling") {
+  // Without the bound every bucket of the micro-step stayed until it ended: the whole unsharded
+  // gradient in the reduce dtype, which ZeRO-2 exists to avoid.
+  for (int stage : {0, 1, 2, 3}) {
+    CAPTURE(stage);
+    ir::Plan plan = PlanFor(2, Layout(kTwoRanks, stage));
+    REQUIRE(plan.sharding().buckets_size() >= 4);
+    const GradSyncStats sync = Train(plan, 1)[0].sync;
+    CHECK(sync.buckets == plan.sharding().buckets_size());
+    CHECK(sync.max_live_buckets == 2);
   }
 }
 
