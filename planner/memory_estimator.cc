@@ -1,6 +1,8 @@
 #include "planner/memory_estimator.h"
 
 #include <algorithm>
+#include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "common/status_macros.h"
@@ -493,6 +495,13 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   }
 }
 
+// One block-boundary tensor (a block's input, output or their gradient) on this rank: s*b*h in
+// the parameter dtype (the residual stream's), a sequence shard with sequence parallelism.
+int64_t BoundaryBytes(const SharedInputs& c) {
+  const int64_t shards = c.in.sequence_parallel ? std::max<int64_t>(c.tp, 1) : 1;
+  return c.seq * c.in.micro_batch_size * c.h * c.in.param_bytes / shards;
+}
+
 // The head's term on a stage with the head (0 elsewhere), its loss backward's two fp32 n·V
 // transients, and what of the term a block's backward finds freed: the whole term on a single
 // stage, only the transients on a pipeline stage (both measured, bench/memory_bench: GPT-2
@@ -533,8 +542,7 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
   // Under tensor parallelism the block's intermediates are this rank's heads and MLP columns
   // (1/t of them), and with sequence parallelism the boundary tensors are sequence shards.
   const int64_t tp = std::max<int64_t>(c.tp, 1);
-  const int64_t boundary =
-      c.seq * in.micro_batch_size * c.h * in.param_bytes / (in.sequence_parallel ? tp : 1);
+  const int64_t boundary = BoundaryBytes(c);
   const int64_t received = c.pipeline && !layout.has_embedding ? boundary : 0;
   const int64_t block_backward = full ? 0 : ExecutorBlockBackwardBytes(exec_shape) / tp;
   const int64_t block_forward = full ? 0 : ExecutorBlockForwardBytes(exec_shape);
@@ -596,26 +604,23 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
 // stages 2 and 3, once the executor kept only two reduce buckets): 10% above the measured peak
 // with the whole head term added beside this one, 1.0-1.2% below it with the head's term taken
 // off and the gradient and head's share added.
+// `dims` is the activation terms' shape text. Layouts the executor does not run (cp > 1) keep
+// the Megatron-LM no-recompute layer.
 void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
                              const ActivationShape& shape, const ExecutorActivationShape& exec_shape,
-                             ir::MemoryEstimate& e) {
+                             const std::function<std::string()>& dims, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   if (c.in.cp > 1) {
     const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
     SetTerm(
         e.add_device(), c.explain, "activations", working,
-        [&] {
-          return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), s=" +
-                 N(c.seq) + " b=" + N(in.micro_batch_size) + " h=" + N(c.h) + " a=" + N(shape.heads) +
-                 " ffn=" + N(c.ffn) + " t=" + N(c.tp) + (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
-        },
+        [&] { return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " + dims(); },
         kActivationSource);
     return;
   }
   const int64_t tp = std::max<int64_t>(c.tp, 1);
   const int64_t working = ExecutorRecomputeWorkingBytes(exec_shape);
-  const int64_t gradient =
-      c.seq * in.micro_batch_size * c.h * in.param_bytes / (in.sequence_parallel ? tp : 1);
+  const int64_t gradient = BoundaryBytes(c);
   const bool tied_head = layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings();
   const int64_t head_share = tied_head ? CeilDiv(c.padded_vocab, tp) * c.h * c.dtypes.grad_bytes : 0;
   const int64_t freed = HeadInBackwardOf(c, layout, exec_shape).freed;
@@ -631,7 +636,7 @@ void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
                N(working - rebuilt - backward) + " B + its output gradient " + N(gradient) + " B" +
                (head_share > 0 ? " + the head's share of the embedding gradient " + N(head_share) + " B" : "") +
                (freed > 0 ? ", beyond the head's " + N(freed) + " B freed by then" : "") + "; " +
-               ExecutorActivationFormula(exec_shape);
+               dims();
       },
       kExecutorActivationSource);
 }
@@ -681,7 +686,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
                  (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
         },
         executor_layout ? kExecutorActivationSource : kActivationSource);
-    if (in.recompute == RecomputeMode::kFull) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, e);
+    if (in.recompute == RecomputeMode::kFull) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
   }
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
@@ -694,7 +699,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   if (pipeline && executor_layout && awaiting > 0) {
     // A sequence shard with sequence parallelism.
     const int64_t shards = in.sequence_parallel ? tp : 1;
-    const int64_t output = seq * in.micro_batch_size * h * in.param_bytes / shards;
+    const int64_t output = BoundaryBytes(c);
     SetTerm(
         device(), explain, "activations", awaiting * output,
         [&] {
