@@ -20,6 +20,7 @@
 #include "executor/calibrate/calibration.h"
 #include "executor/calibrate/elementwise_costs.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/calibrate/tensor_parallel_step.h"
 #include "executor/calibrate/worker_scaling.h"
 #include "executor/host_malloc.h"
 #include "planner/collective_cost.h"
@@ -67,6 +68,36 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
   }
   std::filesystem::remove_all(dir);
   return all;
+}
+
+// exec::MeasureTensorParallelStep's rounds: about 2 s each on the 2-core build VM.
+constexpr int kTensorParallelStepRounds = 9;
+
+// DeviceProfile.blocking_collective_seconds from a tensor-parallel reference step over 2
+// ranks: (paired with − without difference − Σ ring seconds of its all-reduces) / calls, at
+// least 0; the ring seconds use `fit`. Runs before any LibTorch thread pool starts.
+absl::StatusOr<double> BlockingCollectiveSeconds(const planner::RingFit& fit, std::ostream& out) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("accel-calibrate-tp-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto sample = exec::MeasureTensorParallelStep(2, kTensorParallelStepRounds,
+                                                (dir / "store").string());
+  std::filesystem::remove_all(dir);
+  if (!sample.ok()) return sample.status();
+  double ring = 0;
+  for (double bytes : sample->call_bytes) {
+    ring += planner::RingSeconds(planner::Collective::kAllReduce, sample->group_size, 1, bytes,
+                                 fit.bytes_per_second, fit.latency_seconds);
+  }
+  const double calls = static_cast<double>(sample->call_bytes.size());
+  const double blocking = std::max(
+      0.0, (sample->paired_difference_seconds - ring) / calls);
+  out << "tensor-parallel GPT-2 step over 2 processes: " << G(sample->with_collectives_seconds * 1e3)
+      << " ms with its " << sample->call_bytes.size() << " all-reduces, "
+      << G(sample->without_collectives_seconds * 1e3) << " ms without, paired difference "
+      << G(sample->paired_difference_seconds * 1e3) << " ms (ring model "
+      << G(ring * 1e3) << " ms): " << G(blocking * 1e6) << " us more per blocking collective\n";
+  return blocking;
 }
 
 // The sizes of the transposed-layout grids: those of `sizes` up to `max_size`, at least the
@@ -200,8 +231,14 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
     err << "error: cannot fit the all-reduce times: " << fit.status().message() << "\n";
     return kExitRuntime;
   }
+  auto blocking = BlockingCollectiveSeconds(*fit, out);
+  if (!blocking.ok()) {
+    err << "error: " << blocking.status().message() << "\n";
+    return kExitRuntime;
+  }
   spec::DeviceProfileValues v;
   v.name = options.name;
+  v.blocking_collective_seconds = *blocking;
   std::string notes;
   // In forked processes, before this one starts LibTorch's thread pools.
   v.matmul_grids = MatmulGrids(options, cores, out, notes);
@@ -246,7 +283,10 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              std::to_string(kWorkerScalingRounds) + " rounds); Gloo all-reduce " +
              "between matmul bursts (as in a step), means of " + std::to_string(kAllReduceRounds) +
              " rounds over 2.." +
-             std::to_string(max_group) + " local processes fitted to the ring model; inter-node " +
+             std::to_string(max_group) + " local processes fitted to the ring model; a " +
+             "tensor-parallel GPT-2 step over 2 processes with its all-reduces and without them " +
+             "(median of " + std::to_string(kTensorParallelStepRounds) + " paired rounds) for " +
+             "what a blocking collective adds; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "
       << G(v.matmul_bf16_flops_per_second) << ", fp16 " << G(v.matmul_fp16_flops_per_second)

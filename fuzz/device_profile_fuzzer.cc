@@ -102,7 +102,9 @@ bool Same(const DeviceProfileValues& a, const DeviceProfileValues& b) {
       a.inter_node_bytes_per_second != b.inter_node_bytes_per_second ||
       a.inter_node_latency_seconds != b.inter_node_latency_seconds ||
       a.matmul_efficiency != b.matmul_efficiency || a.memory_efficiency != b.memory_efficiency ||
-      a.link_efficiency != b.link_efficiency || a.matmul_grids.size() != b.matmul_grids.size() ||
+      a.link_efficiency != b.link_efficiency ||
+      a.blocking_collective_seconds != b.blocking_collective_seconds ||
+      a.matmul_grids.size() != b.matmul_grids.size() ||
       a.elementwise_costs.size() != b.elementwise_costs.size() ||
       a.worker_scaling.size() != b.worker_scaling.size()) {
     return false;

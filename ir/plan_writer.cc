@@ -159,6 +159,9 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
               ? "; host link " + Si(p.host_link_bytes_per_second(), "B/s") + ", host memory " +
                     Si(p.host_memory_bytes_per_second(), "B/s")
               : "") +
+         (p.blocking_collective_seconds() > 0
+              ? "; blocking tp collective +" + Seconds(p.blocking_collective_seconds())
+              : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
   if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0 ||

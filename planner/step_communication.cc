@@ -1,6 +1,7 @@
 #include "planner/step_communication.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,8 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
     link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
                                            : profile.intra_node_latency_seconds();
   }
+  // The executor's tensor-parallel collectives block the step (executor/models/tensor_parallel.cc).
+  links_[4].blocking_seconds = profile.blocking_collective_seconds();
   // "tp_kv": a part of each tp group (ir::Model.kv_head_replicas ranks) on the tp group's link.
   Link& kv = links_[6];
   kv = links_[4];
@@ -110,7 +113,8 @@ class Terms {
     t.calls = calls;
     t.bytes_per_call = bytes_per_call;
     t.seconds = RingSeconds(t.costed, link.size, calls, bytes_per_call, link.bytes_per_second,
-                            link.latency_seconds);
+                            link.latency_seconds) +
+                static_cast<double>(calls) * link.blocking_seconds;
     t.exposed_seconds = t.seconds;
     terms_.push_back(t);
     return &terms_.back();
@@ -150,6 +154,12 @@ class Terms {
     if (!formulas) return m;
     m.set_formula(RingFormula(t.costed, link.size, t.calls, t.bytes_per_call, link.bytes_per_second,
                               link.latency_seconds));
+    if (link.blocking_seconds > 0) {
+      char blocking[32];
+      std::snprintf(blocking, sizeof(blocking), "%g", link.blocking_seconds);
+      m.set_formula(m.formula() + " + " + std::to_string(t.calls) + " x " + blocking +
+                    " s blocking (profile)");
+    }
     if (t.overlapped) {
       m.set_formula(m.formula() +
                     "; exposed per reducing micro-step: last bucket + max(0, rest - " +

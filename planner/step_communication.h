@@ -49,7 +49,9 @@
 //   from stage 1) all-reduced once per step, after the dp reduction, in one collective
 //   (executor/train/replicated_grads.h; Megatron-LM's finalize_model_grads). Replicated
 //   key/value heads: their projections' fp32 gradients (layers × 2 × head_dim × (h + bias),
-//   owned part from stage 1) likewise over "tp_kv". Exposed.
+//   owned part from stage 1) likewise over "tp_kv". Exposed; each of these collectives blocks
+//   the step, so each also costs DeviceProfile.blocking_collective_seconds (what blocking
+//   between phases of real work adds: the slowest rank's phase, caches evicted while waiting).
 // - pipeline: per microbatch one activation (forward) and one gradient (backward) of b·s·h
 //   (/ tp with sequence parallelism) to or from each neighbouring stage; with a tied
 //   embedding, the first stage's embedding and the last stage's head copy sum their fp32
@@ -73,6 +75,9 @@ class GroupLinks {
     ir::LinkClass link_class = ir::LINK_CLASS_INTRA_NODE;  // CommunicationTime.link
     double bytes_per_second = 0;
     double latency_seconds = 0;
+    // What each collective over it adds to a step by blocking (tp and tp_kv:
+    // DeviceProfile.blocking_collective_seconds; 0 for the others).
+    double blocking_seconds = 0;
   };
   GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile);
 

@@ -107,6 +107,14 @@ void ReadKeys(const Json& object, DeviceProfileResult& result, DeviceProfileValu
       values.shared_cores_per_node = it->get<int64_t>();
     }
   }
+  if (auto it = object.find("blocking_collective_seconds"); it != object.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+      Issue(result, "has 'blocking_collective_seconds' = " + Shown(*it) +
+                        "; it must be a number of seconds >= 0");
+    } else {
+      values.blocking_collective_seconds = it->get<double>();
+    }
+  }
   const std::vector<std::string>& known = DeviceProfileKeys();
   for (auto it = object.begin(); it != object.end(); ++it) {
     bool is_known = false;
@@ -390,6 +398,7 @@ const std::vector<std::string>& DeviceProfileKeys() {
     k.emplace_back("matmul_grids");
     k.emplace_back("elementwise_costs");
     k.emplace_back("worker_scaling");
+    k.emplace_back("blocking_collective_seconds");
     return k;
   }();
   return keys;
@@ -443,6 +452,9 @@ std::string DeviceProfileToJson(const DeviceProfileValues& values) {
   if (!values.matmul_grids.empty()) out += ",\n" + GridsToJson(values.matmul_grids);
   if (!values.elementwise_costs.empty()) out += ",\n" + CostsToJson(values.elementwise_costs);
   if (!values.worker_scaling.empty()) out += ",\n" + ScalingToJson(values.worker_scaling);
+  if (values.blocking_collective_seconds > 0) {
+    out += ",\n  \"blocking_collective_seconds\": " + Number(values.blocking_collective_seconds);
+  }
   return out + "\n}\n";
 }
 

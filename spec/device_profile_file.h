@@ -31,8 +31,11 @@
 // and, on CPU profiles, how fast a worker runs by the node's worker count
 // (accel.ir.WorkerScaling), at most one entry per count:
 //    "worker_scaling": [{"workers_per_node": 1, "efficiency": 0.6}]
-// Every key but shared_cores_per_node (default 0), matmul_grids, elementwise_costs and
-// worker_scaling is required; unknown keys are errors (a misspelt key must not fall back
+// and what a blocking tensor-parallel collective adds to a step beyond its ring-model time
+// (accel.ir.DeviceProfile.blocking_collective_seconds, ≥ 0):
+//    "blocking_collective_seconds": 1.2e-3
+// Every key but shared_cores_per_node (default 0), matmul_grids, elementwise_costs,
+// worker_scaling and blocking_collective_seconds (default 0) is required; unknown keys are errors (a misspelt key must not fall back
 // silently).
 namespace accel::spec {
 
@@ -93,6 +96,7 @@ struct DeviceProfileValues {
   std::vector<MatmulGridValues> matmul_grids;  // optional key; distinct dtypes
   std::vector<ElementwiseCostValues> elementwise_costs;  // optional key; distinct (op, dtype)
   std::vector<WorkerScalingValues> worker_scaling;  // optional key; distinct worker counts
+  double blocking_collective_seconds = 0;  // optional key; finite, ≥ 0
 };
 
 // One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate

@@ -1,9 +1,11 @@
 #include "executor/calibrate/calibration.h"
 #include "tests/executor/cpu_flags.h"
+#include "executor/calibrate/tensor_parallel_step.h"
 #include "executor/calibrate/worker_scaling.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -108,6 +110,36 @@ TEST_CASE("MeasureTrainingStepSeconds needs a thread", "[calibrate]") {
   auto none = MeasureTrainingStepSeconds(0);
   REQUIRE_FALSE(none.ok());
   CHECK(none.status().message() == "a training step needs at least 1 thread, not 0");
+}
+
+// The reference step's all-reduces, as executor/models/tensor_parallel.cc makes them for the
+// step-time benchmark's GPT-2 (4 layers, h 256) on 8 x 128 tokens: 1 MiB activations (the
+// embedding's output, two block outputs per layer forward, two input gradients per layer and
+// the head's input gradient backward) and the loss's three 4 KiB row vectors (max, target
+// logit, sum of exponentials).
+TEST_CASE("MeasureTensorParallelStep times the step with its all-reduces and without them",
+          "[calibrate]") {
+  const std::string store = "/tmp/accel_tp_step_test." + std::to_string(::getpid());
+  ::unlink(store.c_str());
+  auto sample = MeasureTensorParallelStep(2, 2, store);
+  ::unlink(store.c_str());
+  REQUIRE(sample.ok());
+  CHECK(sample->group_size == 2);
+  CHECK(sample->with_collectives_seconds > 0);
+  CHECK(sample->without_collectives_seconds > 0);
+  CHECK(std::isfinite(sample->paired_difference_seconds));
+  const std::vector<double>& calls = sample->call_bytes;
+  CHECK(calls.size() == 21);
+  CHECK(std::count(calls.begin(), calls.end(), 1048576.0) == 18);
+  CHECK(std::count(calls.begin(), calls.end(), 4096.0) == 3);
+}
+
+TEST_CASE("MeasureTensorParallelStep needs two ranks and a round", "[calibrate]") {
+  auto one = MeasureTensorParallelStep(1, 1, "/tmp/unused");
+  REQUIRE_FALSE(one.ok());
+  CHECK(one.status().message() ==
+        "a tensor-parallel step needs at least 2 ranks and 1 round, not 1 and 1");
+  CHECK_FALSE(MeasureTensorParallelStep(2, 0, "/tmp/unused").ok());
 }
 
 }  // namespace

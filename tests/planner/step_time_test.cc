@@ -220,6 +220,34 @@ TEST_CASE("tensor parallel: four all-reduces per block and micro-step, never hid
   CHECK(found);
 }
 
+TEST_CASE("a profile's blocking collective seconds cost every tp call, and no other group's") {
+  // tp 2 x dp 2 on 4 workers: the tp terms gain calls x blocking; the dp buckets, which the
+  // executor launches from hooks without blocking, do not.
+  testing::Planned planned = testing::PlanYaml(
+      kCpuSpec, {"cluster.devices_per_node=4", "parallel.data_replicate=2", "parallel.tensor=2"});
+  REQUIRE(planned.result.ok);
+  const ir::DeviceProfile plain = TestProfile();
+  ir::DeviceProfile blocking = plain;
+  blocking.set_blocking_collective_seconds(1e-3);
+  auto before = StageCommunication(planned.result.plan, plain, 0, 100.0);
+  auto after = StageCommunication(planned.result.plan, blocking, 0, 100.0);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  REQUIRE(before->size() == after->size());
+  int tp_terms = 0;
+  for (size_t i = 0; i < after->size(); ++i) {
+    const ir::CommunicationTime& a = (*after)[i];
+    const ir::CommunicationTime& b = (*before)[i];
+    const bool tp = a.group() == "tp";
+    tp_terms += tp ? 1 : 0;
+    CHECK_THAT(a.seconds(), WithinRel(b.seconds() + (tp ? a.calls() * 1e-3 : 0.0), 1e-12));
+    CHECK_THAT(a.exposed_seconds(),
+               WithinRel(b.exposed_seconds() + (tp ? a.calls() * 1e-3 : 0.0), 1e-12));
+    CHECK((a.formula().find(" s blocking (profile)") != std::string::npos) == tp);
+  }
+  CHECK(tp_terms >= 3);  // block regions, embedding, head gradient, loss, gradient norm
+}
+
 TEST_CASE("time-shared cores hide the bubble while the node's other workers can take them") {
   const auto bubble_share = [](const std::vector<std::string>& sets, int64_t cores) {
     testing::Planned planned = testing::PlanYaml(kCpuSpec, sets);

@@ -209,6 +209,28 @@ TEST_CASE("bad worker scaling is named field by field") {
   CHECK(ScalingIssues("[" + entry + "]").empty());
 }
 
+TEST_CASE("blocking collective seconds read back exactly, default 0 and left out at 0") {
+  DeviceProfileValues v = Sample();
+  CHECK(DeviceProfileToJson(v).find("blocking_collective_seconds") == std::string::npos);
+  CHECK(ParseDeviceProfile(DeviceProfileToJson(v)).values->blocking_collective_seconds == 0);
+  v.blocking_collective_seconds = 1.2345678901234567e-3;
+  DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
+  REQUIRE(r.issues.empty());
+  CHECK(r.values->blocking_collective_seconds == v.blocking_collective_seconds);
+}
+
+TEST_CASE("bad blocking collective seconds are named with the rule") {
+  for (const char* bad : {"-0.001", "\"1ms\"", "[]"}) {
+    std::string text = DeviceProfileToJson(Sample());
+    text.insert(text.rfind('}'), std::string(", \"blocking_collective_seconds\": ") + bad);
+    std::vector<std::string> messages;
+    for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) messages.push_back(i.message);
+    const std::string shown = std::string(bad) == "[]" ? "an array" : bad;
+    CHECK(messages == std::vector<std::string>{"has 'blocking_collective_seconds' = " + shown +
+                                               "; it must be a number of seconds >= 0"});
+  }
+}
+
 TEST_CASE("device profile problems are all reported, with did-you-mean for keys") {
   DeviceProfileResult r = ParseDeviceProfile(R"({"name": "x", "sorce": "y"})");
   CHECK_FALSE(r.values.has_value());
