@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include "executor/forwarding_communicator.h"
+
 namespace accel::exec {
 
 void CollectiveTimer::Add(double seconds) {
@@ -16,31 +18,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class TimedCommunicator final : public Communicator {
+class TimedCommunicator final : public ForwardingCommunicator {
  public:
   TimedCommunicator(std::shared_ptr<Communicator> inner, std::shared_ptr<CollectiveTimer> timer)
-      : inner_(std::move(inner)), timer_(std::move(timer)) {}
+      : ForwardingCommunicator(std::move(inner)), timer_(std::move(timer)) {}
 
-  int Rank() const override { return inner_->Rank(); }
-  int Size() const override { return inner_->Size(); }
-  const std::vector<int>& GlobalRanks() const override { return inner_->GlobalRanks(); }
-  std::string BackendName() const override { return inner_->BackendName(); }
-
+  // The asynchronous calls stay ForwardingCommunicator's: untimed.
   absl::Status AllReduce(at::Tensor& tensor, ReduceOp op) override {
     return Timed([&] { return inner_->AllReduce(tensor, op); });
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor tensor,
-                                                              ReduceOp op) override {
-    return inner_->AllReduceAsync(std::move(tensor), op);
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor input,
-                                                              at::Tensor output) override {
-    return inner_->AllGatherAsync(std::move(input), std::move(output));
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor input,
-                                                                  at::Tensor output,
-                                                                  ReduceOp op) override {
-    return inner_->ReduceScatterAsync(std::move(input), std::move(output), op);
   }
   absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
     return Timed([&] { return inner_->AllGather(input, output); });
@@ -53,10 +38,6 @@ class TimedCommunicator final : public Communicator {
   }
   absl::Status Send(const at::Tensor& tensor, int dst, int tag) override {
     return Timed([&] { return inner_->Send(tensor, dst, tag); });
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
-                                                         int tag) override {
-    return inner_->SendAsync(std::move(tensor), dst, tag);
   }
   absl::Status Recv(at::Tensor& tensor, int src, int tag) override {
     return Timed([&] { return inner_->Recv(tensor, src, tag); });
@@ -74,7 +55,6 @@ class TimedCommunicator final : public Communicator {
     return status;
   }
 
-  std::shared_ptr<Communicator> inner_;
   std::shared_ptr<CollectiveTimer> timer_;
 };
 

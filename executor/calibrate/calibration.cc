@@ -1,7 +1,6 @@
 #include "executor/calibrate/calibration.h"
 
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ATen/ATen.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "executor/blas_threads.h"
+#include "executor/calibrate/every_core.h"
 #include "executor/calibrate/timing.h"
 #include "executor/communicator.h"
 #include "ir/enum_names.h"
@@ -215,37 +215,17 @@ absl::StatusOr<double> MeasureMemoryBytesPerSecond(int64_t bytes, int repeats) {
 absl::StatusOr<std::vector<planner::CollectiveSample>> MeasureGlooAllReduce(
     int group_size, const std::vector<int64_t>& sizes_bytes, int repeats, int rounds,
     const std::string& store_file) {
-  int fds[2];
-  if (::pipe(fds) != 0) return absl::InternalError("pipe failed");
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < group_size; ++rank) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return absl::InternalError("fork failed");
-    if (pid == 0) {
-      ::close(fds[0]);
-      ::_exit(RunGroupMember(rank, group_size, sizes_bytes, repeats, rounds, store_file, fds[1]));
-    }
-    children.push_back(pid);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = ::read(fds[0], buffer, sizeof(buffer))) > 0;) text.append(buffer, got);
-  ::close(fds[0]);
-  bool failed = false;
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  }
-  if (failed) {
+  absl::StatusOr<std::string> text = RunForkedGroup(group_size, [&](int rank, int fd) {
+    return RunGroupMember(rank, group_size, sizes_bytes, repeats, rounds, store_file, fd);
+  });
+  if (!text.ok()) {
     return absl::InternalError("an all-reduce process over " + std::to_string(group_size) +
                                " ranks failed");
   }
   std::vector<planner::CollectiveSample> samples;
   long long bytes = 0;
   double seconds = 0;
-  for (const char* p = text.c_str(); std::sscanf(p, "%lld %lf", &bytes, &seconds) == 2;) {
+  for (const char* p = text->c_str(); std::sscanf(p, "%lld %lf", &bytes, &seconds) == 2;) {
     samples.push_back({group_size, static_cast<double>(bytes), seconds});
     p = std::strchr(p, '\n');
     if (p == nullptr) break;

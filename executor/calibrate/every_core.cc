@@ -102,4 +102,31 @@ absl::StatusOr<std::vector<double>> MeasureOnEveryCore(
   return sum;
 }
 
+absl::StatusOr<std::string> RunForkedGroup(int group_size,
+                                           const std::function<int(int rank, int fd)>& member) {
+  int fds[2];
+  if (::pipe(fds) != 0) return absl::InternalError("pipe failed");
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < std::max(group_size, 1); ++rank) {
+    const pid_t pid = ::fork();
+    if (pid < 0) return absl::InternalError("fork failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::_exit(member(rank, fds[1]));
+    }
+    children.push_back(pid);
+  }
+  ::close(fds[1]);
+  std::string text = ReadAll(fds[0]);
+  ::close(fds[0]);
+  bool failed = false;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  if (failed) return absl::InternalError("a process of the group failed");
+  return text;
+}
+
 }  // namespace accel::exec

@@ -6,6 +6,7 @@
 #define ACCEL_EXECUTOR_CALIBRATE_EVERY_CORE_H_
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,14 @@ namespace accel::exec {
 // measurement's own error when it returns one.
 absl::StatusOr<std::vector<double>> MeasureOnEveryCore(
     int processes, const std::function<absl::StatusOr<std::vector<double>>()>& measure);
+
+// Forks `group_size` (≥ 1) processes that each run `member(rank, fd)` (rank 0 … group_size − 1,
+// its return value the process's exit code) and returns what they wrote to `fd`, a pipe shared
+// by all of them (in practice rank 0 writes its ranks' result). For measurements over a process
+// group (Gloo collectives, a tensor-parallel step); call it before this process starts any
+// LibTorch thread pool. Errors: Internal when a pipe or fork fails or a process exits non-zero.
+absl::StatusOr<std::string> RunForkedGroup(int group_size,
+                                           const std::function<int(int rank, int fd)>& member);
 
 }  // namespace accel::exec
 

@@ -1,13 +1,10 @@
 #include "executor/calibrate/tensor_parallel_step.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include <cstdio>
-#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -15,8 +12,10 @@
 #include <vector>
 
 #include "executor/blas_threads.h"
+#include "executor/calibrate/every_core.h"
 #include "executor/calibrate/timing.h"
 #include "executor/communicator.h"
+#include "executor/forwarding_communicator.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/trainer.h"
 
@@ -34,58 +33,18 @@ constexpr int kTimedSteps = 3;
 // skipped (returning at once with this rank's own values) while `skip` is set. The model under
 // tensor parallelism without sequence parallelism calls nothing else; every other collective
 // is passed through uncounted.
-class SkippableGroup final : public Communicator {
+class SkippableGroup final : public ForwardingCommunicator {
  public:
-  explicit SkippableGroup(std::shared_ptr<Communicator> world) : world_(std::move(world)) {}
+  using ForwardingCommunicator::ForwardingCommunicator;
 
   bool skip = false;
   std::vector<double> call_bytes;  // every all-reduce made while not skipping
 
-  int Rank() const override { return world_->Rank(); }
-  int Size() const override { return world_->Size(); }
-  const std::vector<int>& GlobalRanks() const override { return world_->GlobalRanks(); }
-  std::string BackendName() const override { return world_->BackendName(); }
   absl::Status AllReduce(at::Tensor& tensor, ReduceOp op) override {
     if (skip) return absl::OkStatus();
     call_bytes.push_back(static_cast<double>(tensor.numel() * tensor.element_size()));
-    return world_->AllReduce(tensor, op);
+    return inner_->AllReduce(tensor, op);
   }
-  absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceAsync(at::Tensor tensor,
-                                                              ReduceOp op) override {
-    return world_->AllReduceAsync(std::move(tensor), op);
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> AllGatherAsync(at::Tensor input,
-                                                              at::Tensor output) override {
-    return world_->AllGatherAsync(std::move(input), std::move(output));
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> ReduceScatterAsync(at::Tensor input,
-                                                                  at::Tensor output,
-                                                                  ReduceOp op) override {
-    return world_->ReduceScatterAsync(std::move(input), std::move(output), op);
-  }
-  absl::Status AllGather(const at::Tensor& input, at::Tensor& output) override {
-    return world_->AllGather(input, output);
-  }
-  absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp op) override {
-    return world_->ReduceScatter(input, output, op);
-  }
-  absl::Status Broadcast(at::Tensor& tensor, int root) override {
-    return world_->Broadcast(tensor, root);
-  }
-  absl::Status Send(const at::Tensor& tensor, int dst, int tag) override {
-    return world_->Send(tensor, dst, tag);
-  }
-  absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor tensor, int dst,
-                                                         int tag) override {
-    return world_->SendAsync(std::move(tensor), dst, tag);
-  }
-  absl::Status Recv(at::Tensor& tensor, int src, int tag) override {
-    return world_->Recv(tensor, src, tag);
-  }
-  absl::Status Barrier() override { return world_->Barrier(); }
-
- private:
-  std::shared_ptr<Communicator> world_;
 };
 
 // Seconds of each of `steps` training steps of `model` (forward, loss, backward, SGD update).
@@ -157,35 +116,6 @@ int RunMember(int rank, int group_size, int rounds, const std::string& store_fil
     return 8;
   }
   return 0;
-}
-
-// Forks `group_size` processes running `member(rank, fd)` and returns what they wrote to fd.
-absl::StatusOr<std::string> RunForkedGroup(int group_size, const std::function<int(int, int)>& member) {
-  int fds[2];
-  if (::pipe(fds) != 0) return absl::InternalError("pipe failed");
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < group_size; ++rank) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return absl::InternalError("fork failed");
-    if (pid == 0) {
-      ::close(fds[0]);
-      ::_exit(member(rank, fds[1]));
-    }
-    children.push_back(pid);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = ::read(fds[0], buffer, sizeof(buffer))) > 0;) text.append(buffer, got);
-  ::close(fds[0]);
-  bool failed = false;
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  }
-  if (failed) return absl::InternalError("a process of the group failed");
-  return text;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -40,6 +41,25 @@ TEST_CASE("MeasureOnEveryCore averages what each forked process measures", "[cal
   ::unlink(marker.c_str());
   REQUIRE_FALSE(ragged.ok());
   CHECK(ragged.status().message() == "measuring processes disagree in length");
+}
+
+TEST_CASE("RunForkedGroup runs every rank in its own process and returns what they wrote",
+          "[calibrate]") {
+  const pid_t parent = ::getpid();
+  auto text = RunForkedGroup(3, [parent](int rank, int fd) {
+    if (::getpid() == parent) return 9;  // never: each rank is a child
+    const std::string line = std::to_string(rank) + "\n";
+    // Each rank writes one short line; a pipe write this small is atomic.
+    return ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? 0 : 8;
+  });
+  REQUIRE(text.ok());
+  std::string sorted = *text;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == "\n\n\n012");
+
+  auto failed = RunForkedGroup(2, [](int rank, int) { return rank == 1 ? 5 : 0; });
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.status().message() == "a process of the group failed");
 }
 
 }  // namespace
