@@ -798,7 +798,7 @@ TEST_CASE("estimate-step-time picks the device's built-in profile and records wh
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CPU, "") == "cpu");
 }
 
-TEST_CASE("a profile file's worker scaling and grids reach the plan and its summary") {
+TEST_CASE("a profile file's worker scaling, grids and blocking seconds reach the plan and its summary") {
   spec::DeviceProfileValues v;
   v.name = "cpu-calibrated";
   v.source = "test";
@@ -812,6 +812,7 @@ TEST_CASE("a profile file's worker scaling and grids reach the plan and its summ
   v.worker_scaling = {{1, 0.62}, {2, 1}, {4, 0.81}};
   v.matmul_grids = {{"fp32", {1, 2}, std::vector<double>(8, 1e9)},
                     {"bf16", {1, 2}, std::vector<double>(8, 2e9), "nt"}};
+  v.blocking_collective_seconds = 1.5e-3;
   const std::string path =
       std::filesystem::temp_directory_path() / ("accel_scaling_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << spec::DeviceProfileToJson(v);
@@ -829,6 +830,9 @@ TEST_CASE("a profile file's worker scaling and grids reach the plan and its summ
   CHECK(p.matmul_grids(1).dtype() == ir::DTYPE_BF16);
   CHECK(p.matmul_grids(1).layout() == ir::MATMUL_LAYOUT_NT);
   CHECK(p.matmul_grids(1).flops_per_second(7) == 2e9);
+  CHECK(p.blocking_collective_seconds() == 1.5e-3);
+  CHECK_THAT(ir::PlanSummary(planned.result.plan),
+             Catch::Matchers::Contains("; per core, 2 cores per node; blocking tp collective +1.5 ms\n"));
   CHECK_THAT(ir::PlanSummary(planned.result.plan),
              Catch::Matchers::Contains("  measured: matmul throughput by shape for fp32 nn, bf16 nt; "
                                        "0 elementwise op costs; worker efficiency by workers per "
