@@ -17,6 +17,7 @@
 
 #include "executor/blas_threads.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/calibrate/group_member.h"
 #include "executor/calibrate/timing.h"
 #include "executor/communicator.h"
 #include "ir/enum_names.h"
@@ -70,28 +71,20 @@ double InStepAllReduceSeconds(Communicator& world, at::Tensor& t, int repeats) {
 // lines to `out_fd`, each size's mean over `rounds` rounds that time every size in turn.
 int RunGroupMember(int rank, int group_size, const std::vector<int64_t>& sizes, int repeats,
                    int rounds, const std::string& store_file, int out_fd) {
-  at::set_num_threads(1);
-  SetBlasThreads(1);
-  RendezvousOptions options;
-  options.world_size = group_size;
-  options.rank = rank;
-  options.store_file = store_file;
-  options.timeout = std::chrono::seconds(60);
-  absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous = Rendezvous::Connect(options);
-  if (!rendezvous.ok()) return 3;
-  absl::StatusOr<std::shared_ptr<Communicator>> world = (*rendezvous)->CreateWorld(CommBackend::kGloo);
-  if (!world.ok()) return 4;
+  absl::StatusOr<GroupMember> member = JoinGlooGroup(rank, group_size, store_file);
+  if (!member.ok()) return 3;
+  Communicator& world = *member->world;
   std::vector<at::Tensor> tensors;
   for (int64_t bytes : sizes) {
     tensors.push_back(at::ones({std::max<int64_t>(bytes / 4, 1)}, at::kFloat));
     for (int i = 0; i < 2; ++i) {
-      if (!(*world)->AllReduce(tensors.back(), ReduceOp::kSum).ok()) return 5;
+      if (!world.AllReduce(tensors.back(), ReduceOp::kSum).ok()) return 5;
     }
   }
   std::vector<std::vector<double>> seconds(sizes.size());
   for (int round = 0; round < std::max(rounds, 1); ++round) {
     for (size_t i = 0; i < sizes.size(); ++i) {
-      seconds[i].push_back(InStepAllReduceSeconds(**world, tensors[i], repeats));
+      seconds[i].push_back(InStepAllReduceSeconds(world, tensors[i], repeats));
       if (seconds[i].back() < 0) return 5;
     }
   }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <memory>
@@ -11,20 +10,18 @@
 #include <utility>
 #include <vector>
 
-#include "executor/blas_threads.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/calibrate/group_member.h"
 #include "executor/calibrate/timing.h"
+#include "executor/calibrate/training_steps.h"
 #include "executor/communicator.h"
 #include "executor/forwarding_communicator.h"
 #include "executor/models/causal_lm.h"
-#include "executor/train/trainer.h"
 
 namespace accel::exec {
 namespace {
 
-using calibrate::Clock;
 using calibrate::Median;
-using calibrate::Seconds;
 
 constexpr int kWarmUpSteps = 1;  // per round and mode: the first step after a switch
 constexpr int kTimedSteps = 3;
@@ -47,38 +44,37 @@ class SkippableGroup final : public ForwardingCommunicator {
   }
 };
 
-// Seconds of each of `steps` training steps of `model` (forward, loss, backward, SGD update).
-std::vector<double> TimeSteps(CausalLm& model, torch::optim::SGD& sgd, const torch::Tensor& tokens,
-                              int steps) {
-  const torch::Tensor input = tokens.narrow(1, 0, tokens.size(1) - 1);
-  const torch::Tensor targets = tokens.narrow(1, 1, tokens.size(1) - 1);
-  std::vector<double> seconds;
-  for (int step = 0; step < steps; ++step) {
-    const Clock::time_point start = Clock::now();
-    sgd.zero_grad();
-    torch::Tensor loss = CausalLmLossOfLogits(model, model.Forward(input), targets);
-    loss.backward();
-    sgd.step();
-    seconds.push_back(Seconds(start));
+// Every timed step with and without the collectives, and each round's difference of medians.
+struct Timings {
+  std::vector<double> with, without, differences;
+};
+
+// One round: a warm-up and kTimedSteps steps with the collectives, then the same with them
+// skipped; each mode starts together on every rank (a barrier). False when the barrier fails.
+bool TimeRound(CausalLm& model, SkippableGroup& group, Communicator& world,
+               torch::optim::SGD& sgd, const torch::Tensor& tokens, Timings& timings) {
+  double medians[2] = {0, 0};
+  for (bool skip : {false, true}) {
+    group.skip = false;
+    if (!world.Barrier().ok()) return false;
+    group.skip = skip;
+    std::vector<double> s = TimeTrainingSteps(model, sgd, tokens, kWarmUpSteps + kTimedSteps);
+    s.erase(s.begin(), s.begin() + kWarmUpSteps);
+    medians[skip ? 1 : 0] = Median(s);
+    std::vector<double>& all = skip ? timings.without : timings.with;
+    all.insert(all.end(), s.begin(), s.end());
   }
-  return seconds;
+  group.skip = false;
+  timings.differences.push_back(medians[0] - medians[1]);
+  return true;
 }
 
 // Rank `rank` of the group: returns the process exit code; rank 0 writes
-// "with without bytes..." to `out_fd`.
+// "with without difference bytes..." to `out_fd`.
 int RunMember(int rank, int group_size, int rounds, const std::string& store_file, int out_fd) {
-  at::set_num_threads(1);
-  SetBlasThreads(1);
-  RendezvousOptions options;
-  options.world_size = group_size;
-  options.rank = rank;
-  options.store_file = store_file;
-  options.timeout = std::chrono::seconds(60);
-  absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous = Rendezvous::Connect(options);
-  if (!rendezvous.ok()) return 3;
-  absl::StatusOr<std::shared_ptr<Communicator>> world = (*rendezvous)->CreateWorld(CommBackend::kGloo);
-  if (!world.ok()) return 4;
-  auto group = std::make_shared<SkippableGroup>(*world);
+  absl::StatusOr<GroupMember> member = JoinGlooGroup(rank, group_size, store_file);
+  if (!member.ok()) return 3;
+  auto group = std::make_shared<SkippableGroup>(member->world);
   TensorParallel tp;
   tp.group = group;
   absl::StatusOr<std::shared_ptr<CausalLm>> model = BuildCausalLm(ModelConfig{}, 1234, tp);
@@ -86,26 +82,16 @@ int RunMember(int rank, int group_size, int rounds, const std::string& store_fil
   try {
     torch::optim::SGD sgd((*model)->parameters(), torch::optim::SGDOptions(1e-3));
     const torch::Tensor tokens = torch::randint(0, ModelConfig{}.vocab_size, {8, 129}, torch::kLong);
-    std::vector<double> with, without, differences;
+    Timings timings;
     for (int round = 0; round < rounds; ++round) {
-      double median[2] = {0, 0};
-      for (bool skip : {false, true}) {
-        group->skip = false;
-        if (!(*world)->Barrier().ok()) return 6;
-        group->skip = skip;
-        std::vector<double> s = TimeSteps(**model, sgd, tokens, kWarmUpSteps + kTimedSteps);
-        s.erase(s.begin(), s.begin() + kWarmUpSteps);
-        median[skip ? 1 : 0] = Median(s);
-        (skip ? without : with).insert((skip ? without : with).end(), s.begin(), s.end());
-      }
-      differences.push_back(median[0] - median[1]);
+      if (!TimeRound(**model, *group, *member->world, sgd, tokens, timings)) return 6;
     }
-    group->skip = false;
     group->call_bytes.clear();
-    TimeSteps(**model, sgd, tokens, 1);
+    TimeTrainingSteps(**model, sgd, tokens, 1);
     std::ostringstream line;
     line.precision(9);
-    line << Median(with) << " " << Median(without) << " " << Median(differences);
+    line << Median(timings.with) << " " << Median(timings.without) << " "
+         << Median(timings.differences);
     for (double b : group->call_bytes) line << " " << b;
     line << "\n";
     const std::string text = line.str();

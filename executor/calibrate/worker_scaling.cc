@@ -13,15 +13,13 @@
 #include "executor/blas_threads.h"
 #include "executor/calibrate/every_core.h"
 #include "executor/calibrate/timing.h"
+#include "executor/calibrate/training_steps.h"
 #include "executor/models/causal_lm.h"
-#include "executor/train/trainer.h"
 
 namespace accel::exec {
 namespace {
 
-using calibrate::Clock;
 using calibrate::Median;
-using calibrate::Seconds;
 
 constexpr int kWarmUpSteps = 2;
 constexpr int kTimedSteps = 7;
@@ -38,17 +36,8 @@ ModelConfig StepModel() {
 double TimedSteps(CausalLm& model) {
   torch::optim::SGD sgd(model.parameters(), torch::optim::SGDOptions(1e-3));
   const torch::Tensor tokens = torch::randint(0, model.config().vocab_size, {8, 129}, torch::kLong);
-  const torch::Tensor input = tokens.narrow(1, 0, 128);
-  const torch::Tensor targets = tokens.narrow(1, 1, 128);
-  std::vector<double> seconds;
-  for (int step = 0; step < kWarmUpSteps + kTimedSteps; ++step) {
-    const Clock::time_point start = Clock::now();
-    sgd.zero_grad();
-    torch::Tensor loss = CausalLmLossOfLogits(model, model.Forward(input), targets);
-    loss.backward();
-    sgd.step();
-    if (step >= kWarmUpSteps) seconds.push_back(Seconds(start));
-  }
+  std::vector<double> seconds = TimeTrainingSteps(model, sgd, tokens, kWarmUpSteps + kTimedSteps);
+  seconds.erase(seconds.begin(), seconds.begin() + kWarmUpSteps);
   return Median(seconds);
 }
 
