@@ -18,8 +18,10 @@
 
 #include "common/exit_codes.h"
 #include "executor/calibrate/calibration.h"
+#include "executor/calibrate/data_parallel_step.h"
 #include "executor/calibrate/elementwise_costs.h"
 #include "executor/calibrate/every_core.h"
+#include "executor/calibrate/optimizer_step.h"
 #include "executor/calibrate/tensor_parallel_step.h"
 #include "executor/calibrate/worker_scaling.h"
 #include "executor/host_malloc.h"
@@ -98,6 +100,57 @@ absl::StatusOr<double> BlockingCollectiveSeconds(const planner::RingFit& fit, st
       << G(sample->paired_difference_seconds * 1e3) << " ms (ring model "
       << G(ring * 1e3) << " ms): " << G(blocking * 1e6) << " us more per blocking collective\n";
   return blocking;
+}
+
+// exec::MeasureDataParallelStep's rounds: about 3 s each on the 2-core build VM.
+constexpr int kDataParallelStepRounds = 9;
+
+// The planner's default bucket size for the reference model (h², h = 256: resolve_auto.cc).
+constexpr int64_t kReferenceBucketElements = 256 * 256;
+
+// DeviceProfile.shared_core_bucket_overlap from a data-parallel reference step over 2 ranks:
+// 1 − paired with − without difference / Σ ring seconds of its bucket all-reduces, clamped to
+// [0, 1]; the ring seconds use `fit`. Runs before any LibTorch thread pool starts.
+absl::StatusOr<double> SharedCoreBucketOverlap(const planner::RingFit& fit, std::ostream& out) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("accel-calibrate-dp-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto sample = exec::MeasureDataParallelStep(2, kDataParallelStepRounds, kReferenceBucketElements,
+                                              (dir / "store").string());
+  std::filesystem::remove_all(dir);
+  if (!sample.ok()) return sample.status();
+  double ring = 0;
+  for (double bytes : sample->call_bytes) {
+    ring += planner::RingSeconds(planner::Collective::kAllReduce, sample->group_size, 1, bytes,
+                                 fit.bytes_per_second, fit.latency_seconds);
+  }
+  const double overlap =
+      ring > 0 ? std::clamp(1.0 - sample->paired_difference_seconds / ring, 0.0, 1.0) : 0.0;
+  out << "data-parallel GPT-2 step over 2 processes: " << G(sample->with_collectives_seconds * 1e3)
+      << " ms with its " << sample->call_bytes.size() << " bucket all-reduces, "
+      << G(sample->without_collectives_seconds * 1e3) << " ms without, paired difference "
+      << G(sample->paired_difference_seconds * 1e3) << " ms (ring model " << G(ring * 1e3)
+      << " ms): " << G(overlap * 100) << "% of the buckets hidden on shared cores\n";
+  return overlap;
+}
+
+// The AdamW step's seconds per parameter, one thread on each of `cores` cores at once (the
+// mean over them); 0, with a note, when it cannot be measured.
+double AdamWSecondsPerParameter(int cores, std::ostream& out, std::string& notes) {
+  absl::StatusOr<std::vector<double>> seconds = exec::MeasureOnEveryCore(cores, [] {
+    absl::StatusOr<double> s = exec::MeasureAdamWSecondsPerParameter(int64_t{1} << 22);
+    if (!s.ok()) return absl::StatusOr<std::vector<double>>(s.status());
+    return absl::StatusOr<std::vector<double>>(std::vector<double>{*s});
+  });
+  if (!seconds.ok() || seconds->size() != 1) {
+    notes += "; no AdamW step";
+    out << "no AdamW step: "
+        << (seconds.ok() ? "wrong count" : std::string(seconds.status().message())) << "\n";
+    return 0;
+  }
+  out << "AdamW step: " << G((*seconds)[0] * 1e9) << " ns per parameter (one thread on each of "
+      << cores << " cores at once, 4,194,304 parameters)\n";
+  return (*seconds)[0];
 }
 
 // The sizes of the transposed-layout grids: those of `sizes` up to `max_size`, at least the
@@ -236,14 +289,21 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
     err << "error: " << blocking.status().message() << "\n";
     return kExitRuntime;
   }
+  auto overlap = SharedCoreBucketOverlap(*fit, out);
+  if (!overlap.ok()) {
+    err << "error: " << overlap.status().message() << "\n";
+    return kExitRuntime;
+  }
   spec::DeviceProfileValues v;
   v.name = options.name;
   v.blocking_collective_seconds = *blocking;
+  v.shared_core_bucket_overlap = *overlap;
   std::string notes;
   // In forked processes, before this one starts LibTorch's thread pools.
   v.matmul_grids = MatmulGrids(options, cores, out, notes);
   v.elementwise_costs = ElementwiseCosts(cores, out, notes);
   v.worker_scaling = WorkerScaling(cores, out, notes);
+  v.adamw_seconds_per_parameter = AdamWSecondsPerParameter(cores, out, notes);
   auto fp32 = exec::MeasureMatmulFlopsPerSecond("fp32", options.matmul_size, 5);
   if (!fp32.ok()) {
     err << "error: " << fp32.status().message() << "\n";
@@ -286,7 +346,9 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
              std::to_string(max_group) + " local processes fitted to the ring model; a " +
              "tensor-parallel GPT-2 step over 2 processes with its all-reduces and without them " +
              "(median of " + std::to_string(kTensorParallelStepRounds) + " paired rounds) for " +
-             "what a blocking collective adds; inter-node " +
+             "what a blocking collective adds, and a data-parallel one with its bucket " +
+             "all-reduces and without them for the part of the buckets hidden; the AdamW step " +
+             "on every core at once; inter-node " +
              "not measured (copied from intra-node)" + notes;
   out << "matmul fp32 " << G(v.matmul_fp32_flops_per_second) << " FLOP/s, bf16 "
       << G(v.matmul_bf16_flops_per_second) << ", fp16 " << G(v.matmul_fp16_flops_per_second)

@@ -1,6 +1,6 @@
 // A Communicator that hands every call to another one: the base of decorators that change a
-// few calls (executor/comm_timer.cc times the blocking ones; `accel calibrate`'s tensor-parallel
-// step counts or skips all-reduces). Header-only; include it only where a decorator is defined.
+// few calls (executor/comm_timer.cc times the blocking ones; `accel calibrate`'s reference steps
+// count or skip all-reduces, executor/calibrate/skippable_group.h). Header-only; include it only where a decorator is defined.
 #ifndef ACCEL_EXECUTOR_FORWARDING_COMMUNICATOR_H_
 #define ACCEL_EXECUTOR_FORWARDING_COMMUNICATOR_H_
 

@@ -104,6 +104,8 @@ bool Same(const DeviceProfileValues& a, const DeviceProfileValues& b) {
       a.matmul_efficiency != b.matmul_efficiency || a.memory_efficiency != b.memory_efficiency ||
       a.link_efficiency != b.link_efficiency ||
       a.blocking_collective_seconds != b.blocking_collective_seconds ||
+      a.adamw_seconds_per_parameter != b.adamw_seconds_per_parameter ||
+      a.shared_core_bucket_overlap != b.shared_core_bucket_overlap ||
       a.matmul_grids.size() != b.matmul_grids.size() ||
       a.elementwise_costs.size() != b.elementwise_costs.size() ||
       a.worker_scaling.size() != b.worker_scaling.size()) {

@@ -162,6 +162,13 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
          (p.blocking_collective_seconds() > 0
               ? "; blocking tp collective +" + Seconds(p.blocking_collective_seconds())
               : "") +
+         (p.adamw_seconds_per_parameter() > 0
+              ? "; AdamW " + Fmt("%.3g", p.adamw_seconds_per_parameter() * 1e9) + " ns/parameter"
+              : "") +
+         (p.shared_core_bucket_overlap() > 0
+              ? "; buckets " + Fmt("%.0f", p.shared_core_bucket_overlap() * 100) +
+                    "% hidden on shared cores"
+              : "") +
          "\n";
   out += "  source: " + p.source() + "\n";
   if (p.matmul_grids_size() > 0 || p.elementwise_costs_size() > 0 ||
@@ -193,6 +200,9 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
            (st.host_seconds() > 0 ? " + host optimizer step " + Seconds(st.host_seconds()) +
                                         " (" + Si(st.host_memory_bytes(), "B") + ")"
                                   : "") +
+           (st.optimizer_seconds() > 0
+                ? " + measured optimizer step " + Seconds(st.optimizer_seconds())
+                : "") +
            "\n";
   }
   for (const CommunicationTime& c : e.communication()) {

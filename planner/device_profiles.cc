@@ -127,6 +127,8 @@ ir::DeviceProfile DeviceProfileFromValues(const spec::DeviceProfileValues& v,
   p.set_link_efficiency(v.link_efficiency);
   p.set_shared_cores_per_node(v.shared_cores_per_node);
   p.set_blocking_collective_seconds(v.blocking_collective_seconds);
+  p.set_adamw_seconds_per_parameter(v.adamw_seconds_per_parameter);
+  p.set_shared_core_bucket_overlap(v.shared_core_bucket_overlap);
   for (const spec::MatmulGridValues& g : v.matmul_grids) {
     ir::MatmulGrid* grid = p.add_matmul_grids();
     // The loader accepts only the three dtype names (spec/device_profile_file.cc).

@@ -61,6 +61,9 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   const ir::Dtype compute = ir::ComputeDtype(plan.precision());
   matmul_flops_per_second_ =
       MatmulPeakFlopsPerSecond(profile, compute) * profile.matmul_efficiency() * share;
+  if (profile.shared_cores_per_node() > 0) {
+    shared_core_bucket_overlap_ = std::clamp(profile.shared_core_bucket_overlap(), 0.0, 1.0);
+  }
 }
 
 const GroupLinks::Link& GroupLinks::Of(std::string_view group) const {
@@ -86,6 +89,7 @@ struct Term {
   double seconds = 0;
   double exposed_seconds = 0;
   bool overlapped = false;  // gradient buckets: exposed is the part not hidden by backward
+  double shared_core_hidden = 0;  // gradient buckets on shared cores: the profile's hidden fraction
   double hidden_seconds = 0;  // ring attention: compute the transfers overlap
 };
 
@@ -119,6 +123,8 @@ class Terms {
     terms_.push_back(t);
     return &terms_.back();
   }
+
+  const GroupLinks& links() const { return links_; }
 
   // Σ exposed seconds, in the order the messages list them.
   double ExposedSeconds() const {
@@ -165,6 +171,11 @@ class Terms {
                     "; exposed per reducing micro-step: last bucket + max(0, rest - " +
                     "backward)");
     }
+    if (t.shared_core_hidden > 0) {
+      char hidden[32];
+      std::snprintf(hidden, sizeof(hidden), "%.3g", t.shared_core_hidden);
+      m.set_formula(m.formula() + ", x (1 - " + hidden + " hidden on shared cores (profile))");
+    }
     if (t.hidden_seconds > 0) {
       m.set_formula(m.formula() + "; exposed: max(0, that - " + std::to_string(t.hidden_seconds) +
                     " s of attention core compute x (cp-1)/cp it overlaps)");
@@ -198,12 +209,15 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
                       bytes / static_cast<double>(count));
   if (t != nullptr) {
     // Per reducing micro-step: the last bucket waits; the others hide behind backward compute.
+    // On shared cores (backward_seconds 0) the profile's measured fraction hides instead.
     const double per_step = t->seconds / static_cast<double>(reducing);
     const double last_share = bytes > 0 ? per_step * last / bytes : 0;
     const double rest = per_step - last_share;
-    const double exposed = last_share + std::max(0.0, rest - backward_seconds);
+    const double hidden = terms.links().shared_core_bucket_overlap();
+    const double exposed = (last_share + std::max(0.0, rest - backward_seconds)) * (1.0 - hidden);
     t->exposed_seconds = exposed * static_cast<double>(reducing);
     t->overlapped = true;
+    t->shared_core_hidden = hidden;
   }
   // The executor all-reduces the accumulated fp32 shards over dp_replicate once per step and
   // bucket whenever it is > 1 from stage 2 (zero_sync.cc GradShardSync::AfterLastMicroStep),

@@ -19,7 +19,10 @@
 //   "dp_replicate" on every reducing micro-step whenever dp_replicate > 1 from stage 2 (as the
 //   executor does, sharding.hybrid or not). These launch from gradient hooks while backward
 //   runs: per reducing micro-step only the last bucket and whatever exceeds that micro-step's
-//   backward compute is exposed. With cp > 1 the reduced gradients (shards from stage 2) are
+//   backward compute is exposed. Where the workers share the node's cores (a CPU device) no
+//   idle core runs the collective and that backward is taken as 0, but the part the profile's
+//   shared_core_bucket_overlap measured (waiting, which a busy core spends on backward) hides:
+//   exposed × (1 − that fraction). With cp > 1 the reduced gradients (shards from stage 2) are
 //   then all-reduced over "cp" once per step, every bucket, exposed (plan.proto Sharding).
 // - context parallel (ring attention, Liu et al. 2023): per block and micro-step, cp − 1
 //   send/recv of the K and V of s/cp tokens (2·b·(s/cp)·(kv_heads/tp)·head_dim·compute bytes)
@@ -90,9 +93,15 @@ class GroupLinks {
   // WorkerShare): the attention compute ring-attention transfers overlap.
   double matmul_flops_per_second() const { return matmul_flops_per_second_; }
 
+  // The fraction of the gradient buckets' seconds hidden behind backward when the node's workers
+  // share its cores (DeviceProfile.shared_core_bucket_overlap, measured by `accel calibrate`);
+  // 0 on devices with their own cores, where the overlap model of StageCommunication applies.
+  double shared_core_bucket_overlap() const { return shared_core_bucket_overlap_; }
+
  private:
   std::array<Link, 9> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, host_link
   double matmul_flops_per_second_ = 0;
+  double shared_core_bucket_overlap_ = 0;
 };
 
 // Latency of one device–host copy over PCIe: assumed of the order of a cudaMemcpyAsync launch

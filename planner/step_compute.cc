@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/device_profiles.h"
 #include "planner/elementwise_ops.h"
@@ -25,11 +26,41 @@ double OptimizerBytesPerParam(const MemoryInputs& in) {
   return 28;
 }
 
+// The profile's measured optimizer step per parameter for this job's optimizer on the device
+// (DeviceProfile.adamw_seconds_per_parameter, one thread), or 0 when it has none: the step is then
+// costed by its bytes.
+double MeasuredOptimizerSecondsPerParam(const ir::DeviceProfile& profile, const MemoryInputs& in) {
+  return in.optimizer == ir::OPTIMIZER_KIND_SGD ? 0.0 : profile.adamw_seconds_per_parameter();
+}
+
 // Parameters this stage's ranks update: Σ shard_count (stages ≥ 1) or Σ local_count.
 double OwnedParams(const ir::Plan& plan, const StageShardTotals& shards) {
   return static_cast<double>(plan.sharding().stage() >= 1 ? shards.shard_elements
                                                           : shards.local_elements);
 }
+
+}  // namespace
+
+double TrainerPassBytes(const ir::Plan& plan, const StageShardTotals& shards) {
+  const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
+  const double local = static_cast<double>(shards.local_elements);
+  const double owned = OwnedParams(plan, shards);
+  const ir::Dtype reduce = plan.precision().reduce_dtype();
+  const double r =
+      reduce == ir::DTYPE_UNSPECIFIED ? 4.0 : static_cast<double>(ir::DtypeBytes(reduce));
+  const bool every_microstep = plan.sharding().stage() >= 2;
+  double bytes = 0;
+  if (shards.buckets > 0) {
+    const double reducing = every_microstep ? m : 1.0;
+    bytes += reducing * local * (4 + 2 * r);
+    bytes += every_microstep ? m * owned * (r + 8) : owned * (r + 4);
+  }
+  if (!every_microstep) bytes += (m - 1) * local * 12;
+  bytes += owned * (36 + (plan.training().grad_clip_norm() > 0 ? 8 : 0));
+  return bytes;
+}
+
+namespace {
 
 // Seconds of one forward product and its two backward products on one worker (`share` of the
 // profile's figures), each at its own shape's throughput (planner/matmul_throughput.h).
@@ -188,10 +219,15 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     double bytes = m * layers * 3.0 * layer_traffic;
     if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
-    const double optimizer = OwnedParams(plan, shards.Stage(st.index)) * OptimizerBytesPerParam(in);
+    const double owned = OwnedParams(plan, shards.Stage(st.index));
+    bytes += TrainerPassBytes(plan, shards.Stage(st.index));
+    const double optimizer = owned * OptimizerBytesPerParam(in);
     if (host_step) {
       t.set_host_memory_bytes(optimizer);
       t.set_host_seconds(host_bytes_per_second > 0 ? optimizer / host_bytes_per_second : 0);
+    } else if (const double measured = MeasuredOptimizerSecondsPerParam(profile, in);
+               measured > 0) {
+      t.set_optimizer_seconds(share > 0 ? owned * measured / share : owned * measured);
     } else {
       bytes += optimizer;
     }
@@ -202,7 +238,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     t.set_elementwise_seconds(
         m * (layers * layer_elementwise + (st.has_lm_head ? head_elementwise : 0.0)));
     t.set_seconds(t.matmul_seconds() + t.memory_seconds() + t.elementwise_seconds() +
-                  t.host_seconds());
+                  t.host_seconds() + t.optimizer_seconds());
     out.push_back(std::move(t));
   }
   return out;

@@ -35,6 +35,24 @@ double WorkerScalingEfficiency(const ir::DeviceProfile& profile, int64_t workers
 // HBM, and on cpu they are the same memory), which it is when the host figure is 0.
 double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t devices_per_node);
 
+// Bytes the executor's trainer moves per optimizer step on one rank of a stage beyond forward,
+// backward and the optimizer (executor/train/zero_sync.cc, bucketed_sync.cc, trainer.cc), for
+// `shards` (local and owned parameters, buckets), m = grad_accum_steps, fp32 gradients and
+// r = reduce bytes per element:
+//  - with buckets, on every reducing micro-step (the last for stages 0–1, each from stage 2)
+//    every local gradient goes into a zeroed bucket buffer: (4 + 2r) per local parameter; the
+//    reduced values back where the optimizer reads them: stages 0–1 (r + 4) per owned
+//    parameter once, stages 2–3 an add into the owned gradient, (r + 8) per micro-step;
+//  - stages 0–1 accumulate the other m − 1 micro-steps in the module's gradients (autograd's
+//    AccumulateGrad reads two and writes one): 12 per local parameter each;
+//  - the gradient norm: an fp64 copy (4 + 8), its square (8 + 8) and sum (8), 36 per owned
+//    parameter; clipping (training.grad_clip_norm > 0), counted as applied, as it is whenever
+//    the norm exceeds the bound: 8 per owned parameter.
+// On the 2-core build VM these passes were about 4% of the step-time benchmark's GPT-2 dp 2
+// step, which the model then matched within 0.1% with its collectives skipped (`accel
+// calibrate`'s data-parallel reference step, 342.7 ms measured, 342.4 ms estimated).
+double TrainerPassBytes(const ir::Plan& plan, const StageShardTotals& shards);
+
 // One StageComputeTime per pipeline stage of `plan` (complete through estimate-memory), for
 // grad_accum_steps microbatches of micro_batch_size sequences:
 //   forward   = m · (layers · LayerForwardFlops + head? HeadForwardFlops)
@@ -47,15 +65,18 @@ double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t device
 //               (adamw 28 B: parameter, m and v read and written, gradient read, fp32;
 //               sgd 12 B, 20 B with momentum); with sharding offload that optimizer traffic is
 //               host_memory_bytes instead, over HostMemoryBytesPerSecond (host_seconds, part of
-//               seconds: ZeRO-Offload, Ren et al. 2021 §4, the CPU Adam step is bandwidth-bound).
+//               seconds: ZeRO-Offload, Ren et al. 2021 §4, the CPU Adam step is bandwidth-bound);
+//               with the profile's adamw_seconds_per_parameter (AdamW on the device) the step is
+//               optimizer_seconds = owned × that / WorkerShare instead of its bytes,
+//               + TrainerPassBytes.
 //   matmul    = m · (layers · Σ_block products (t(fwd) · (1 + recomputed) + t(dA) + t(dB))
 //               + head? t(fwd) + t(dA) + t(dB)), t(x) = 2·m·n·k·count / MatmulFlopsPerSecond
 //   elementwise = m · (layers · Σ_ops BlockElementwiseElements · (fwd · (1 + recomputed) + bwd)
 //               + head? Σ_ops HeadElementwiseElements · (fwd + bwd)), per-element costs from
 //               the profile (ops without one: 0); recomputed: full every op and product,
 //               selective the causal softmax and the attention products.
-//   seconds   = matmul + memory + elementwise + host_seconds, each over the worker's share
-//               (WorkerShare).
+//   seconds   = matmul + memory + elementwise + host + optimizer seconds, each over the
+//               worker's share (WorkerShare).
 // Errors: InvalidArgument for a dtype or recompute name the planner never writes.
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile);

@@ -47,9 +47,12 @@ SlowestStage FindSlowestStage(const ir::Plan& plan, const ir::DeviceProfile& pro
     const double backward_share = flops > 0 ? (st.backward_flops() + st.recompute_flops()) / flops : 0;
     // The host optimizer step (offload) runs after backward: it hides no gradient bucket. Nor
     // does backward when the workers occupy every core they share (a CPU device): Gloo's copies
-    // and reductions then run on the cores backward is using, so overlap hides nothing.
+    // and reductions then run on the cores backward is using, so only the part of the buckets
+    // the profile measured as hidden there hides (GroupLinks::shared_core_bucket_overlap).
     const double backward_per_microstep =
-        BusyCores(profile) ? 0.0 : (st.seconds() - st.host_seconds()) * backward_share / m;
+        BusyCores(profile) ? 0.0
+                           : (st.seconds() - st.host_seconds() - st.optimizer_seconds()) *
+                                 backward_share / m;
     const double total = st.seconds() + StageExposedSeconds(plan, links, shards.Stage(st.stage()),
                                                             st.stage(), backward_per_microstep);
     if (total > worst) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,25 @@ struct NumberKey {
   const char* key;
   double DeviceProfileValues::*field;
   bool fraction;  // an efficiency: (0, 1]
+};
+
+// An optional number from 0 to `max` (0 when absent: not measured; written only when > 0).
+struct OptionalNumberKey {
+  const char* key;
+  double DeviceProfileValues::*field;
+  double max;
+  const char* rule;  // what the error says it must be
+};
+
+constexpr double kUnbounded = std::numeric_limits<double>::max();
+
+constexpr OptionalNumberKey kOptionalNumberKeys[] = {
+    {"blocking_collective_seconds", &DeviceProfileValues::blocking_collective_seconds, kUnbounded,
+     "a number of seconds >= 0"},
+    {"adamw_seconds_per_parameter", &DeviceProfileValues::adamw_seconds_per_parameter, kUnbounded,
+     "a number of seconds >= 0"},
+    {"shared_core_bucket_overlap", &DeviceProfileValues::shared_core_bucket_overlap, 1.0,
+     "a number from 0 to 1"},
 };
 
 constexpr StringKey kStringKeys[] = {
@@ -107,12 +127,14 @@ void ReadKeys(const Json& object, DeviceProfileResult& result, DeviceProfileValu
       values.shared_cores_per_node = it->get<int64_t>();
     }
   }
-  if (auto it = object.find("blocking_collective_seconds"); it != object.end()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
-      Issue(result, "has 'blocking_collective_seconds' = " + Shown(*it) +
-                        "; it must be a number of seconds >= 0");
+  for (const OptionalNumberKey& k : kOptionalNumberKeys) {
+    auto it = object.find(k.key);
+    if (it == object.end()) continue;
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 ||
+        it->get<double>() > k.max) {
+      Issue(result, std::string("has '") + k.key + "' = " + Shown(*it) + "; it must be " + k.rule);
     } else {
-      values.blocking_collective_seconds = it->get<double>();
+      values.*k.field = it->get<double>();
     }
   }
   const std::vector<std::string>& known = DeviceProfileKeys();
@@ -398,7 +420,7 @@ const std::vector<std::string>& DeviceProfileKeys() {
     k.emplace_back("matmul_grids");
     k.emplace_back("elementwise_costs");
     k.emplace_back("worker_scaling");
-    k.emplace_back("blocking_collective_seconds");
+    for (const OptionalNumberKey& n : kOptionalNumberKeys) k.emplace_back(n.key);
     return k;
   }();
   return keys;
@@ -452,8 +474,8 @@ std::string DeviceProfileToJson(const DeviceProfileValues& values) {
   if (!values.matmul_grids.empty()) out += ",\n" + GridsToJson(values.matmul_grids);
   if (!values.elementwise_costs.empty()) out += ",\n" + CostsToJson(values.elementwise_costs);
   if (!values.worker_scaling.empty()) out += ",\n" + ScalingToJson(values.worker_scaling);
-  if (values.blocking_collective_seconds > 0) {
-    out += ",\n  \"blocking_collective_seconds\": " + Number(values.blocking_collective_seconds);
+  for (const OptionalNumberKey& k : kOptionalNumberKeys) {
+    if (values.*k.field > 0) out += ",\n  " + Json(k.key).dump() + ": " + Number(values.*k.field);
   }
   return out + "\n}\n";
 }

@@ -34,9 +34,14 @@
 // and what a blocking tensor-parallel collective adds to a step beyond its ring-model time
 // (accel.ir.DeviceProfile.blocking_collective_seconds, ≥ 0):
 //    "blocking_collective_seconds": 1.2e-3
+// and the AdamW step's seconds per parameter (accel.ir.DeviceProfile.adamw_seconds_per_parameter,
+// ≥ 0) and the fraction of the gradient buckets' time hidden on shared cores
+// (accel.ir.DeviceProfile.shared_core_bucket_overlap, 0 to 1):
+//    "adamw_seconds_per_parameter": 3.3e-9, "shared_core_bucket_overlap": 0.45
 // Every key but shared_cores_per_node (default 0), matmul_grids, elementwise_costs,
-// worker_scaling and blocking_collective_seconds (default 0) is required; unknown keys are errors (a misspelt key must not fall back
-// silently).
+// worker_scaling, blocking_collective_seconds, adamw_seconds_per_parameter and
+// shared_core_bucket_overlap (default 0) is required; unknown keys are errors (a misspelt key
+// must not fall back silently).
 namespace accel::spec {
 
 // One matmul throughput grid of a profile file (accel.ir.MatmulGrid): dtype "fp32", "bf16" or
@@ -97,6 +102,8 @@ struct DeviceProfileValues {
   std::vector<ElementwiseCostValues> elementwise_costs;  // optional key; distinct (op, dtype)
   std::vector<WorkerScalingValues> worker_scaling;  // optional key; distinct worker counts
   double blocking_collective_seconds = 0;  // optional key; finite, ≥ 0
+  double adamw_seconds_per_parameter = 0;  // optional key; finite, ≥ 0
+  double shared_core_bucket_overlap = 0;   // optional key; 0 to 1
 };
 
 // One problem with a profile file: E0204 unreadable, E0205 malformed. `message` is a predicate

@@ -172,6 +172,6 @@ if [[ -n "$FIXED_PROFILE" ]]; then
 else
   echo "profiles: accel calibrate before every pass (sources: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"])' "${PROFILES[0]}"))"
   for i in "${!PROFILES[@]}"; do
-    echo "pass $((i + 1)): $(grep -E '^(matmul fp32 [0-9]|memory|links|worker efficiency|all-reduce over 2 processes, 1.049e|tensor-parallel)' "${PROFILES[$i]}.log" | tr '\n' ' ')"
+    echo "pass $((i + 1)): $(grep -E '^(matmul fp32 [0-9]|memory|links|worker efficiency|all-reduce over 2 processes, 1.049e|tensor-parallel|data-parallel|AdamW)' "${PROFILES[$i]}.log" | tr '\n' ' ')"
   done
 fi

@@ -1,5 +1,5 @@
 // One forked member of a process group `accel calibrate` measures over (Gloo all-reduce samples,
-// the tensor-parallel reference step): one intra-op and BLAS thread, joined through a
+// the tensor- and data-parallel reference steps): one intra-op and BLAS thread, joined through a
 // rendezvous file. Included only by calibrate's .cc files.
 #ifndef ACCEL_EXECUTOR_CALIBRATE_GROUP_MEMBER_H_
 #define ACCEL_EXECUTOR_CALIBRATE_GROUP_MEMBER_H_

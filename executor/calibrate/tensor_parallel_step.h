@@ -11,27 +11,16 @@
 #define ACCEL_EXECUTOR_CALIBRATE_TENSOR_PARALLEL_STEP_H_
 
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
+#include "executor/calibrate/paired_rounds.h"
 
 namespace accel::exec {
 
-// One measurement of the reference step on rank 0 of its group.
-struct TensorParallelStepSample {
-  int group_size = 0;
-  // Median seconds of one training step with its collectives, and with every collective
-  // skipped (each rank then runs its own share of the same work unsynchronized).
-  double with_collectives_seconds = 0;
-  double without_collectives_seconds = 0;
-  // The median over rounds of each round's (with − without) medians: the collectives' cost,
-  // each difference taken over seconds (the machine's speed drifts by tens of percent over
-  // minutes; a round's two halves see the same speed).
-  double paired_difference_seconds = 0;
-  // Bytes of each all-reduce one step makes, in call order (all its collectives are
-  // all-reduces: tensor parallelism without sequence parallelism).
-  std::vector<double> call_bytes;
-};
+// One measurement of the reference step on rank 0 of its group; call_bytes are those of
+// every all-reduce (all its collectives are all-reduces: tensor parallelism without sequence
+// parallelism).
+using TensorParallelStepSample = PairedStepSample;
 
 // Times the executor's GPT-2 (h 256, 4 heads, ffn 1024, 4 layers, vocabulary 256, fp32: the
 // step-time benchmark's model) on 8 × 128 tokens split over `group_size` forked processes

@@ -1,6 +1,9 @@
 #include "executor/calibrate/calibration.h"
 #include "tests/executor/cpu_flags.h"
+#include "executor/calibrate/data_parallel_step.h"
+#include "executor/calibrate/optimizer_step.h"
 #include "executor/calibrate/tensor_parallel_step.h"
+#include "executor/models/causal_lm.h"
 #include "executor/calibrate/worker_scaling.h"
 
 #include <unistd.h>
@@ -140,6 +143,55 @@ TEST_CASE("MeasureTensorParallelStep needs two ranks and a round", "[calibrate]"
   CHECK(one.status().message() ==
         "a tensor-parallel step needs at least 2 ranks and 1 round, not 1 and 1");
   CHECK_FALSE(MeasureTensorParallelStep(2, 0, "/tmp/unused").ok());
+}
+
+// The reference data-parallel step counts only the trainer's bucket all-reduces (not the loss's
+// or the gradient norm's): together they carry every fp32 gradient of the model once, in
+// buckets closed at the planner's h² = 65,536 elements.
+TEST_CASE("MeasureDataParallelStep times the step with its bucket all-reduces and without them",
+          "[calibrate]") {
+  const std::string store = "/tmp/accel_dp_step_test." + std::to_string(::getpid());
+  ::unlink(store.c_str());
+  auto sample = MeasureDataParallelStep(2, 1, 65536, store);
+  ::unlink(store.c_str());
+  REQUIRE(sample.ok());
+  CHECK(sample->group_size == 2);
+  CHECK(sample->with_collectives_seconds > 0);
+  CHECK(sample->without_collectives_seconds > 0);
+  CHECK(std::isfinite(sample->paired_difference_seconds));
+  auto model = BuildCausalLm(ModelConfig{}, 1, {});
+  REQUIRE(model.ok());
+  double parameter_bytes = 0;
+  for (const torch::Tensor& p : (*model)->parameters()) parameter_bytes += 4.0 * p.numel();
+  const std::vector<double>& calls = sample->call_bytes;
+  double total = 0;
+  for (double b : calls) total += b;
+  CHECK(total == parameter_bytes);
+  CHECK(calls.size() > 1);
+  // Every bucket but the last closes once it holds at least 65,536 gradients.
+  CHECK(std::all_of(calls.begin(), calls.end() - 1, [](double b) { return b >= 65536.0 * 4; }));
+}
+
+TEST_CASE("MeasureDataParallelStep needs two ranks, a round and a bucket size", "[calibrate]") {
+  auto one = MeasureDataParallelStep(1, 1, 65536, "/tmp/unused");
+  REQUIRE_FALSE(one.ok());
+  CHECK(one.status().message() ==
+        "a data-parallel step needs at least 2 ranks, 1 round and 1 element per bucket, not 1, 1 "
+        "and 65536");
+  CHECK_FALSE(MeasureDataParallelStep(2, 0, 65536, "/tmp/unused").ok());
+  CHECK_FALSE(MeasureDataParallelStep(2, 1, 0, "/tmp/unused").ok());
+}
+
+TEST_CASE("MeasureAdamWSecondsPerParameter times the executor's AdamW step", "[calibrate]") {
+  auto seconds = MeasureAdamWSecondsPerParameter(262144);
+  REQUIRE(seconds.ok());
+  // At least one read of 4 B per parameter at any plausible bandwidth (< 1 TB/s), and at most a
+  // microsecond: about 3 ns on the build VM.
+  CHECK(*seconds > 4e-12);
+  CHECK(*seconds < 1e-6);
+  auto few = MeasureAdamWSecondsPerParameter(1000);
+  REQUIRE_FALSE(few.ok());
+  CHECK(few.status().message() == "the optimizer step needs at least 262144 parameters, not 1000");
 }
 
 }  // namespace

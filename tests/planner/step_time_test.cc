@@ -179,6 +179,106 @@ TEST_CASE("gradient buckets hide behind backward except the last one") {
   CHECK_THAT((*terms)[0].exposed_seconds(), WithinRel(all - backward, 1e-12));
 }
 
+// On shared cores (a CPU device) backward hides nothing of its own accord, and the measured
+// fraction (DeviceProfile.shared_core_bucket_overlap) of every bucket's time hides instead.
+TEST_CASE("on shared cores the profile's measured fraction of the gradient buckets hides") {
+  testing::Planned planned = testing::PlanYaml(kCpuSpec);
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  ir::DeviceProfile profile = TestProfile();
+  profile.set_shared_core_bucket_overlap(0.4);
+  profile.set_shared_cores_per_node(0);  // own cores: the figure is not used
+  auto own = StageCommunication(plan, profile, 0, 0.0);
+  REQUIRE(own.ok());
+  const ir::CommunicationTime& plain = (*own)[0];
+  REQUIRE(plain.what() == "gradient buckets, last micro-step");
+  CHECK(plain.exposed_seconds() == plain.seconds());
+  CHECK(plain.formula().find("hidden on shared cores") == std::string::npos);
+  profile.set_shared_cores_per_node(2);
+  auto shared = StageCommunication(plan, profile, 0, 0.0);
+  REQUIRE(shared.ok());
+  const ir::CommunicationTime& buckets = (*shared)[0];
+  CHECK(buckets.seconds() == plain.seconds());
+  CHECK_THAT(buckets.exposed_seconds(), WithinRel(0.6 * plain.seconds(), 1e-12));
+  CHECK_THAT(buckets.formula(),
+             Catch::Matchers::EndsWith("; exposed per reducing micro-step: last bucket + max(0, "
+                                       "rest - backward), x (1 - 0.4 hidden on shared cores "
+                                       "(profile))"));
+  // The loss's all-reduce blocks: nothing of it hides.
+  CHECK((*shared)[1].exposed_seconds() == (*shared)[1].seconds());
+  // The estimate takes the buckets' exposed part.
+  auto estimate = EstimateStepTime(plan, profile);
+  REQUIRE(estimate.ok());
+  CHECK_THAT(estimate->exposed_communication_seconds(),
+             WithinRel(buckets.exposed_seconds() + (*shared)[1].exposed_seconds(), 1e-12));
+}
+
+// The trainer's gradient passes per step, as executor/train/zero_sync.cc and trainer.cc run
+// them: buckets in and out, accumulation, the gradient norm and clipping.
+TEST_CASE("the trainer's gradient passes follow the sharding stage, accumulation and clipping") {
+  struct Passes {
+    double bytes, local, owned;
+  };
+  const auto passes = [](const std::vector<std::string>& sets) {
+    testing::Planned planned = testing::PlanYaml(kCpuSpec, sets);
+    REQUIRE(planned.result.ok);
+    const StageShardTotals shards = ShardTotalsFromPlan(planned.result.plan).Stage(0);
+    REQUIRE(shards.buckets > 0);
+    return Passes{TrainerPassBytes(planned.result.plan, shards),
+                  static_cast<double>(shards.local_elements),
+                  static_cast<double>(shards.shard_elements)};
+  };
+  // Stage 0, one micro-step: (4 + 8) in + (4 + 4) out + 36 norm + 8 clip per parameter.
+  Passes p = passes({});
+  CHECK(p.bytes == p.local * (12 + 8 + 36 + 8));
+  p = passes({"training.grad_clip_norm=0"});
+  CHECK(p.bytes == p.local * (12 + 8 + 36));
+  // Two micro-steps: the first accumulates in the module's gradients (12 per parameter).
+  p = passes({"data.global_batch_size=16"});
+  CHECK(p.bytes == p.local * (12 + 12 + 8 + 36 + 8));
+  // Stage 2 over 2 ranks, two micro-steps: buckets in and an add into the owned shard each.
+  p = passes({"parallel.data_replicate=1", "parallel.data_shard=2", "sharding.stage=2",
+              "data.global_batch_size=16"});
+  REQUIRE(p.owned < p.local);
+  CHECK(p.bytes == 2 * p.local * 12 + 2 * p.owned * 12 + p.owned * (36 + 8));
+  // bf16 reduction: 2-byte buckets.
+  p = passes({"precision.params=bf16", "precision.compute=bf16", "precision.reduce=bf16"});
+  CHECK(p.bytes == p.local * ((4 + 4) + (2 + 4) + 36 + 8));
+}
+
+// DeviceProfile.adamw_seconds_per_parameter: the optimizer step at the measured cost instead of
+// AdamW's 28 B per parameter over memory bandwidth.
+TEST_CASE("a measured AdamW step replaces the optimizer's bytes") {
+  testing::Planned planned = testing::PlanYaml(kCpuSpec);
+  REQUIRE(planned.result.ok);
+  const ir::Plan& plan = planned.result.plan;
+  REQUIRE(plan.sharding().stage() == 0);
+  ir::DeviceProfile profile = TestProfile();
+  profile.set_shared_cores_per_node(2);
+  auto before = StageComputeTimes(plan, profile);
+  profile.set_adamw_seconds_per_parameter(3e-9);
+  auto after = StageComputeTimes(plan, profile);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  const double owned = static_cast<double>(ShardTotalsFromPlan(plan).Stage(0).local_elements);
+  const double share = WorkerShare(profile, 2);
+  const double bandwidth = profile.memory_bytes_per_second() * profile.memory_efficiency() * share;
+  const ir::StageComputeTime& b = (*before)[0];
+  const ir::StageComputeTime& a = (*after)[0];
+  CHECK(b.optimizer_seconds() == 0);
+  CHECK_THAT(a.memory_bytes(), WithinRel(b.memory_bytes() - 28 * owned, 1e-12));
+  CHECK_THAT(a.optimizer_seconds(), WithinRel(owned * 3e-9 / share, 1e-12));
+  CHECK_THAT(a.seconds(),
+             WithinRel(b.seconds() - 28 * owned / bandwidth + a.optimizer_seconds(), 1e-9));
+  CHECK_THAT(ir::PlanSummary(plan), !Catch::Matchers::Contains("measured optimizer step"));
+  // SGD keeps its bytes: the figure is AdamW's.
+  testing::Planned sgd = testing::PlanYaml(kCpuSpec, {"training.optimizer.name=sgd"});
+  REQUIRE(sgd.result.ok);
+  auto sgd_times = StageComputeTimes(sgd.result.plan, profile);
+  REQUIRE(sgd_times.ok());
+  CHECK((*sgd_times)[0].optimizer_seconds() == 0);
+}
+
 TEST_CASE("stage 2 on gloo reduce-scatters every micro-step, costed as an all-reduce") {
   testing::Planned planned = testing::PlanYaml(
       kCpuSpec, {"parallel.data_replicate=1", "parallel.data_shard=2", "sharding.stage=2",
@@ -798,7 +898,7 @@ TEST_CASE("estimate-step-time picks the device's built-in profile and records wh
   CHECK(DefaultDeviceProfileName(ir::DEVICE_TYPE_CPU, "") == "cpu");
 }
 
-TEST_CASE("a profile file's worker scaling, grids and blocking seconds reach the plan and its summary") {
+TEST_CASE("a profile file's worker scaling, grids and measured step figures reach the plan and its summary") {
   spec::DeviceProfileValues v;
   v.name = "cpu-calibrated";
   v.source = "test";
@@ -813,6 +913,8 @@ TEST_CASE("a profile file's worker scaling, grids and blocking seconds reach the
   v.matmul_grids = {{"fp32", {1, 2}, std::vector<double>(8, 1e9)},
                     {"bf16", {1, 2}, std::vector<double>(8, 2e9), "nt"}};
   v.blocking_collective_seconds = 1.5e-3;
+  v.adamw_seconds_per_parameter = 3.25e-9;
+  v.shared_core_bucket_overlap = 0.45;
   const std::string path =
       std::filesystem::temp_directory_path() / ("accel_scaling_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << spec::DeviceProfileToJson(v);
@@ -831,8 +933,19 @@ TEST_CASE("a profile file's worker scaling, grids and blocking seconds reach the
   CHECK(p.matmul_grids(1).layout() == ir::MATMUL_LAYOUT_NT);
   CHECK(p.matmul_grids(1).flops_per_second(7) == 2e9);
   CHECK(p.blocking_collective_seconds() == 1.5e-3);
+  CHECK(p.adamw_seconds_per_parameter() == 3.25e-9);
+  CHECK(p.shared_core_bucket_overlap() == 0.45);
   CHECK_THAT(ir::PlanSummary(planned.result.plan),
-             Catch::Matchers::Contains("; per core, 2 cores per node; blocking tp collective +1.5 ms\n"));
+             Catch::Matchers::Contains("; per core, 2 cores per node; blocking tp collective +1.5 ms"
+                                       "; AdamW 3.25 ns/parameter; buckets 45% hidden on shared "
+                                       "cores\n"));
+  CHECK_THAT(ir::PlanSummary(planned.result.plan),
+             Catch::Matchers::Contains(" + measured optimizer step "));
+  const ir::CommunicationTime& buckets = planned.result.plan.step_time().communication(0);
+  REQUIRE(buckets.what() == "gradient buckets, last micro-step");
+  CHECK_THAT(buckets.formula(),
+             Catch::Matchers::EndsWith(", x (1 - 0.45 hidden on shared cores (profile))"));
+  CHECK_THAT(buckets.exposed_seconds(), WithinRel(0.55 * buckets.seconds(), 1e-12));
   CHECK_THAT(ir::PlanSummary(planned.result.plan),
              Catch::Matchers::Contains("  measured: matmul throughput by shape for fp32 nn, bf16 nt; "
                                        "0 elementwise op costs; worker efficiency by workers per "

@@ -209,26 +209,56 @@ TEST_CASE("bad worker scaling is named field by field") {
   CHECK(ScalingIssues("[" + entry + "]").empty());
 }
 
-TEST_CASE("blocking collective seconds read back exactly, default 0 and left out at 0") {
-  DeviceProfileValues v = Sample();
-  CHECK(DeviceProfileToJson(v).find("blocking_collective_seconds") == std::string::npos);
-  CHECK(ParseDeviceProfile(DeviceProfileToJson(v)).values->blocking_collective_seconds == 0);
-  v.blocking_collective_seconds = 1.2345678901234567e-3;
-  DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
-  REQUIRE(r.issues.empty());
-  CHECK(r.values->blocking_collective_seconds == v.blocking_collective_seconds);
+// The optional measured numbers: absent means 0 (not measured), and 0 is not written.
+TEST_CASE("optional measured numbers read back exactly, default 0 and left out at 0") {
+  struct Key {
+    const char* name;
+    double DeviceProfileValues::*field;
+    double value;
+  };
+  for (const Key& k : {Key{"blocking_collective_seconds",
+                           &DeviceProfileValues::blocking_collective_seconds, 1.2345678901234567e-3},
+                       Key{"adamw_seconds_per_parameter",
+                           &DeviceProfileValues::adamw_seconds_per_parameter, 3.2987654321e-9},
+                       Key{"shared_core_bucket_overlap",
+                           &DeviceProfileValues::shared_core_bucket_overlap, 0.4567}}) {
+    INFO(k.name);
+    DeviceProfileValues v = Sample();
+    CHECK(DeviceProfileToJson(v).find(k.name) == std::string::npos);
+    CHECK(ParseDeviceProfile(DeviceProfileToJson(v)).values.value().*k.field == 0);
+    v.*k.field = k.value;
+    CHECK(DeviceProfileToJson(v).find(k.name) != std::string::npos);
+    DeviceProfileResult r = ParseDeviceProfile(DeviceProfileToJson(v));
+    REQUIRE(r.issues.empty());
+    CHECK(r.values.value().*k.field == k.value);
+  }
 }
 
-TEST_CASE("bad blocking collective seconds are named with the rule") {
-  for (const char* bad : {"-0.001", "\"1ms\"", "[]"}) {
-    std::string text = DeviceProfileToJson(Sample());
-    text.insert(text.rfind('}'), std::string(", \"blocking_collective_seconds\": ") + bad);
-    std::vector<std::string> messages;
-    for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) messages.push_back(i.message);
-    const std::string shown = std::string(bad) == "[]" ? "an array" : bad;
-    CHECK(messages == std::vector<std::string>{"has 'blocking_collective_seconds' = " + shown +
-                                               "; it must be a number of seconds >= 0"});
+// The issues `value` for `key`, appended to a valid profile, raises.
+std::vector<std::string> OptionalKeyIssues(const std::string& key, const std::string& value) {
+  std::string text = DeviceProfileToJson(Sample());
+  text.insert(text.rfind('}'), ", \"" + key + "\": " + value);
+  std::vector<std::string> messages;
+  for (const DeviceProfileIssue& i : ParseDeviceProfile(text).issues) messages.push_back(i.message);
+  return messages;
+}
+
+TEST_CASE("bad optional measured numbers are named with the rule") {
+  for (const char* key : {"blocking_collective_seconds", "adamw_seconds_per_parameter"}) {
+    for (const char* bad : {"-0.001", "\"1ms\"", "[]"}) {
+      const std::string shown = std::string(bad) == "[]" ? "an array" : bad;
+      CHECK(OptionalKeyIssues(key, bad) ==
+            std::vector<std::string>{"has '" + std::string(key) + "' = " + shown +
+                                     "; it must be a number of seconds >= 0"});
+    }
   }
+  for (const char* bad : {"-0.1", "1.5", "\"half\""}) {
+    CHECK(OptionalKeyIssues("shared_core_bucket_overlap", bad) ==
+          std::vector<std::string>{"has 'shared_core_bucket_overlap' = " + std::string(bad) +
+                                   "; it must be a number from 0 to 1"});
+  }
+  CHECK(OptionalKeyIssues("shared_core_bucket_overlap", "1").empty());
+  CHECK(OptionalKeyIssues("shared_core_bucket_overlap", "0").empty());
 }
 
 TEST_CASE("device profile problems are all reported, with did-you-mean for keys") {
