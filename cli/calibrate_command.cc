@@ -13,6 +13,7 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -75,30 +76,53 @@ absl::StatusOr<std::vector<planner::CollectiveSample>> Collectives(int max_group
 // exec::MeasureTensorParallelStep's rounds: about 2 s each on the 2-core build VM.
 constexpr int kTensorParallelStepRounds = 9;
 
+// Runs `measure` with a rendezvous file in a fresh temporary directory named after `tag`,
+// removed afterwards.
+template <typename Measure>
+auto WithStoreFile(const std::string& tag, const Measure& measure) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("accel-calibrate-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto result = measure((dir / "store").string());
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+// Σ ring-model seconds (`fit`) of a reference step's skippable all-reduces.
+double RingSecondsOfCalls(const exec::PairedStepSample& sample, const planner::RingFit& fit) {
+  double ring = 0;
+  for (double bytes : sample.call_bytes) {
+    ring += planner::RingSeconds(planner::Collective::kAllReduce, sample.group_size, 1, bytes,
+                                 fit.bytes_per_second, fit.latency_seconds);
+  }
+  return ring;
+}
+
+// "<what> GPT-2 step over 2 processes: W ms with its N <calls>, W' ms without, paired
+// difference D ms (ring model R ms): " for calibrate's output.
+std::string PairedStepLine(const std::string& what, const std::string& calls,
+                           const exec::PairedStepSample& sample, double ring) {
+  return what + " GPT-2 step over " + std::to_string(sample.group_size) + " processes: " +
+         G(sample.with_collectives_seconds * 1e3) + " ms with its " +
+         std::to_string(sample.call_bytes.size()) + " " + calls + ", " +
+         G(sample.without_collectives_seconds * 1e3) + " ms without, paired difference " +
+         G(sample.paired_difference_seconds * 1e3) + " ms (ring model " + G(ring * 1e3) +
+         " ms): ";
+}
+
 // DeviceProfile.blocking_collective_seconds from a tensor-parallel reference step over 2
 // ranks: (paired with − without difference − Σ ring seconds of its all-reduces) / calls, at
 // least 0; the ring seconds use `fit`. Runs before any LibTorch thread pool starts.
 absl::StatusOr<double> BlockingCollectiveSeconds(const planner::RingFit& fit, std::ostream& out) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("accel-calibrate-tp-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto sample = exec::MeasureTensorParallelStep(2, kTensorParallelStepRounds,
-                                                (dir / "store").string());
-  std::filesystem::remove_all(dir);
+  auto sample = WithStoreFile("tp", [](const std::string& store) {
+    return exec::MeasureTensorParallelStep(2, kTensorParallelStepRounds, store);
+  });
   if (!sample.ok()) return sample.status();
-  double ring = 0;
-  for (double bytes : sample->call_bytes) {
-    ring += planner::RingSeconds(planner::Collective::kAllReduce, sample->group_size, 1, bytes,
-                                 fit.bytes_per_second, fit.latency_seconds);
-  }
+  const double ring = RingSecondsOfCalls(*sample, fit);
   const double calls = static_cast<double>(sample->call_bytes.size());
-  const double blocking = std::max(
-      0.0, (sample->paired_difference_seconds - ring) / calls);
-  out << "tensor-parallel GPT-2 step over 2 processes: " << G(sample->with_collectives_seconds * 1e3)
-      << " ms with its " << sample->call_bytes.size() << " all-reduces, "
-      << G(sample->without_collectives_seconds * 1e3) << " ms without, paired difference "
-      << G(sample->paired_difference_seconds * 1e3) << " ms (ring model "
-      << G(ring * 1e3) << " ms): " << G(blocking * 1e6) << " us more per blocking collective\n";
+  const double blocking = std::max(0.0, (sample->paired_difference_seconds - ring) / calls);
+  out << PairedStepLine("tensor-parallel", "all-reduces", *sample, ring) << G(blocking * 1e6)
+      << " us more per blocking collective\n";
   return blocking;
 }
 
@@ -112,25 +136,16 @@ constexpr int64_t kReferenceBucketElements = 256 * 256;
 // 1 − paired with − without difference / Σ ring seconds of its bucket all-reduces, clamped to
 // [0, 1]; the ring seconds use `fit`. Runs before any LibTorch thread pool starts.
 absl::StatusOr<double> SharedCoreBucketOverlap(const planner::RingFit& fit, std::ostream& out) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("accel-calibrate-dp-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto sample = exec::MeasureDataParallelStep(2, kDataParallelStepRounds, kReferenceBucketElements,
-                                              (dir / "store").string());
-  std::filesystem::remove_all(dir);
+  auto sample = WithStoreFile("dp", [](const std::string& store) {
+    return exec::MeasureDataParallelStep(2, kDataParallelStepRounds, kReferenceBucketElements,
+                                         store);
+  });
   if (!sample.ok()) return sample.status();
-  double ring = 0;
-  for (double bytes : sample->call_bytes) {
-    ring += planner::RingSeconds(planner::Collective::kAllReduce, sample->group_size, 1, bytes,
-                                 fit.bytes_per_second, fit.latency_seconds);
-  }
+  const double ring = RingSecondsOfCalls(*sample, fit);
   const double overlap =
       ring > 0 ? std::clamp(1.0 - sample->paired_difference_seconds / ring, 0.0, 1.0) : 0.0;
-  out << "data-parallel GPT-2 step over 2 processes: " << G(sample->with_collectives_seconds * 1e3)
-      << " ms with its " << sample->call_bytes.size() << " bucket all-reduces, "
-      << G(sample->without_collectives_seconds * 1e3) << " ms without, paired difference "
-      << G(sample->paired_difference_seconds * 1e3) << " ms (ring model " << G(ring * 1e3)
-      << " ms): " << G(overlap * 100) << "% of the buckets hidden on shared cores\n";
+  out << PairedStepLine("data-parallel", "bucket all-reduces", *sample, ring) << G(overlap * 100)
+      << "% of the buckets hidden on shared cores\n";
   return overlap;
 }
 

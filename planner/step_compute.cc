@@ -45,17 +45,19 @@ double TrainerPassBytes(const ir::Plan& plan, const StageShardTotals& shards) {
   const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
   const double local = static_cast<double>(shards.local_elements);
   const double owned = OwnedParams(plan, shards);
-  const ir::Dtype reduce = plan.precision().reduce_dtype();
-  const double r =
-      reduce == ir::DTYPE_UNSPECIFIED ? 4.0 : static_cast<double>(ir::DtypeBytes(reduce));
+  const auto bytes_of = [](ir::Dtype d) {
+    return d == ir::DTYPE_UNSPECIFIED ? 4.0 : static_cast<double>(ir::DtypeBytes(d));
+  };
+  const double g = bytes_of(plan.precision().param_dtype());  // the module's gradients
+  const double r = bytes_of(plan.precision().reduce_dtype());
   const bool every_microstep = plan.sharding().stage() >= 2;
   double bytes = 0;
   if (shards.buckets > 0) {
     const double reducing = every_microstep ? m : 1.0;
-    bytes += reducing * local * (4 + 2 * r);
+    bytes += reducing * local * (g + 2 * r);
     bytes += every_microstep ? m * owned * (r + 8) : owned * (r + 4);
   }
-  if (!every_microstep) bytes += (m - 1) * local * 12;
+  if (!every_microstep) bytes += (m - 1) * local * 3 * g;
   bytes += owned * (36 + (plan.training().grad_clip_norm() > 0 ? 8 : 0));
   return bytes;
 }

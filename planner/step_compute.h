@@ -37,17 +37,22 @@ double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t device
 
 // Bytes the executor's trainer moves per optimizer step on one rank of a stage beyond forward,
 // backward and the optimizer (executor/train/zero_sync.cc, bucketed_sync.cc, trainer.cc), for
-// `shards` (local and owned parameters, buckets), m = grad_accum_steps, fp32 gradients and
-// r = reduce bytes per element:
+// `shards` (local and owned parameters, buckets), m = grad_accum_steps, g = parameter bytes
+// (the module's gradients), r = reduce bytes per element, and fp32 gradients where the
+// optimizer reads them:
 //  - with buckets, on every reducing micro-step (the last for stages 0–1, each from stage 2)
-//    every local gradient goes into a zeroed bucket buffer: (4 + 2r) per local parameter; the
+//    every local gradient goes into a zeroed bucket buffer: (g + 2r) per local parameter; the
 //    reduced values back where the optimizer reads them: stages 0–1 (r + 4) per owned
-//    parameter once, stages 2–3 an add into the owned gradient, (r + 8) per micro-step;
+//    parameter once, stages 2–3 an add into the owned fp32 gradient, (r + 8) per micro-step;
 //  - stages 0–1 accumulate the other m − 1 micro-steps in the module's gradients (autograd's
-//    AccumulateGrad reads two and writes one): 12 per local parameter each;
+//    AccumulateGrad reads two and writes one): 3g per local parameter each;
 //  - the gradient norm: an fp64 copy (4 + 8), its square (8 + 8) and sum (8), 36 per owned
 //    parameter; clipping (training.grad_clip_norm > 0), counted as applied, as it is whenever
 //    the norm exceeds the bound: 8 per owned parameter.
+// With many micro-steps the accumulation dominates: on the Llama-2-70B example (tp 8, pp 4,
+// stage 1, 128 micro-steps, bf16 parameters) it moves about 1.7 TB per stage and step, which
+// trainers that fuse it into the weight-gradient product (Megatron-LM's
+// gradient_accumulation_fusion) do not pay; accel's executor does not fuse it.
 // On the 2-core build VM these passes were about 4% of the step-time benchmark's GPT-2 dp 2
 // step, which the model then matched within 0.1% with its collectives skipped (`accel
 // calibrate`'s data-parallel reference step, 342.7 ms measured, 342.4 ms estimated).

@@ -115,6 +115,23 @@ TEST_CASE("MeasureTrainingStepSeconds needs a thread", "[calibrate]") {
   CHECK(none.status().message() == "a training step needs at least 1 thread, not 0");
 }
 
+// A rendezvous file path for a reference step that does not exist yet (the measurement
+// creates it, the test removes it; the process id keeps concurrent test runs apart).
+std::string FreshStore(const std::string& tag) {
+  const std::string store = "/tmp/accel_" + tag + "_step_test." + std::to_string(::getpid());
+  ::unlink(store.c_str());
+  return store;
+}
+
+// A reference step's timings over 2 ranks: both modes measured, a finite paired difference.
+void CheckPairedTimings(const absl::StatusOr<PairedStepSample>& sample) {
+  REQUIRE(sample.ok());
+  CHECK(sample->group_size == 2);
+  CHECK(sample->with_collectives_seconds > 0);
+  CHECK(sample->without_collectives_seconds > 0);
+  CHECK(std::isfinite(sample->paired_difference_seconds));
+}
+
 // The reference step's all-reduces, as executor/models/tensor_parallel.cc makes them for the
 // step-time benchmark's GPT-2 (4 layers, h 256) on 8 x 128 tokens: 1 MiB activations (the
 // embedding's output, two block outputs per layer forward, two input gradients per layer and
@@ -122,15 +139,10 @@ TEST_CASE("MeasureTrainingStepSeconds needs a thread", "[calibrate]") {
 // logit, sum of exponentials).
 TEST_CASE("MeasureTensorParallelStep times the step with its all-reduces and without them",
           "[calibrate]") {
-  const std::string store = "/tmp/accel_tp_step_test." + std::to_string(::getpid());
-  ::unlink(store.c_str());
+  const std::string store = FreshStore("tp");
   auto sample = MeasureTensorParallelStep(2, 2, store);
   ::unlink(store.c_str());
-  REQUIRE(sample.ok());
-  CHECK(sample->group_size == 2);
-  CHECK(sample->with_collectives_seconds > 0);
-  CHECK(sample->without_collectives_seconds > 0);
-  CHECK(std::isfinite(sample->paired_difference_seconds));
+  CheckPairedTimings(sample);
   const std::vector<double>& calls = sample->call_bytes;
   CHECK(calls.size() == 21);
   CHECK(std::count(calls.begin(), calls.end(), 1048576.0) == 18);
@@ -150,15 +162,10 @@ TEST_CASE("MeasureTensorParallelStep needs two ranks and a round", "[calibrate]"
 // buckets closed at the planner's h² = 65,536 elements.
 TEST_CASE("MeasureDataParallelStep times the step with its bucket all-reduces and without them",
           "[calibrate]") {
-  const std::string store = "/tmp/accel_dp_step_test." + std::to_string(::getpid());
-  ::unlink(store.c_str());
+  const std::string store = FreshStore("dp");
   auto sample = MeasureDataParallelStep(2, 1, 65536, store);
   ::unlink(store.c_str());
-  REQUIRE(sample.ok());
-  CHECK(sample->group_size == 2);
-  CHECK(sample->with_collectives_seconds > 0);
-  CHECK(sample->without_collectives_seconds > 0);
-  CHECK(std::isfinite(sample->paired_difference_seconds));
+  CheckPairedTimings(sample);
   auto model = BuildCausalLm(ModelConfig{}, 1, {});
   REQUIRE(model.ok());
   double parameter_bytes = 0;

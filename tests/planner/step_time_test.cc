@@ -228,7 +228,7 @@ TEST_CASE("the trainer's gradient passes follow the sharding stage, accumulation
                   static_cast<double>(shards.local_elements),
                   static_cast<double>(shards.shard_elements)};
   };
-  // Stage 0, one micro-step: (4 + 8) in + (4 + 4) out + 36 norm + 8 clip per parameter.
+  // Stage 0, fp32, one micro-step: (4 + 8) in + (4 + 4) out + 36 norm + 8 clip per parameter.
   Passes p = passes({});
   CHECK(p.bytes == p.local * (12 + 8 + 36 + 8));
   p = passes({"training.grad_clip_norm=0"});
@@ -241,9 +241,13 @@ TEST_CASE("the trainer's gradient passes follow the sharding stage, accumulation
               "data.global_batch_size=16"});
   REQUIRE(p.owned < p.local);
   CHECK(p.bytes == 2 * p.local * 12 + 2 * p.owned * 12 + p.owned * (36 + 8));
-  // bf16 reduction: 2-byte buckets.
-  p = passes({"precision.params=bf16", "precision.compute=bf16", "precision.reduce=bf16"});
+  // bf16 reduction: 2-byte buckets, from fp32 gradients.
+  p = passes({"precision.reduce=bf16"});
   CHECK(p.bytes == p.local * ((4 + 4) + (2 + 4) + 36 + 8));
+  // bf16 parameters: 2-byte module gradients, and the fp32 master gradients the norm reads.
+  p = passes({"precision.params=bf16", "precision.compute=bf16", "precision.reduce=bf16",
+              "data.global_batch_size=16"});
+  CHECK(p.bytes == p.local * ((2 + 4) + 3 * 2 + (2 + 4) + 36 + 8));
 }
 
 // DeviceProfile.adamw_seconds_per_parameter: the optimizer step at the measured cost instead of
