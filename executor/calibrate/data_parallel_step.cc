@@ -5,10 +5,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "executor/calibrate/skippable_group.h"
-#include "executor/calibrate/timing.h"
+#include "executor/calibrate/training_steps.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/trainer.h"
 
@@ -26,16 +25,7 @@ TimeSteps MakeTrainerSteps(std::shared_ptr<SkippableGroup> group, int64_t bucket
   if (!created.ok()) throw std::runtime_error(std::string(created.status().message()));
   std::shared_ptr<Trainer> trainer = std::move(*created);
   const torch::Tensor tokens = torch::randint(0, ModelConfig{}.vocab_size, {8, 129}, torch::kLong);
-  return [trainer, tokens](int steps) {
-    std::vector<double> seconds;
-    for (int i = 0; i < steps; ++i) {
-      const calibrate::Clock::time_point start = calibrate::Clock::now();
-      absl::StatusOr<StepResult> result = trainer->Step({tokens});
-      if (!result.ok()) throw std::runtime_error(std::string(result.status().message()));
-      seconds.push_back(calibrate::Seconds(start));
-    }
-    return seconds;
-  };
+  return [trainer, tokens](int steps) { return TimeTrainerSteps(*trainer, tokens, steps); };
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "executor/blas_threads.h"
 #include "executor/calibrate/timing.h"
+#include "executor/train/trainer.h"
 
 namespace accel::exec {
 
@@ -27,9 +28,11 @@ absl::StatusOr<double> MeasureAdamWSecondsPerParameter(int64_t parameters) {
       params.push_back(torch::randn({kRows, kCols}).requires_grad_(true));
       params.back().mutable_grad() = torch::randn({kRows, kCols});
     }
+    // The trainer's betas and eps; weight decay as the spec's default (training.optimizer).
+    const TrainerOptions trainer;
     torch::optim::AdamW adamw(params, torch::optim::AdamWOptions(1e-3)
-                                          .betas({0.9, 0.95})
-                                          .eps(1e-8)
+                                          .betas({trainer.beta1, trainer.beta2})
+                                          .eps(trainer.adam_eps)
                                           .weight_decay(0.1));
     std::vector<double> seconds;
     for (int step = 0; step < 7; ++step) {

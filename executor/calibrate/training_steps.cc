@@ -1,5 +1,8 @@
 #include "executor/calibrate/training_steps.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "executor/calibrate/timing.h"
 #include "executor/train/trainer.h"
 
@@ -16,6 +19,17 @@ std::vector<double> TimeTrainingSteps(CausalLm& model, torch::optim::SGD& sgd,
     torch::Tensor loss = CausalLmLossOfLogits(model, model.Forward(input), targets);
     loss.backward();
     sgd.step();
+    seconds.push_back(calibrate::Seconds(start));
+  }
+  return seconds;
+}
+
+std::vector<double> TimeTrainerSteps(Trainer& trainer, const torch::Tensor& tokens, int steps) {
+  std::vector<double> seconds;
+  for (int step = 0; step < steps; ++step) {
+    const calibrate::Clock::time_point start = calibrate::Clock::now();
+    absl::StatusOr<StepResult> result = trainer.Step({tokens});
+    if (!result.ok()) throw std::runtime_error(std::string(result.status().message()));
     seconds.push_back(calibrate::Seconds(start));
   }
   return seconds;

@@ -1,5 +1,5 @@
 // Timing training steps of the executor's causal LM for `accel calibrate`'s step measurements
-// (worker scaling, the tensor-parallel reference step). Included only by calibrate's .cc files.
+// (worker scaling, the tensor- and data-parallel reference steps). Included only by calibrate's .cc files.
 #ifndef ACCEL_EXECUTOR_CALIBRATE_TRAINING_STEPS_H_
 #define ACCEL_EXECUTOR_CALIBRATE_TRAINING_STEPS_H_
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "executor/models/causal_lm.h"
+#include "executor/train/trainer.h"
 
 namespace accel::exec {
 
@@ -16,6 +17,10 @@ namespace accel::exec {
 // tensor parallelism), backward and `sgd.step()`. Throws what LibTorch throws.
 std::vector<double> TimeTrainingSteps(CausalLm& model, torch::optim::SGD& sgd,
                                       const torch::Tensor& tokens, int steps);
+
+// Seconds of each of `steps` whole Trainer::Step calls on the one micro-batch `tokens`
+// [b, s + 1]. Throws std::runtime_error with a step's error.
+std::vector<double> TimeTrainerSteps(Trainer& trainer, const torch::Tensor& tokens, int steps);
 
 }  // namespace accel::exec
 
