@@ -118,7 +118,8 @@ PROFILE_NUMBER_KEYS = ["matmul_fp32_flops_per_second", "matmul_bf16_flops_per_se
                        "intra_node_bytes_per_second", "intra_node_latency_seconds",
                        "inter_node_bytes_per_second", "inter_node_latency_seconds",
                        "matmul_efficiency", "memory_efficiency", "link_efficiency"]
-ELEMENTWISE_OPS = ["layer_norm", "rms_norm", "gelu_tanh", "silu_mul", "causal_softmax", "cross_entropy"]
+ELEMENTWISE_OPS = ["layer_norm", "rms_norm", "gelu_tanh", "silu_mul", "causal_softmax", "cross_entropy",
+                  "rotary", "residual_add", "bias_add"]
 
 
 def grid(dtype, sizes, peak, layout="nn"):
@@ -341,7 +342,8 @@ def write_dicts():
                 "1e-320", "1e400", "-0", "1048576", "1048577", "9223372036854775808", "18446744073709551615",
                 "\\u0000", "\\u00e9", "\u00e9", "\U0001f642"] +
                ['"%s"' % k for k in PROFILE_STRING_KEYS + PROFILE_NUMBER_KEYS] +
-               ['"shared_cores_per_node"', '"matmul_grids"', '"elementwise_costs"', '"dtype"', '"sizes"',
+               ['"blocking_collective_seconds"', '"adamw_seconds_per_parameter"', '"shared_core_bucket_overlap"',
+                '"shared_cores_per_node"', '"matmul_grids"', '"elementwise_costs"', '"dtype"', '"sizes"',
                 '"flops_per_second"', '"op"', '"forward_seconds_per_element"', '"backward_seconds_per_element"',
                 '"fp32"', '"bf16"', '"fp16"', '"layout"', '"nn"', '"nt"', '"tn"', '"worker_scaling"', '"workers_per_node"', '"efficiency"'] +
                ['"%s"' % op for op in ELEMENTWISE_OPS])

@@ -51,6 +51,19 @@ ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq
       static_cast<double>(micro_batch) * static_cast<double>(model.num_heads()) / t_tp *
       (static_cast<double>(seq_len) / static_cast<double>(std::max<int64_t>(cp, 1))) *
       static_cast<double>(seq_len);
+  const double stream = NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) * h;
+  e[Index(ElementwiseOp::kResidualAdd)] = 2 * stream;
+  if (model.arch() == ir::ARCHITECTURE_LLAMA) {
+    const double heads = static_cast<double>(model.num_heads());
+    const double kv = static_cast<double>(model.num_kv_heads() > 0 ? model.num_kv_heads()
+                                                                   : model.num_heads()) *
+                      static_cast<double>(std::max<int64_t>(model.kv_head_replicas(), 1));
+    const double d = model.head_dim() > 0 ? static_cast<double>(model.head_dim())
+                                          : h / std::max(heads, 1.0);
+    e[Index(ElementwiseOp::kRotary)] = tokens * (heads + kv) * d / t_tp;
+  } else {
+    e[Index(ElementwiseOp::kBiasAdd)] = tokens * (3 * h + ffn) / t_tp + 2 * stream;
+  }
   return e;
 }
 

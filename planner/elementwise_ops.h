@@ -22,13 +22,26 @@
 //   causal_softmax scale, causal mask and softmax of the attention scores (the unfused
 //                  attention path); one score
 //   cross_entropy  fp32 upcast, log-softmax and NLL of the logits; one logit
+//   rotary         exec::ApplyRotary, x·cos + rotate_half(x)·sin, on llama's queries and keys
+//                  (16-bit under autocast); one rotated value
+//   residual_add   a block output added to the residual stream (fp32 stream + the projection's
+//                  output, an fp32 sum under autocast); one summed value
+//   bias_add       Conv1D's bias (fp32 [n]) added to a matmul output [t, n] (gpt2: c_attn,
+//                  c_fc, and both c_proj after their tensor-parallel exit); backward sums the
+//                  bias gradient over the tokens; one output value
+// The last three are bandwidth-bound, yet each is a LibTorch operator with its own pass over
+// memory and dispatch, which the roofline memory term (planner/step_compute.h) does not count:
+// about 1.4 ns (rotary) and 0.2 ns (residual add) per element on one core of the build VM.
 namespace accel::planner {
 
-enum class ElementwiseOp { kLayerNorm, kRmsNorm, kGeluTanh, kSiluMul, kCausalSoftmax, kCrossEntropy };
-inline constexpr int kElementwiseOpCount = 6;
+enum class ElementwiseOp {
+  kLayerNorm, kRmsNorm, kGeluTanh, kSiluMul, kCausalSoftmax, kCrossEntropy,
+  kRotary, kResidualAdd, kBiasAdd
+};
+inline constexpr int kElementwiseOpCount = 9;
 
 // The op's name in profiles: "layer_norm", "rms_norm", "gelu_tanh", "silu_mul",
-// "causal_softmax", "cross_entropy".
+// "causal_softmax", "cross_entropy", "rotary", "residual_add", "bias_add".
 std::string_view ElementwiseOpName(ElementwiseOp op);
 
 // The op named `name`, or nullopt.
@@ -40,7 +53,9 @@ using ElementwiseElements = std::array<double, kElementwiseOpCount>;
 // One block's elements for `micro_batch` sequences of `seq_len` tokens, tp/cp ranks, t = b·s/cp
 // tokens: gpt2 2 layer norms of t·h (t/tp each with sequence parallelism), GELU of t·ffn/tp;
 // llama 2 RMS norms likewise, silu_mul of t·ffn/tp; both the causal softmax of b·(a/tp)·(s/cp)·s
-// scores.
+// scores and 2 residual adds of t·h (t/tp with sequence parallelism); llama the rotary of
+// t·(a + kv·R)·d/tp query and key values (R = Model.kv_head_replicas); gpt2 the bias adds of
+// c_attn (t·3h/tp) and c_fc (t·ffn/tp) and of both c_proj (t·h, t/tp with sequence parallelism).
 ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq_len,
                                              int64_t micro_batch, int64_t tp, int64_t cp,
                                              bool sequence_parallel);

@@ -23,12 +23,17 @@ using calibrate::Seconds;
 // An op: builds its output from fresh leaf inputs (the timed forward); backward is timed on it.
 using OpForward = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
 
+// A leaf input of an op. The residual stream stays fp32 under autocast (fp32 embeddings plus
+// 16-bit block outputs promote), so the norms and the residual add read it in fp32; matmul
+// outputs are in the compute dtype.
+struct Input {
+  std::vector<int64_t> shape;
+  bool fp32 = false;
+};
+
 struct Op {
   const char* name;
-  // The norms read the residual stream, which stays fp32 under autocast (fp32 embeddings plus
-  // 16-bit block outputs promote); the other ops read 16-bit matmul outputs.
-  bool fp32_input;
-  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<Input> inputs;
   double elements;  // what one element is for this op, planner/elementwise_ops.h
   OpForward forward;
 };
@@ -38,9 +43,9 @@ spec::ElementwiseCostValues Time(const Op& op, at::ScalarType type, ComputePreci
   std::vector<double> forward, backward;
   for (int run = 0; run < 6; ++run) {
     std::vector<torch::Tensor> inputs;
-    for (const std::vector<int64_t>& shape : op.input_shapes) {
-      const at::ScalarType input_type = op.fp32_input ? at::kFloat : type;
-      inputs.push_back(torch::randn(shape).to(input_type).requires_grad_(true));
+    for (const Input& input : op.inputs) {
+      const at::ScalarType input_type = input.fp32 ? at::kFloat : type;
+      inputs.push_back(torch::randn(input.shape).to(input_type).requires_grad_(true));
     }
     torch::Tensor out;
     Clock::time_point start = Clock::now();
@@ -65,20 +70,31 @@ std::vector<Op> Ops() {
   auto norm_weight = std::make_shared<torch::Tensor>(torch::ones({width}).requires_grad_(true));
   auto norm_bias = std::make_shared<torch::Tensor>(torch::zeros({width}).requires_grad_(true));
   auto rms = std::make_shared<RmsNorm>(width, 1e-5);
+  // Conv1D's bias, an fp32 parameter (executor/models/gpt2.h).
+  auto bias = std::make_shared<torch::Tensor>(torch::zeros({width}).requires_grad_(true));
+  // Rotary tables for 512 positions of head_dim 32, in fp32 as LlamaModel casts them to an fp32
+  // stage input (fp32 parameters).
+  const int64_t positions = 512, head_dim = 32;
+  torch::Tensor freqs = torch::outer(torch::arange(positions, torch::kFloat),
+                                     torch::ones({head_dim / 2}) * 1e-2);
+  const torch::Tensor cos = torch::cat({freqs, freqs}, -1).cos();
+  const torch::Tensor sin = torch::cat({freqs, freqs}, -1).sin();
+  const Input stream{{rows, width}, true};
+  const Input matmul_output{{rows, width}, false};
   const double n = static_cast<double>(rows * width);
   return {
-      {"layer_norm", true, {{rows, width}}, n,
+      {"layer_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) {
          return torch::layer_norm(x[0], {width}, *norm_weight, *norm_bias, 1e-5);
        }},
-      {"rms_norm", true, {{rows, width}}, n,
+      {"rms_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
-      {"gelu_tanh", false, {{rows, width}}, n,
+      {"gelu_tanh", {matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
-      {"silu_mul", false, {{rows, width}, {rows, width}}, n,
+      {"silu_mul", {matmul_output, matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::silu(x[0]) * x[1]; }},
       // As executor/models/causal_lm.cc's unfused CausalAttention between its two products.
-      {"causal_softmax", false, {{16, 256, 256}}, 16.0 * 256 * 256,
+      {"causal_softmax", {{{16, 256, 256}}}, 16.0 * 256 * 256,
        [](const std::vector<torch::Tensor>& x) {
          const int64_t t = x[0].size(-1);
          torch::Tensor future =
@@ -88,11 +104,18 @@ std::vector<Op> Ops() {
          return torch::softmax(scores, -1);
        }},
       // As executor/train/trainer.cc's CausalLmLossOfLogits without tensor parallelism.
-      {"cross_entropy", false, {{1024, 1024}}, 1024.0 * 1024,
+      {"cross_entropy", {{{1024, 1024}}}, 1024.0 * 1024,
        [](const std::vector<torch::Tensor>& x) {
          torch::Tensor targets = torch::randint(0, x[0].size(1), {x[0].size(0)}, torch::kLong);
          return torch::nn::functional::cross_entropy(x[0].to(torch::kFloat), targets);
        }},
+      // LlamaBlock's queries (or keys): [batch 8, heads 8, seq, head_dim], 2^20 values.
+      {"rotary", {{{8, 8, positions, head_dim}}}, 8.0 * 8 * positions * head_dim,
+       [=](const std::vector<torch::Tensor>& x) { return ApplyRotary(x[0], cos, sin); }},
+      {"residual_add", {stream, matmul_output}, n,
+       [](const std::vector<torch::Tensor>& x) { return x[0] + x[1]; }},
+      {"bias_add", {matmul_output}, n,
+       [=](const std::vector<torch::Tensor>& x) { return x[0] + *bias; }},
   };
 }
 

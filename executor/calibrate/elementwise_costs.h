@@ -15,8 +15,9 @@ namespace accel::exec {
 // compute dtype `dtype` ("fp32" | "bf16"), on one CPU thread, run as the executor runs them:
 // fp32 parameters, activations in `dtype` (the norms' input, the residual stream, in fp32),
 // under the executor's autocast for bf16
-// (executor/train/autocast.h), on about 2^20 elements (4096 × 256 rows for the norms and the
-// MLP activations, 16 × 256 × 256 scores, 1024 × 1024 logits). Each figure is the median of 5
+// (executor/train/autocast.h), on about 2^20 elements (4096 × 256 rows for the norms, the MLP
+// activations and the adds, 16 × 256 × 256 scores, 1024 × 1024 logits, 8 × 8 × 512 × 32 rotated
+// query values). Each figure is the median of 5
 // timed runs after one warm-up, over the elements. Errors: InvalidArgument for another dtype;
 // Unimplemented when this LibTorch cannot run an op in that dtype on the CPU.
 absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts(

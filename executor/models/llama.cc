@@ -20,6 +20,10 @@ torch::nn::Linear NoBias(int64_t in, int64_t out) {
 
 }  // namespace
 
+torch::Tensor ApplyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  return x * cos + RotateHalf(x) * sin;
+}
+
 RmsNorm::RmsNorm(int64_t hidden, double eps) : eps_(eps) {
   weight_ = register_parameter("weight", torch::ones({hidden}));
 }
@@ -69,8 +73,8 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   torch::Tensor q = heads(q_proj_->forward(n), num_heads_);
   torch::Tensor k = heads(k_proj_->forward(n), num_kv_heads_);
   torch::Tensor v = heads(v_proj_->forward(n), num_kv_heads_);
-  q = q * cos + RotateHalf(q) * sin;
-  k = k * cos + RotateHalf(k) * sin;
+  q = ApplyRotary(q, cos, sin);
+  k = ApplyRotary(k, cos, sin);
   if (num_kv_heads_ != num_heads_) {
     const int64_t repeat = num_heads_ / num_kv_heads_;
     k = k.repeat_interleave(repeat, 1);

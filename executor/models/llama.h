@@ -23,6 +23,11 @@ class RmsNorm : public torch::nn::Module {
   double eps_;
 };
 
+// Rotary position embedding (Su et al. 2021) as Hugging Face's apply_rotary_pos_emb:
+// x·cos + rotate_half(x)·sin, rotate_half mapping the last dim's halves (x1, x2) to (−x2, x1).
+// x: [batch, heads, seq, head_dim]; cos, sin: [seq, head_dim]. Returns x's shape and dtype.
+torch::Tensor ApplyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
 // One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
 // with rotary positions and grouped-query attention (query head i uses key/value head
 // i / (heads/kv_heads)), SwiGLU MLP down(silu(gate(x)) * up(x)) (Shazeer 2020). No biases.

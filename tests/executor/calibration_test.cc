@@ -1,6 +1,7 @@
 #include "executor/calibrate/calibration.h"
 #include "tests/executor/cpu_flags.h"
 #include "executor/calibrate/data_parallel_step.h"
+#include "executor/calibrate/elementwise_costs.h"
 #include "executor/calibrate/optimizer_step.h"
 #include "executor/calibrate/tensor_parallel_step.h"
 #include "executor/models/causal_lm.h"
@@ -35,6 +36,27 @@ TEST_CASE("MeasureGlooAllReduce times each size between compute bursts on every 
     CHECK(s.seconds > 0);
     CHECK(s.seconds < 1.0);  // a 1 MiB all-reduce between two local processes, in a step
   }
+}
+
+TEST_CASE("MeasureElementwiseCosts times every op of the profile's list, in its order",
+          "[calibrate]") {
+  auto costs = MeasureElementwiseCosts("fp32");
+  REQUIRE(costs.ok());
+  REQUIRE(costs->size() == spec::kElementwiseOpNames.size());
+  for (size_t i = 0; i < costs->size(); ++i) {
+    const spec::ElementwiseCostValues& c = (*costs)[i];
+    CHECK(c.op == spec::kElementwiseOpNames[i]);
+    CHECK(c.dtype == "fp32");
+    CHECK(std::isfinite(c.forward_seconds_per_element));
+    CHECK(std::isfinite(c.backward_seconds_per_element));
+    CHECK(c.forward_seconds_per_element > 0);
+    CHECK(c.backward_seconds_per_element > 0);
+    // About 2^20 elements per op: a nanosecond to a microsecond each on any CPU.
+    CHECK(c.forward_seconds_per_element < 1e-6);
+  }
+  auto fp16 = MeasureElementwiseCosts("fp16");
+  REQUIRE_FALSE(fp16.ok());
+  CHECK(fp16.status().message() == "elementwise costs are measured for fp32 and bf16, not 'fp16'");
 }
 
 TEST_CASE("MeasureMatmulGrid measures every (m, n, k) of the sizes", "[calibrate]") {

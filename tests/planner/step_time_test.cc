@@ -812,11 +812,21 @@ TEST_CASE("elementwise elements per op, block and head, with tp, sequence parall
   CHECK(at(g, E::kCausalSoftmax) == 2.0 * 12 * 1024 * 1024);
   CHECK(at(g, E::kRmsNorm) == 0);
   CHECK(at(g, E::kSiluMul) == 0);
+  // Two residual adds; bias adds: c_attn 3h and c_fc ffn wide, both c_proj h wide.
+  CHECK(at(g, E::kResidualAdd) == 2.0 * 2048 * 768);
+  CHECK(at(g, E::kBiasAdd) == 2048.0 * (3 * 768 + 3072) + 2.0 * 2048 * 768);
+  CHECK(at(g, E::kRotary) == 0);
   // tp 2 with sequence parallelism halves everything; cp 2 halves tokens and query rows.
   const ElementwiseElements gs = BlockElementwiseElements(Gpt2Small(), 1024, 2, 2, 1, true);
   CHECK(at(gs, E::kLayerNorm) == 2048.0 * 768);
   CHECK(at(gs, E::kGeluTanh) == 1024.0 * 3072);
   CHECK(at(gs, E::kCausalSoftmax) == 6.0 * 1024 * 1024 * 2);
+  // The column-parallel biases split over tp; the stream's (c_proj, residual) over the sequence.
+  CHECK(at(gs, E::kResidualAdd) == 2.0 * 1024 * 768);
+  CHECK(at(gs, E::kBiasAdd) == 2048.0 * (3 * 768 + 3072) / 2 + 2.0 * 1024 * 768);
+  // Without sequence parallelism every rank adds its whole stream after the all-reduce.
+  CHECK(at(BlockElementwiseElements(Gpt2Small(), 1024, 2, 2, 1, false), E::kResidualAdd) ==
+        2.0 * 2048 * 768);
   CHECK(at(BlockElementwiseElements(Gpt2Small(), 1024, 2, 2, 1, false), E::kLayerNorm) ==
         2.0 * 2048 * 768);
   const ElementwiseElements gc = BlockElementwiseElements(Gpt2Small(), 1024, 2, 1, 2, false);
@@ -827,6 +837,19 @@ TEST_CASE("elementwise elements per op, block and head, with tp, sequence parall
   CHECK(at(l, E::kRmsNorm) == 2.0 * 4096 * 4096);
   CHECK(at(l, E::kSiluMul) == 4096.0 * 11008);
   CHECK(at(l, E::kLayerNorm) == 0);
+  CHECK(at(l, E::kBiasAdd) == 0);
+  CHECK(at(l, E::kResidualAdd) == 2.0 * 4096 * 4096);
+  // Queries and keys rotated: 32 + 32 heads of 128.
+  CHECK(at(l, E::kRotary) == 4096.0 * (32 + 32) * 128);
+  // Grouped keys: 8 kv heads; at tp 16 each is replicated on 2 ranks (kv_head_replicas 2),
+  // so a rank rotates 2 query heads and 1 key head.
+  ir::Model gqa = Llama7B();
+  gqa.set_num_kv_heads(8);
+  CHECK(at(BlockElementwiseElements(gqa, 4096, 1, 1, 1, false), E::kRotary) ==
+        4096.0 * (32 + 8) * 128);
+  gqa.set_kv_head_replicas(2);
+  CHECK(at(BlockElementwiseElements(gqa, 4096, 1, 16, 1, false), E::kRotary) ==
+        4096.0 * (2 + 1) * 128);
   const ElementwiseElements head = HeadElementwiseElements(Llama7B(), 4096, 1, 2, 1, false);
   CHECK(at(head, E::kRmsNorm) == 4096.0 * 4096);
   CHECK(at(head, E::kCrossEntropy) == 4096.0 * 16000);
@@ -855,9 +878,12 @@ TEST_CASE("measured elementwise ops add their time; recompute runs their forward
   *p.add_elementwise_costs() = Cost("gelu_tanh", ir::DTYPE_FP32, 1e-9, 2e-9);
   *p.add_elementwise_costs() = Cost("causal_softmax", ir::DTYPE_FP32, 3e-9, 4e-9);
   *p.add_elementwise_costs() = Cost("cross_entropy", ir::DTYPE_FP32, 5e-9, 6e-9);
+  *p.add_elementwise_costs() = Cost("residual_add", ir::DTYPE_FP32, 8e-9, 9e-9);
   *p.add_elementwise_costs() = Cost("layer_norm", ir::DTYPE_BF16, 1, 1);  // another dtype: unused
   const double gelu = 512.0 * 512, softmax = 4.0 * 4 * 128 * 128, logits = 512.0 * 256;
-  const double none = 4 * (gelu * 3e-9 + softmax * 7e-9) + logits * 11e-9;
+  const double residual = 2.0 * 512 * 128;
+  const double none =
+      4 * (gelu * 3e-9 + softmax * 7e-9 + residual * 17e-9) + logits * 11e-9;
   testing::Planned base = plan_with("none");
   REQUIRE(base.result.ok);
   auto e = EstimateStepTime(base.result.plan, p);
@@ -875,7 +901,7 @@ TEST_CASE("measured elementwise ops add their time; recompute runs their forward
   auto f = EstimateStepTime(full.result.plan, p);
   REQUIRE(f.ok());
   CHECK_THAT(f->stages(0).elementwise_seconds(),
-             WithinRel(none + 4 * (gelu * 1e-9 + softmax * 3e-9), 1e-12));
+             WithinRel(none + 4 * (gelu * 1e-9 + softmax * 3e-9 + residual * 8e-9), 1e-12));
   // Without costs the term is 0 (built-in profiles).
   auto plain = EstimateStepTime(base.result.plan, TestProfile());
   REQUIRE(plain.ok());

@@ -144,7 +144,7 @@ std::vector<std::string> CostIssues(const std::string& costs) {
 
 TEST_CASE("bad elementwise costs are named field by field, with did-you-mean for ops") {
   CHECK(CostIssues("7") == std::vector<std::string>{
-            "has 'elementwise_costs' = 7; it must be an array of at most 18 costs, one per op "
+            "has 'elementwise_costs' = 7; it must be an array of at most 27 costs, one per op "
             "and dtype"});
   CHECK(CostIssues(R"([{"op": "gelu_tan", "dtype": "fp64", "forward_seconds_per_element": 0, "y": 1}])") ==
         std::vector<std::string>{
