@@ -24,8 +24,10 @@ using calibrate::Seconds;
 using OpForward = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
 
 // A leaf input of an op. The residual stream stays fp32 under autocast (fp32 embeddings plus
-// 16-bit block outputs promote), so the norms and the residual add read it in fp32; matmul
-// outputs are in the compute dtype.
+// 16-bit block outputs promote), so the norms and the residual add read it in fp32, and so does
+// GPT-2's GELU: Conv1D adds its fp32 bias to the 16-bit product, which promotes. Other matmul
+// outputs are in the compute dtype. (With 16-bit parameters these would be 16-bit too; the
+// costs describe the usual fp32 parameters under autocast.)
 struct Input {
   std::vector<int64_t> shape;
   bool fp32 = false;
@@ -79,7 +81,7 @@ std::vector<Op> Ops() {
                                      torch::ones({head_dim / 2}) * 1e-2);
   const torch::Tensor cos = torch::cat({freqs, freqs}, -1).cos();
   const torch::Tensor sin = torch::cat({freqs, freqs}, -1).sin();
-  const Input stream{{rows, width}, true};
+  const Input stream{{rows, width}, true};  // fp32 under autocast (above)
   const Input matmul_output{{rows, width}, false};
   const double n = static_cast<double>(rows * width);
   return {
@@ -89,7 +91,7 @@ std::vector<Op> Ops() {
        }},
       {"rms_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
-      {"gelu_tanh", {matmul_output}, n,
+      {"gelu_tanh", {stream}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
       {"silu_mul", {matmul_output, matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::silu(x[0]) * x[1]; }},
