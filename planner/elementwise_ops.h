@@ -24,7 +24,7 @@
 //                  attention path); one score
 //   cross_entropy  fp32 upcast, log-softmax and NLL of the logits; one logit
 //   rotary         exec::ApplyRotary, x·cos + rotate_half(x)·sin, on llama's queries and keys
-//                  (16-bit under autocast); one rotated value
+//                  (16-bit under autocast, times fp32 tables: an fp32 result); one rotated value
 //   residual_add   a block output added to the residual stream (fp32 stream + the projection's
 //                  output, an fp32 sum under autocast); one summed value
 //   bias_add       Conv1D's bias (fp32 [n]) added to a matmul output [t, n] (gpt2: c_attn,

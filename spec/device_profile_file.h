@@ -61,8 +61,8 @@ inline constexpr int kMaxMatmulGridSizes = 16;
 // The elementwise ops a profile may cost, in planner::ElementwiseOp order (what each is:
 // planner/elementwise_ops.h).
 inline constexpr std::array<std::string_view, 9> kElementwiseOpNames = {
-    "layer_norm", "rms_norm", "gelu_tanh",    "silu_mul", "causal_softmax",
-    "cross_entropy", "rotary", "residual_add", "bias_add"};
+    "layer_norm",    "rms_norm", "gelu_tanh",    "silu_mul", "causal_softmax",
+    "cross_entropy", "rotary",   "residual_add", "bias_add"};
 
 // One measured elementwise op of a profile file (accel.ir.ElementwiseCost): op in
 // kElementwiseOpNames, dtype "fp32", "bf16" or "fp16", finite positive seconds per element.
