@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "planner/step_flops.h"
 #include "spec/device_profile_file.h"
 
 namespace accel::planner {
@@ -54,13 +55,9 @@ ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq
   const double stream = NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) * h;
   e[Index(ElementwiseOp::kResidualAdd)] = 2 * stream;
   if (model.arch() == ir::ARCHITECTURE_LLAMA) {
-    const double heads = static_cast<double>(model.num_heads());
-    const double kv = static_cast<double>(model.num_kv_heads() > 0 ? model.num_kv_heads()
-                                                                   : model.num_heads()) *
-                      static_cast<double>(std::max<int64_t>(model.kv_head_replicas(), 1));
-    const double d = model.head_dim() > 0 ? static_cast<double>(model.head_dim())
-                                          : h / std::max(heads, 1.0);
-    e[Index(ElementwiseOp::kRotary)] = tokens * (heads + kv) * d / t_tp;
+    const AttentionHeads a = AttentionHeadsOf(model);
+    e[Index(ElementwiseOp::kRotary)] =
+        tokens * static_cast<double>((a.heads + a.kv) * a.head_dim) / t_tp;
   } else {
     e[Index(ElementwiseOp::kBiasAdd)] = tokens * (3 * h + ffn) / t_tp + 2 * stream;
   }

@@ -391,8 +391,7 @@ void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, const Stag
   // Replicated key/value heads: each rank holds one head, its k and v projections (and biases).
   const ir::Model& model = plan.model();
   if (model.kv_head_replicas() > 1) {
-    const int64_t d = model.head_dim() > 0 ? model.head_dim()
-                                           : model.hidden_size() / std::max<int64_t>(model.num_heads(), 1);
+    const int64_t d = AttentionHeadsOf(model).head_dim;
     const double elements = static_cast<double>(shape.layers * 2 * d *
                                                 (model.hidden_size() + (model.qkv_bias() ? 1 : 0)));
     terms.Add("tp_kv", Collective::kAllReduce, "key/value projection gradients, once per step (replicated heads)",
@@ -411,10 +410,9 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
                       int64_t m, int64_t cp, int64_t tp, int64_t compute_bytes, Terms& terms) {
   if (cp <= 1 || shape.layers <= 0) return;
   const ir::Model& model = plan.model();
-  const int64_t heads = std::max<int64_t>(model.num_heads(), 1);
-  const int64_t kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : heads) *
-                     std::max<int64_t>(model.kv_head_replicas(), 1);  // heads over the tp ranks
-  const int64_t d = model.head_dim() > 0 ? model.head_dim() : model.hidden_size() / heads;
+  const AttentionHeads heads = AttentionHeadsOf(model);  // kv: heads over the tp ranks
+  const int64_t kv = heads.kv;
+  const int64_t d = heads.head_dim;
   const int64_t b = plan.batch().micro_batch_size();
   const int64_t s = plan.batch().seq_len();
   const double block = 2.0 * static_cast<double>(b) * static_cast<double>(s / cp) *

@@ -10,19 +10,27 @@ struct Dims {
 };
 
 Dims DimsOf(const ir::Model& m) {
+  const AttentionHeads a = AttentionHeadsOf(m);
   Dims x;
   x.h = static_cast<double>(m.hidden_size());
-  x.heads = static_cast<double>(m.num_heads());
-  x.kv = static_cast<double>(m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads());
-  // A key/value head replicated on R tp ranks is computed by each of them.
-  x.kv *= static_cast<double>(std::max<int64_t>(m.kv_head_replicas(), 1));
-  x.d = m.head_dim() > 0 ? static_cast<double>(m.head_dim())
-                         : x.h / std::max<double>(x.heads, 1);
+  x.heads = static_cast<double>(a.heads);
+  x.kv = static_cast<double>(a.kv);
+  x.d = static_cast<double>(a.head_dim);
   x.ffn = static_cast<double>(m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size());
   return x;
 }
 
 }  // namespace
+
+AttentionHeads AttentionHeadsOf(const ir::Model& model) {
+  AttentionHeads a;
+  a.heads = model.num_heads();
+  a.kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : model.num_heads()) *
+         std::max<int64_t>(model.kv_head_replicas(), 1);
+  a.head_dim = model.head_dim() > 0 ? model.head_dim()
+                                    : model.hidden_size() / std::max<int64_t>(a.heads, 1);
+  return a;
+}
 
 LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
                              int64_t tp, int64_t cp) {
@@ -44,11 +52,7 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
                                     int64_t tp, int64_t cp) {
   const int64_t t = std::max<int64_t>(tp, 1);
   const int64_t c = std::max<int64_t>(cp, 1);
-  const int64_t heads = model.num_heads();
-  const int64_t kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : heads) *
-                     std::max<int64_t>(model.kv_head_replicas(), 1);  // replicas computed each
-  const int64_t d = model.head_dim() > 0 ? model.head_dim()
-                                         : model.hidden_size() / std::max<int64_t>(heads, 1);
+  const auto [heads, kv, d] = AttentionHeadsOf(model);
   const int64_t h = model.hidden_size();
   const int64_t ffn = model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * h;
   const int64_t tokens = micro_batch * seq_len / c;

@@ -17,6 +17,17 @@
 // forward of the block. Causal attention is counted in full (s², as the papers do).
 namespace accel::planner {
 
+// The attention's heads as a tensor-parallel group computes them: query heads, key/value heads
+// with a head replicated on R tp ranks counted R times (Model.kv_head_replicas: each of those
+// ranks computes it; num_kv_heads 0 means one per query head), and the head dimension
+// (Model.head_dim, else hidden_size / num_heads). Divide by tp for one rank's share.
+struct AttentionHeads {
+  int64_t heads = 0;
+  int64_t kv = 0;
+  int64_t head_dim = 0;
+};
+AttentionHeads AttentionHeadsOf(const ir::Model& model);
+
 // Forward FLOPs of one transformer block for one microbatch on one rank, split by part.
 struct LayerFlops {
   double qkv = 0;        // 2·b·s·h·(a·d + 2·kv·d)
