@@ -4,8 +4,8 @@ JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
 ACCEL := build/cli/accel
 
-.PHONY: deps build build-core build-asan build-asan-executor run finetune-example test test-full test-asan \
-        test-asan-executor test-fuzz bench clean
+.PHONY: deps build build-core build-sanitize build-asan-executor run finetune-example test test-full \
+        test-sanitize test-asan-executor test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,9 +18,11 @@ build-core: deps
 	cmake --preset core
 	cmake --build build-core -j $(JOBS)
 
-build-asan: deps
-	cmake --preset asan
-	cmake --build build-asan -j $(JOBS)
+# The core with clang under AddressSanitizer + UBSan and libFuzzer coverage: the sanitized core
+# tests and the fuzz targets from one build.
+build-sanitize: deps
+	cmake --preset sanitize
+	cmake --build build-sanitize -j $(JOBS)
 
 # The executor (with Debian's LibTorch, itself uninstrumented) under the same sanitizers. Not part
 # of `make test`: it compiles the executor a second time, about 30 minutes on 2 cores.
@@ -34,23 +36,26 @@ run: build
 	$(ACCEL) plan $(MAIN_SPEC)
 	$(ACCEL) run $(MAIN_SPEC)
 
-# Pretrain with Llama-3's tokenizer.json, export, fine-tune from the export (README "Fine-tuning
-# from a Hugging Face checkpoint with a real tokenizer"); needs the npm cache of install-deps.sh.
+# Pretrain with Llama-3's tokenizer.json, export, fine-tune from the export (docs/tokenize.md,
+# "Fine-tuning from a Hugging Face checkpoint with a real tokenizer"); needs install-deps.sh's npm
+# cache.
 finetune-example: build
 	bash scripts/finetune-example.sh --accel $(ACCEL)
 
-# Every test: the full build (with the executor when LibTorch is installed), then the core
-# (no LibTorch) under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz smoke run.
-test: test-full test-asan test-fuzz
+# Every test, phase by phase, with each phase's time at the end (scripts/test-all.sh): the full
+# build and its tests (the executor's too when LibTorch is installed), then the core under
+# AddressSanitizer + UBSan (the `sanitize` preset) and the fuzz smoke run.
+test:
+	@JOBS=$(JOBS) bash scripts/test-all.sh
 
 test-full: build
 	ctest --test-dir build --output-on-failure -j $(JOBS)
 
 # tests/lsan.supp silences leaks inside Graphviz's font stack (fontconfig, pango), not ours.
-test-asan: build-asan
+test-sanitize: build-sanitize
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L core
+	ctest --test-dir build-sanitize --output-on-failure -j $(JOBS) -L core
 
 test-asan-executor: build-asan-executor
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -74,4 +79,4 @@ bench: build
 	bash bench/pipeline_bench/run.sh
 
 clean:
-	rm -rf build build-core build-asan build-asan-executor build-fuzz
+	rm -rf build build-core build-sanitize build-asan-executor

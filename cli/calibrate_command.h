@@ -21,15 +21,16 @@ struct CalibrateCommandOptions {
   // larger shapes to the largest measured one.
   std::vector<int64_t> matmul_sizes = {64, 128, 256, 512, 1024, 2048};
   // The transposed-operand grids ("nt", "tn": backward products and nn.Linear's forward) take
-  // the matmul_sizes up to this, at least two: where bf16 has no CPU instructions, an NT
-  // product runs at about 1.6 GFLOP/s (2-core build VM, AMD EPYC with AVX2) and the 2048 sizes
-  // would add minutes; larger shapes take the grid's edge, where throughput has levelled off.
+  // the matmul_sizes up to this, at least two. Larger sizes cost the most where a dtype has no
+  // fast CPU kernel for a transposed operand (bf16 without AVX512-BW), where a 2048 grid can
+  // add minutes to a calibration; larger shapes take the grid's edge, where throughput has
+  // levelled off.
   int64_t transposed_grid_max_size = 1024;
   int max_group_size = 0;                      // largest all-reduce group; 0: usable cores, ≥ 2
 };
 
-// Measures this machine (executor/calibrate/calibration.h) and writes a device profile
-// (spec/device_profile_file.h) that `cluster.device_profile: FILE` makes the planner use:
+// Measures this machine (executor/calibrate/device_profile_measurement.h) and writes a device
+// profile (spec/device_profile_file.h) that `cluster.device_profile: FILE` makes the planner use:
 // matmul FLOP/s per dtype and memory bandwidth on one thread (per core; shared_cores_per_node
 // = usable cores), matmul throughput grids per dtype, NN over `matmul_sizes` and NT and TN over
 // those up to transposed_grid_max_size (the step-time model times each of a job's matmuls at
@@ -48,11 +49,11 @@ int RunCalibrateCommand(const CalibrateCommandOptions& options, std::ostream& ou
 
 // For `accel-executor calibrate ...` (argv[1] == "calibrate"): when OMP_WAIT_POLICY is not
 // PASSIVE, sets it and re-executes this binary (/proc/self/exe) with the same arguments, so the
-// measurements run OpenMP as `accel run`'s workers do (executor/launcher/worker_env.h). libgomp
-// reads the variable once, when it loads, so setting it later does nothing: on the 2-core build
-// VM a training step with 2 OpenMP and 2 OpenBLAS threads took 0.29 s with libgomp's spinning
-// default against 0.11 s passive (torch 1.13, GPT-2 h 256, 2 layers, 8 × 128 tokens), and
-// calibrate measured one worker on both cores at a quarter of its share. Returns at once for
+// measurements run OpenMP as `accel run`'s workers do (launcher/worker_env.h). libgomp
+// reads the variable once, when it loads, so setting it later does nothing. With libgomp's
+// spinning default, idle OpenMP threads keep their cores busy: where workers and BLAS threads
+// share few cores, a training step can take more than twice as long, and calibrate would measure
+// one worker on all cores at a fraction of its share. Returns at once for
 // another command or when the variable is already PASSIVE; when execv fails, warns on `err`
 // and returns (the measurements then run with spinning OpenMP threads).
 void ReexecCalibrateWithPassiveOpenMp(int argc, char** argv, std::ostream& err);

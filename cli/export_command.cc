@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/exit_codes.h"
-#include "executor/checkpoint/checkpoint_store.h"
-#include "executor/checkpoint/export.h"
+#include "checkpoint/checkpoint_store.h"
+#include "checkpoint/export.h"
 
 namespace accel::cli {
 namespace fs = std::filesystem;

@@ -21,7 +21,7 @@ struct LaunchScriptInputs {
 
 // An sbatch script: one task per node (`--ntasks-per-node=1`), `--gpus-per-node` = devices per
 // node on cuda, `--cpus-per-task` = devices per node on cpu, then `srun accel run SPEC`; accel
-// reads SLURM's variables for the node rank and the master (executor/launcher/slurm_env.h) and
+// reads SLURM's variables for the node rank and the master (launcher/slurm_env.h) and
 // starts one worker per device. The run directory is runs/<job>-$SLURM_JOB_ID.
 std::string SlurmScript(const ir::Plan& plan, const LaunchScriptInputs& in);
 

@@ -14,6 +14,7 @@
 #include "cli/plan_search.h"
 #include "cli/compile_job.h"
 #include "common/diagnostics.h"
+#include "common/durable_file.h"
 #include "common/exit_codes.h"
 #include "common/no_follow.h"
 #include "common/spellcheck.h"
@@ -27,45 +28,6 @@ const std::vector<std::string>& PlanFormats() {
   static const std::vector<std::string> kFormats = {"text", "json", "textproto", "binpb",
                                                     "dot",  "svg",  "png"};
   return kFormats;
-}
-
-bool WriteFileAtomically(const std::string& path, const std::string& data, std::string* error) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp." +
-                            std::to_string(getpid()))).string();
-  // O_NOFOLLOW: a link planted at the temporary name must not redirect the write; the rename
-  // below replaces a link at `path` itself instead of following it.
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    *error = errno == ELOOP ? std::string(SymlinkRefusal(tmp).message())
-                            : "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = "cannot write " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
 }
 
 // The search options' usage errors ("" when there is none).
@@ -169,9 +131,8 @@ int WriteCommandOutput(const std::string& path, const std::string& data, std::os
     out.flush();
     return kExitOk;
   }
-  std::string error;
-  if (!WriteFileAtomically(path, data, &error)) {
-    err << "error: " << error << "\n";
+  if (absl::Status written = WriteFileAtomically(path, data); !written.ok()) {
+    err << "error: " << written.message() << "\n";
     return kExitRuntime;
   }
   return kExitOk;

@@ -51,10 +51,6 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
 // Registers `plan` on the app (a CommandRegistrar).
 void RegisterPlanCommand(CLI::App& app, AppContext& context);
 
-// Writes `data` to `path` atomically: a temporary file in the same directory, fsynced, then
-// renamed over the target, so a reader never sees a half-written plan.
-bool WriteFileAtomically(const std::string& path, const std::string& data, std::string* error);
-
 // A command's output: `data` to `out` when `path` is "" or "-", else to the file (atomically).
 // Returns kExitOk, or kExitRuntime after "error: ..." on err when the file cannot be written.
 int WriteCommandOutput(const std::string& path, const std::string& data, std::ostream& out,

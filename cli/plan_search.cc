@@ -7,9 +7,10 @@
 #include "cli/plan_command.h"
 #include "cli/searched_spec.h"
 #include "common/diagnostics.h"
+#include "common/durable_file.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
-#include "executor/support/executor_support.h"
+#include "launcher/executor_support.h"
 #include "planner/step_time_diff.h"
 #include "spec/file_reader.h"
 #include "spec/text_checks.h"
@@ -105,9 +106,8 @@ int EmitSpec(const std::string& spec_path, const std::vector<std::string>& overr
     err << "error: " << yaml.status().message() << "\n";
     return kExitInvalid;
   }
-  std::string error;
-  if (!WriteFileAtomically(path, *yaml, &error)) {
-    err << "error: " << error << "\n";
+  if (absl::Status written = WriteFileAtomically(path, *yaml); !written.ok()) {
+    err << "error: " << written.message() << "\n";
     return kExitRuntime;
   }
   return kExitOk;

@@ -11,9 +11,9 @@
 
 #include "cli/progress_bar.h"
 #include "common/exit_codes.h"
-#include "executor/data/token_file.h"
+#include "data/token_file.h"
 #include "tokenizers/corpus_encoder.h"
-#include "tokenizers/text_corpus.h"
+#include "data/text_corpus.h"
 #include "tokenizers/tokenizer.h"
 
 namespace accel::cli {

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "common/exit_codes.h"
-#include "executor/launcher/fatal_signal.h"
-#include "executor/launcher/worker_env.h"
+#include "launcher/fatal_signal.h"
+#include "launcher/worker_env.h"
 #include "executor/worker.h"
 #include "ir/plan.pb.h"
 

@@ -14,7 +14,7 @@ struct WorkerCommandOptions {
   std::string plan;
 };
 
-// Reads the plan and the torchrun-style environment (executor/launcher/worker_env.h), installs
+// Reads the plan and the torchrun-style environment (launcher/worker_env.h), installs
 // SIGTERM/SIGINT handlers that make training stop at the next step boundary, and runs
 // exec::RunWorker. The test hooks ACCEL_TEST_CRASH_AT_STEP/ACCEL_TEST_CRASH_RANK are honoured
 // (exec::ReadWorkerTestHooks). Errors go to `err` as "error: rank R: MESSAGE".

@@ -3,7 +3,7 @@
 
 namespace accel {
 
-// Process exit codes shared by every subcommand (DESIGN.md "Errors").
+// Process exit codes shared by every subcommand (docs/design.md "Errors").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;   // bad spec, impossible plan, does not fit
 inline constexpr int kExitUsage = 2;     // bad command line

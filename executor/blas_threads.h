@@ -2,10 +2,9 @@
 // OpenBLAS built with its own pthreads pool (libopenblas0-pthread), which ignores
 // at::set_num_threads and sizes itself at load time from OPENBLAS_NUM_THREADS, else
 // OMP_NUM_THREADS, else every core. A worker or a measurement that sets LibTorch's intra-op
-// threads must set these too, or BLAS threads and OpenMP threads share the cores: on the 2-core
-// build machine one worker with 2 intra-op threads ran a GPT-2 step 2.6x slower (0.566 s vs
-// 0.212 s, torch 1.13, h 256, 4 layers, seq 128, micro batch 8), and `accel calibrate` measured
-// a two-thread matmul as one core's. Torch-free.
+// threads must set these too, or BLAS threads and OpenMP threads oversubscribe the cores, which
+// slows a step several times and makes `accel calibrate` time a two-thread matmul as one
+// core's. Torch-free.
 #ifndef ACCEL_EXECUTOR_BLAS_THREADS_H_
 #define ACCEL_EXECUTOR_BLAS_THREADS_H_
 

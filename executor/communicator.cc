@@ -528,7 +528,11 @@ class StoreRendezvous final : public Rendezvous {
   // peers within the collective timeout, which may be short.
   absl::Status AwaitAllRanks() {
     try {
-      if (store_->add("accel/arrived", 1) == options_.world_size) store_->set("accel/all_arrived", {1});
+      // The value as bytes: LibTorch 2.x adds a std::string overload of Store::set, so {1}
+      // alone is ambiguous there.
+      if (store_->add("accel/arrived", 1) == options_.world_size) {
+        store_->set("accel/all_arrived", std::vector<uint8_t>{1});
+      }
       store_->wait({"accel/all_arrived"});
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("rank ", options_.rank, " waited ",

@@ -2,11 +2,10 @@
 // step. glibc's malloc serves blocks above its mmap threshold (128 KiB, rising dynamically to at
 // most 32 MiB) with fresh mmaps and returns the top of its heap to the kernel once more than
 // its trim threshold is free; a training step frees most of its activations at the end of
-// backward, so every step refaulted its working set page by page. On the 2-core build VM that
-// was about 8,500 minor page faults per step and nearly half of a Llama step (h 256, 4 layers,
-// seq 128, micro batch 8, one worker: median 0.40 s per step before, 0.21 s after; `perf stat
-// -e page-faults` on `accel run bench/step_time/base.yaml`). LibTorch's CPU allocator is plain
-// posix_memalign, so the fix is glibc's own knobs (mallopt(3)). Torch-free.
+// backward, so every step refaulted its working set page by page, which on small CPU models
+// costs as much as the arithmetic (`perf stat -e page-faults` on `accel run` shows it).
+// LibTorch's CPU allocator is plain posix_memalign, so the fix is glibc's own knobs
+// (mallopt(3)). Torch-free.
 #ifndef ACCEL_EXECUTOR_HOST_MALLOC_H_
 #define ACCEL_EXECUTOR_HOST_MALLOC_H_
 

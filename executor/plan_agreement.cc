@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "executor/checkpoint/crc32c.h"
+#include "checkpoint/crc32c.h"
 
 namespace accel::exec {
 

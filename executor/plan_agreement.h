@@ -16,7 +16,7 @@
 
 namespace accel::exec {
 
-// CRC-32C (executor/checkpoint/crc32c.h) of the plan's deterministic serialization, leaving out
+// CRC-32C (checkpoint/crc32c.h) of the plan's deterministic serialization, leaving out
 // job.spec_file and job.overrides: the same job may be started from a file at another path, or
 // with overrides that say what another node's file says. Equal plans give equal fingerprints.
 uint32_t PlanFingerprint(const ir::Plan& plan);

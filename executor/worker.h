@@ -1,6 +1,6 @@
 // One rank of `accel run`: builds the process groups, the model, the data and the Trainer from
 // the plan and runs the training loop with checkpoints and metrics. The body of
-// `accel worker --plan FILE`. This header is torch-free (LibTorch stays in worker.cc).
+// `accel worker --plan FILE`. This header is torch-free (LibTorch stays in the .cc files).
 #ifndef ACCEL_EXECUTOR_WORKER_H_
 #define ACCEL_EXECUTOR_WORKER_H_
 
@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "executor/launcher/plan_support.h"
-#include "executor/launcher/worker_env.h"
+#include "launcher/plan_support.h"
+#include "launcher/worker_env.h"
 #include "ir/plan.pb.h"
 
 namespace accel::exec {

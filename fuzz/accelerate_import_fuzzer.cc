@@ -1,5 +1,5 @@
 // libFuzzer target: `accel import` of a Hugging Face Accelerate config YAML (importers/), with the
-// invariants of fuzz/import_fuzz.h. Seeds: tests/data/corpus/configs/accelerate (fuzz/run.sh).
+// invariants of fuzz/import_fuzz.h. Seeds: tests/testdata/corpus/configs/accelerate (fuzz/run.sh).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the JSON files of a checkpoint directory (executor/checkpoint/checkpoint_store.h).
+// libFuzzer target: the JSON files of a checkpoint directory (checkpoint/checkpoint_store.h).
 // The first input byte picks the file; the rest is its contents:
 //   'R'  rank-00000.files.json, the per-rank list CheckpointStore::Publish merges (multi-writer
 //        checkpoints), in ROOT/.tmp-step_00000001 next to a file a.bin; then Publish(1, 1, ...);
@@ -15,7 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/checkpoint/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
+#include "common/remove_tree.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {
@@ -74,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string root = accel::fuzz::ScratchDir() + "/ckpt";
   std::error_code ec;
-  fs::remove_all(root, ec);
+  accel::RemoveTree(root, ec);
   const std::string_view contents(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (data[0] == 'R') {
     FuzzRankList(root, contents);

@@ -1,4 +1,4 @@
-// libFuzzer target: training data as the workers load it (executor/data/corpus.h LoadCorpus): a
+// libFuzzer target: training data as the workers load it (data/corpus.h LoadCorpus): a
 // UTF-8 text file (ReadTextCorpus + ByteTokenizer) or a nanoGPT-style token file (ReadTokenFile,
 // uint16 or uint32). Input byte 0 picks the format, byte 1 the vocabulary size; the rest is the
 // file, written into a scratch directory.
@@ -14,9 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/data/byte_tokenizer.h"
-#include "executor/data/corpus.h"
-#include "executor/data/text_source.h"
+#include "common/utf8.h"
+#include "data/byte_tokenizer.h"
+#include "data/corpus.h"
+#include "data/text_source.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // libFuzzer target: `accel import` of a DeepSpeed JSON config (importers/), with the
-// invariants of fuzz/import_fuzz.h. Seeds: tests/data/corpus/configs/deepspeed (fuzz/run.sh).
+// invariants of fuzz/import_fuzz.h. Seeds: tests/testdata/corpus/configs/deepspeed (fuzz/run.sh).
 #include <cstddef>
 #include <cstdint>
 

@@ -25,9 +25,9 @@ inline int FuzzImport(const uint8_t* data, size_t size, importers::SourceFormat 
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const std::string root = ACCEL_SOURCE_ROOT;
   importers::ImportOptions options;
-  options.model_config = root + "/tests/data/import/models/llama-tiny/config.json";
-  options.data_path = root + "/tests/data/import/data/train.txt";
-  options.output_path = root + "/tests/data/import/job.yaml";
+  options.model_config = root + "/tests/testdata/import/models/llama-tiny/config.json";
+  options.data_path = root + "/tests/testdata/import/data/train.txt";
+  options.output_path = root + "/tests/testdata/import/job.yaml";
   options.format = format;
   DiagnosticSink sink;
   SourceManager sources;

@@ -1,4 +1,4 @@
-// libFuzzer target: the environment a worker and the launcher read (executor/launcher/worker_env.h
+// libFuzzer target: the environment a worker and the launcher read (launcher/worker_env.h
 // and slurm_env.h): RANK, WORLD_SIZE, MASTER_PORT, ... and SLURM's task variables and compressed
 // host lists. Each input line is NAME=VALUE; the last line is also given to FirstHostOfNodeList.
 //
@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "executor/launcher/slurm_env.h"
-#include "executor/launcher/worker_env.h"
+#include "launcher/slurm_env.h"
+#include "launcher/worker_env.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {

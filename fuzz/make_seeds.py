@@ -199,7 +199,7 @@ def write_profiles():
 
 DECODE_TEXTS = {
     # name: text (tokenized by `accel tokenize`, BOS/EOS as each tokenizer adds them)
-    "fortune": None,  # the first fortunes of tests/data/tokenizers/fortunes/fortunes
+    "fortune": None,  # the first fortunes of tests/testdata/tokenizers/fortunes/fortunes
     "unicode": "na\u00efve caf\u00e9 \u2014 \u6771\u4eac \U0001f642 <|endoftext|> It's 12345\n\n\tx  \u2581y\n",
 }
 

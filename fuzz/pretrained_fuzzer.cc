@@ -15,8 +15,8 @@
 #include <fstream>
 #include <string>
 
-#include "executor/checkpoint/pretrained.h"
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/pretrained.h"
+#include "checkpoint/safetensors.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/safetensors.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "executor/checkpoint/crc32c.h"
-#include "executor/checkpoint/safetensors.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/crc32c.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/sharded_tensors.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The fuzzing smoke run of `make test` (target test-fuzz): builds the `fuzz` preset (clang,
-# libFuzzer, AddressSanitizer + UBSan, core only), then runs every target of fuzz/ on its seeds and
+# The fuzzing smoke run of `make test` (target test-fuzz): builds the `sanitize` preset's fuzz
+# targets (clang, libFuzzer, AddressSanitizer + UBSan, core only; `make test` has built it already), then runs every target of fuzz/ on its seeds and
 # past findings (fuzz/regressions) followed by a few seconds of fuzzing: by default 3 s per
 # target, JOBS (2) targets at a time, under a minute in all (ACCEL_FUZZ_SMOKE_SECONDS changes the
 # seconds). Any crash, sanitizer report, timeout or out-of-memory fails the run; the input is kept
-# under build-fuzz/fuzz-smoke/artifacts/TARGET/ and reproduces with `fuzz/run.sh TARGET FILE`.
-# Long runs: see README "Fuzzing" and fuzz/run.sh.
+# under build-sanitize/fuzz-smoke/artifacts/TARGET/ and reproduces with `fuzz/run.sh TARGET FILE`.
+# Long runs: see docs/fuzzing.md and fuzz/run.sh.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,19 +14,18 @@ seconds="${ACCEL_FUZZ_SMOKE_SECONDS:-3}"
 jobs="${JOBS:-2}"
 
 start=$(date +%s)
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs"
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j "$jobs" --target accel_fuzz
 built=$(date +%s)
 
-work="$root/build-fuzz/fuzz-smoke"
+work="$root/build-sanitize/fuzz-smoke"
 rm -rf "$work"
 mkdir -p "$work"
 status=0
 targets=()
 for source in fuzz/*_fuzzer.cc; do targets+=("$(basename "$source" .cc)"); done
-# JOBS targets at a time: each still fuzzes for $seconds, and the whole run stays under a minute
-# (on the shared 2-core machine, 17 targets one at a time took 92 s: 3 s of fuzzing plus about
-# 1.5 s of start-up, seeds and exit each; two at a time, 51 s).
+# JOBS targets at a time: each still fuzzes for $seconds, and start-up, seeds and exit of one
+# target overlap another's fuzzing.
 for ((i = 0; i < ${#targets[@]}; i += jobs)); do
   batch=("${targets[@]:i:jobs}")
   pids=()

@@ -4,9 +4,9 @@
 //
 // Input: one flag byte, then the rest. Bit 0 of the flag is skip_special_tokens; (flag >> 1) % 3
 // picks what decodes:
-//   0  tests/data/tokenizers/tiny_bpe.json (byte-level BPE, ByteLevel decoder, special added
+//   0  tests/testdata/tokenizers/tiny_bpe.json (byte-level BPE, ByteLevel decoder, special added
 //      tokens); the rest is little-endian uint32 ids, any value (a short tail is dropped);
-//   1  tests/data/tokenizers/fortunes_bpe.model (SentencePiece BPE with byte fallback, trained by
+//   1  tests/testdata/tokenizers/fortunes_bpe.model (SentencePiece BPE with byte fallback, trained by
 //      spm_train); the rest as in 0;
 //   2  a decoder: the rest is a "decoder" JSON value, then "\n--accel-fuzz-tokens--\n" and the
 //      tokens it decodes, one per line (made valid UTF-8, as every tokenizer.json string is).
@@ -29,10 +29,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "executor/data/text_source.h"
+#include "common/json_document.h"
+#include "common/utf8.h"
+#include "data/text_source.h"
 #include "fuzz/fuzz_util.h"
 #include "tokenizers/decoder.h"
-#include "tokenizers/json_document.h"
 #include "tokenizers/tokenizer.h"
 
 namespace {
@@ -41,7 +42,7 @@ using accel::tok::Tokenizer;
 using Ids = std::vector<uint32_t>;
 
 std::string DataPath(const char* name) {
-  return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/" + name;
+  return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name;
 }
 
 std::unique_ptr<Tokenizer> LoadOrDie(const char* name) {
@@ -86,7 +87,7 @@ Ids Filtered(const Ids& ids, Keep keep) {
 
 void CheckDecode(const Tokenizer& t, const std::set<uint32_t>* special, const Ids& ids, bool skip) {
   const std::string text = t.Decode(ids, skip);
-  ACCEL_FUZZ_CHECK(accel::exec::IsValidUtf8(text), "decoded text is not valid UTF-8");
+  ACCEL_FUZZ_CHECK(accel::IsValidUtf8(text), "decoded text is not valid UTF-8");
   const Ids known = Filtered(ids, [&](uint32_t id) { return id < t.id_limit(); });
   ACCEL_FUZZ_CHECK(t.Decode(known, skip) == text, "an id at or past id_limit() changed the text");
   if (special != nullptr) {
@@ -107,7 +108,7 @@ void CheckDecode(const Tokenizer& t, const std::set<uint32_t>* special, const Id
 void CheckDecoder(std::string_view input) {
   std::vector<std::string_view> parts = accel::fuzz::Split(input, "\n--accel-fuzz-tokens--\n", 2);
   const std::string json(parts[0]);
-  absl::StatusOr<accel::tok::JsonDocument> doc = accel::tok::JsonDocument::Parse("decoder.json", json);
+  absl::StatusOr<accel::JsonDocument> doc = accel::JsonDocument::Parse("decoder.json", json);
   absl::StatusOr<std::unique_ptr<accel::tok::Decoder>> decoder =
       doc.ok() ? accel::tok::MakeDecoder(*doc, {}) : absl::StatusOr<std::unique_ptr<accel::tok::Decoder>>(doc.status());
   if (!decoder.ok()) {
@@ -124,13 +125,13 @@ void CheckDecoder(std::string_view input) {
   std::vector<std::string> tokens;
   if (parts.size() > 1) {
     for (std::string_view token : accel::fuzz::Split(parts[1], "\n", parts[1].size() + 1)) {
-      tokens.push_back(accel::tok::ReplaceInvalidUtf8(token));
+      tokens.push_back(accel::ReplaceInvalidUtf8(token));
     }
   }
   (*decoder)->DecodeChain(tokens);
   std::string text;
   for (const std::string& token : tokens) text += token;
-  ACCEL_FUZZ_CHECK(accel::exec::IsValidUtf8(text), "a decoder made valid UTF-8 tokens into invalid UTF-8");
+  ACCEL_FUZZ_CHECK(accel::IsValidUtf8(text), "a decoder made valid UTF-8 tokens into invalid UTF-8");
 }
 
 }  // namespace

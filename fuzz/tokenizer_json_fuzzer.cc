@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/utf8.h"
 #include "fuzz/fuzz_util.h"
 #include "tokenizers/corpus_encoder.h"
 #include "tokenizers/hf_tokenizer.h"
@@ -46,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if ((*t)->SplitsAtLineStarts()) {
     tok::EncodeCorpusOptions options;
     options.chunk_bytes = 1;
-    std::string valid = tok::ReplaceInvalidUtf8(text);
+    std::string valid = ReplaceInvalidUtf8(text);
     ACCEL_FUZZ_CHECK(tok::EncodeCorpus(**t, {valid}, options) == (*t)->Encode(valid), "chunked encoding differs");
   }
   return 0;

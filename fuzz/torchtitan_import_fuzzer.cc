@@ -1,5 +1,5 @@
 // libFuzzer target: `accel import` of a torchtitan TOML job config (importers/), with the
-// invariants of fuzz/import_fuzz.h. Seeds: tests/data/corpus/configs/torchtitan (fuzz/run.sh).
+// invariants of fuzz/import_fuzz.h. Seeds: tests/testdata/corpus/configs/torchtitan (fuzz/run.sh).
 #include <cstddef>
 #include <cstdint>
 

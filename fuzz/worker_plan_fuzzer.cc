@@ -1,7 +1,7 @@
 // libFuzzer target: the binary plan file `accel worker --plan FILE` reads (cli/worker_command.cc):
 // ir::Plan::ParseFromString, then what the worker checks before it builds anything
 // (executor/worker.cc CheckPlanRunnable): ir::VerifyPlan, and the executor's support check
-// exec::ExecutorSupportIssues (executor/launcher/plan_support.h, torch-free). A plan that
+// exec::ExecutorSupportIssues (launcher/plan_support.h, torch-free). A plan that
 // verifies is then read the way the worker reads its process groups (ir::GroupOf per rank).
 //
 // The plan is written by `accel run` for its own workers, but a worker started by hand, a stale
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "executor/launcher/plan_support.h"
+#include "launcher/plan_support.h"
 #include "google/protobuf/stubs/logging.h"
 #include "fuzz/fuzz_util.h"
 #include "ir/plan.pb.h"

@@ -37,7 +37,7 @@ constexpr const char* kDevices =
     "planned";
 
 // FSDP sharding strategies (names, or the numbers of torch's ShardingStrategy enum + 1 that old
-// configs write) as ZeRO stages; DESIGN.md "Terms". -1: not expressible.
+// configs write) as ZeRO stages; docs/design.md "Terms". -1: not expressible.
 int StageOfStrategy(const std::string& name, bool* hybrid) {
   *hybrid = false;
   if (name == "FULL_SHARD" || name == "1") return 3;

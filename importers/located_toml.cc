@@ -194,7 +194,7 @@ std::unique_ptr<spec::YamlDocument> ParseLocatedToml(std::string_view text,
                                                      const std::string& file,
                                                      DiagnosticSink& sink) {
   if (Unparseable bad = FindUnparseable(text); bad.offset != std::string_view::npos) {
-    sink.Error(codes::kImportSyntax, file, spec::LocationOfOffset(text, bad.offset), "",
+    sink.Error(codes::kImportSyntax, file, LocationOfByte(text, bad.offset), "",
                std::string("not valid TOML: ") + bad.message);
     return nullptr;
   }

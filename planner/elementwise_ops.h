@@ -32,10 +32,7 @@
 //                  bias gradient over the tokens; one output value
 // The last three are bandwidth-bound, yet each is a LibTorch operator with its own passes over
 // memory and dispatch, which the roofline memory term (planner/step_compute.h, saved tensors
-// only) does not count. In fp32 on one core of the build VM (a 2026-11-27 calibration, both
-// cores busy), forward / backward ns per element: rotary 2.4 / 3.4, residual_add 0.48 / 0.69,
-// bias_add 0.34 / 0.48; on the step-time benchmark's GPT-2 dp 2 step they add 10 ms to 283 ms
-// of compute, on its Llama 15 ms. A timed backward ends in the leaf inputs' gradient
+// only) does not count, so `accel calibrate` times them per element. A timed backward ends in the leaf inputs' gradient
 // accumulation, which for the residual add stands in for the sum autograd forms where the
 // stream forks into the block and the skip connection.
 namespace accel::planner {

@@ -9,9 +9,8 @@
 // The matrix-multiply throughput the step-time model assumes for one matmul of a given shape.
 // A profile with a measured grid for the dtype (accel.ir.MatmulGrid, from `accel calibrate`)
 // answers by interpolating the grid; one without answers its peak for every shape. Small and
-// thin matmuls reach far less than a large square one (on the 2-core build machine, fp32 on one
-// core: a 2048³ product runs at about 85 GFLOP/s and a 64³ one at a fraction of it), which a
-// single peak cannot express.
+// thin matmuls reach far less than a large square one (blocking, packing and dispatch cost the
+// same per call whatever the FLOPs), which a single peak cannot express.
 namespace accel::planner {
 
 // FLOP/s for C[m×n] = A[m×k]·B[k×n] with `dtype` operands (UNSPECIFIED reads as fp32) read in

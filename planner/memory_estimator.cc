@@ -39,12 +39,12 @@ constexpr const char* kGatherSource =
     "DeepSpeed ZeRO-3 largest-layer gather (4L, docs 'Memory Requirements') and "
     "stage3_prefetch_bucket_size";
 constexpr const char* kOverheadSource =
-    "planner-facts.md section 7: CUDA context and workspaces (DeepSpeed#4527, #4093)";
+    "docs/planner-facts.md section 7: CUDA context and workspaces (DeepSpeed#4527, #4093)";
 constexpr const char* kCpuOverheadSource =
-    "accel default for cpu workers: process, Gloo buffers and allocator (planner-facts.md "
+    "accel default for cpu workers: process, Gloo buffers and allocator (docs/planner-facts.md "
     "section 7 lists the terms formulas leave out)";
 constexpr const char* kReserveSource =
-    "planner-facts.md section 7: caching-allocator reserve and fragmentation 5-10%";
+    "docs/planner-facts.md section 7: caching-allocator reserve and fragmentation 5-10%";
 
 std::string N(int64_t v) { return FormatCount(v); }
 

@@ -79,7 +79,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
 // Splits `num_layers` blocks over `pp` stages (× `virtual_stages` chunks each, interleaved) as
 // the assign-stages pass does, the earlier ones taking the extra layers; stage 0 has the
 // embedding, the last the head; in-flight microbatches as InflightMicrobatches
-// (planner/pipeline_schedules.h): p − index for 1F1B (at most m), m for GPipe (planner-facts.md
+// (planner/pipeline_schedules.h): p − index for 1F1B (at most m), m for GPipe (docs/planner-facts.md
 // §3), chunk activations for interleaved.
 std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
                                           ir::PipelineSchedule schedule, int64_t microbatches,

@@ -217,7 +217,7 @@ std::string RuntimeOverheadReason(ir::DeviceType device_type) {
     return "default for cpu: 256 MiB for the process, Gloo buffers and the allocator";
   }
   return "default for cuda: 1.5 GiB for the CUDA context and cuBLAS/cuDNN/NCCL workspaces "
-         "(0.5-2 GiB per GPU reported; planner-facts.md section 7)";
+         "(0.5-2 GiB per GPU reported; docs/planner-facts.md section 7)";
 }
 
 int64_t AllocatorReserveBytes(int64_t other_device_bytes, ir::DeviceType device_type) {

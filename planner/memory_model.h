@@ -11,7 +11,7 @@
 #include "ir/plan.pb.h"
 #include "spec/job_spec.h"
 
-// Pure memory formulas, each with its source (planner-facts.md §5–§7 name the papers and
+// Pure memory formulas, each with its source (docs/planner-facts.md §5–§7 name the papers and
 // projects). All results are bytes unless the name says otherwise; nothing here reads a plan.
 namespace accel::planner {
 
@@ -179,7 +179,7 @@ int64_t ReduceBucketBytes(int64_t bucket_elements, int64_t reduce_bytes);
 int64_t GatheredParameterBytes(int64_t largest_unit_elements, int64_t prefetch_bucket_elements,
                                int64_t param_bytes, int64_t grad_bytes);
 
-// ---- Runtime overhead (planner-facts.md §7) ----
+// ---- Runtime overhead (docs/planner-facts.md §7) ----
 
 // Default per-device overhead the formulas leave out. CUDA: 1.5 GiB for the CUDA context,
 // cuBLAS/cuDNN/NCCL workspaces (reported 0.5–2 GiB per GPU; DeepSpeed#4527 and #4093 show
@@ -191,7 +191,7 @@ int64_t DefaultRuntimeOverheadBytes(ir::DeviceType device_type);
 std::string RuntimeOverheadReason(ir::DeviceType device_type);
 
 // Caching-allocator reserve and fragmentation on CUDA: 5% of the other device bytes, the low
-// end of the 5–10% planner-facts.md §7 reports. 0 for CPU.
+// end of the 5–10% docs/planner-facts.md §7 reports. 0 for CPU.
 int64_t AllocatorReserveBytes(int64_t other_device_bytes, ir::DeviceType device_type);
 
 // The allocator reserve fraction used by AllocatorReserveBytes on CUDA.

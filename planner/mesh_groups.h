@@ -28,7 +28,7 @@ const std::vector<GroupSetAxes>& MeshGroupSets();
 
 // Row-major strides of a mesh with axis `sizes` (outermost first, tp innermost): stride of the
 // last axis 1, of each other axis the product of the sizes inside it (torchtitan's order,
-// planner-facts §3). Sizes ≥ 1.
+// docs/planner-facts.md §3). Sizes ≥ 1.
 std::vector<int64_t> MeshStrides(const std::vector<int64_t>& sizes);
 
 // The set called `name` in MeshGroupSets, or nullptr.

@@ -11,7 +11,7 @@
 #include "spec/job_spec.h"
 
 // The parameter table of the models accel builds (gpt2, llama), with Hugging Face names and
-// shapes, and the closed-form counts the table must sum to (planner-facts.md §4).
+// shapes, and the closed-form counts the table must sum to (docs/planner-facts.md §4).
 namespace accel::planner {
 
 // One parameter tensor.
@@ -55,7 +55,7 @@ struct ModelParams {
 
 // Vocabulary rows after Megatron-LM's padding: vocab_size rounded up to a multiple of
 // 128 · tp (make-vocab-size-divisible-by 128; GPT-2's 50257 → 50432 at tp = 2,
-// planner-facts.md §3). `tp` ≥ 1.
+// docs/planner-facts.md §3). `tp` ≥ 1.
 int64_t PaddedVocabSize(int64_t vocab_size, int64_t tp);
 
 // Builds the parameter table of `model` for tensor-parallel degree `tp` (≥ 1).
@@ -104,7 +104,7 @@ std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute 
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +
 // L·block + 2h (+ V·h when untied). Llama block = 2·h·(a·d) + 2·h·(kv·d) + 3·h·ffn + 2h
 // (+ a·d + 2·kv·d with qkv_bias), d = head_dim; total = V·h + L·block + h (+ V·h untied).
-// Source: planner-facts.md §4 (Hugging Face module definitions); tied weights counted once.
+// Source: docs/planner-facts.md §4 (Hugging Face module definitions); tied weights counted once.
 ir::ParameterCount CountParameters(const ir::Model& model);
 
 // The plan's model message for a spec `model:` section: arch, dimensions, head_dim =

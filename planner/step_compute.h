@@ -53,9 +53,8 @@ double HostMemoryBytesPerSecond(const ir::DeviceProfile& profile, int64_t device
 // stage 1, 128 micro-steps, bf16 parameters) it moves about 1.7 TB per stage and step, which
 // trainers that fuse it into the weight-gradient product (Megatron-LM's
 // gradient_accumulation_fusion) do not pay; accel's executor does not fuse it.
-// On the 2-core build VM these passes were about 4% of the step-time benchmark's GPT-2 dp 2
-// step, which the model then matched within 0.1% with its collectives skipped (`accel
-// calibrate`'s data-parallel reference step, 342.7 ms measured, 342.4 ms estimated).
+// They are memory-bound passes that no matmul or measured op accounts for; bench/RESULTS.md
+// (step time) shows what they add on a CPU step.
 double TrainerPassBytes(const ir::Plan& plan, const StageShardTotals& shards);
 
 // One StageComputeTime per pipeline stage of `plan` (complete through estimate-memory), for

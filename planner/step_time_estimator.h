@@ -30,9 +30,8 @@ absl::StatusOr<ir::StepTimeEstimate> EstimateStepTime(const ir::Plan& plan,
 // take them: min(1, (W − W_s) / K) of it is hidden, W_s the ranks of one stage on the node.
 // Ranks are numbered pp-major (the mesh's outermost axis), so a node holds min(W, world / pp)
 // ranks of each stage it has. 0 with per-device figures, W ≤ K (a worker cannot use more than
-// its own cores) or no pipeline. On the 2-core build VM, pp 2 × dp 2 on 4 workers kept both
-// cores busy (1.54 CPU seconds per core for a 1.49 s step), and with the whole bubble the
-// estimate came out 21% over (README, step time).
+// its own cores) or no pipeline. Counting the whole bubble on shared cores overestimates such
+// steps (bench/RESULTS.md, step time).
 double BubbleHiddenOnSharedCores(const ir::Plan& plan, const ir::DeviceProfile& profile);
 
 // EstimateStepTime written into `out` (e.g. plan.mutable_step_time(), built in place on the

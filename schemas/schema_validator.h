@@ -9,11 +9,13 @@
 
 #include "absl/status/statusor.h"
 
-// The JSON Schema of job files (schemas/accel-job.schema.json, draft-07), embedded into the
-// binary at build time, and an in-process validator for it (valijson).
+// The JSON Schema of job files (draft-07), generated from the field registry
+// (spec/field_registry.cc) and embedded into the binary at build time, and an in-process
+// validator for it (valijson). schemas/accel-job.schema.json is the checked-in copy.
 namespace accel::schemas {
 
-// The schema's text, byte for byte as in schemas/accel-job.schema.json.
+// The schema's text, byte for byte as generated (and as in the up-to-date checked-in
+// schemas/accel-job.schema.json).
 std::string_view JobSchemaText();
 
 // The schema parsed as JSON. Errors: Internal when the embedded text is not valid JSON (a

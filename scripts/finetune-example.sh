@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fine-tuning example of README "Fine-tuning from a Hugging Face checkpoint", end to end on
+# The fine-tuning example of docs/tokenize.md "Fine-tuning from a Hugging Face checkpoint", end to end on
 # CPU, with no network:
 #   1. train a tiny Llama from random weights with the real Llama-3 tokenizer.json on the
 #      `computers` fortunes (examples/specs/llama-tiny-llama3tok_cpu1_pretrain.yaml);

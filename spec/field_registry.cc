@@ -100,14 +100,47 @@ FieldInfo Range(FieldInfo f, std::optional<double> minimum, bool exclusive_minim
   return f;
 }
 
+// A field just appended to the table, for setting its documentation in place:
+//   Add(f, Int(...)).Doc("...").Default("1234");
+struct Entry {
+  FieldInfo& field;
+
+  Entry Doc(std::string description) {
+    field.description = std::move(description);
+    return *this;
+  }
+  Entry Default(std::string json) {
+    field.default_json = std::move(json);
+    return *this;
+  }
+  Entry RequiredUnless(std::string sibling) {
+    field.required_unless = std::move(sibling);
+    return *this;
+  }
+  Entry RequiredIf(std::string sibling, std::string value) {
+    field.required_if_key = std::move(sibling);
+    field.required_if_value = std::move(value);
+    return *this;
+  }
+};
+
+Entry Add(std::vector<FieldInfo>& fields, FieldInfo field) {
+  fields.push_back(std::move(field));
+  return Entry{fields.back()};
+}
+
 const std::vector<std::string> kDTypes = {"fp32", "bf16", "fp16"};
 
+// Every key of the job file. The order is the documentation's: the reference page, the schema's
+// properties and ChildKeys() (and so "valid keys" notes) follow it. See field_registry.h for
+// how to add a field.
 std::vector<FieldInfo> BuildFields() {
   std::vector<FieldInfo> f;
-  f.push_back(Required(Range(Int("version", 1, +[](JobSpec& s, const FieldValue& v) {
-                                   s.version = v.integer;
-                                 }),
-                             1, false, 1, false)));
+  Add(f, Required(Range(Int("version", 1, +[](JobSpec& s, const FieldValue& v) {
+                              s.version = v.integer;
+                            }),
+                        1, false, 1, false)))
+      .Doc("Version of the job file format. Always 1.");
   FieldInfo name = Required(String("name", +[](JobSpec& s, const FieldValue& v) { s.name = v.text; }));
   name.pattern = "^[A-Za-z0-9][A-Za-z0-9._-]*$";
   name.matches = +[](std::string_view text) {
@@ -120,234 +153,447 @@ std::vector<FieldInfo> BuildFields() {
     }
     return true;
   };
-  f.push_back(name);
+  Add(f, name)
+      .Doc("Name of the job, used in logs and the default checkpoint directory (runs/<name>/ckpt). "
+           "Letters, digits, '.', '_' and '-', starting with a letter or digit.");
 
-  f.push_back(Section("model", true));
-  f.push_back(String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }));
-  f.push_back(String("model.init_from",
-                     +[](JobSpec& s, const FieldValue& v) { s.model.init_from = v.text; }));
-  f.push_back(Enum("model.arch", {"gpt2", "llama"},
-                   +[](JobSpec& s, const FieldValue& v) { s.model.arch = EnumOf<Arch>(v); }));
-  f.push_back(Int("model.hidden_size", 1, kMaxHiddenSize,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.hidden_size = v.integer; }));
-  f.push_back(Int("model.num_layers", 1, kMaxNumLayers,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.num_layers = v.integer; }));
-  f.push_back(Int("model.num_heads", 1, kMaxNumHeads,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.num_heads = v.integer; }));
-  f.push_back(Int("model.num_kv_heads", 1, kMaxNumHeads,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.num_kv_heads = v.integer; }));
-  f.push_back(Int("model.ffn_hidden_size", 1, kMaxFfnHiddenSize,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.ffn_hidden_size = v.integer; }));
-  f.push_back(Int("model.vocab_size", 1, kMaxVocabSize,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.vocab_size = v.integer; }));
-  f.push_back(Int("model.max_seq_len", 1, kMaxSeqLen,
-                  +[](JobSpec& s, const FieldValue& v) { s.model.max_seq_len = v.integer; }));
-  f.push_back(Bool("model.tie_word_embeddings", +[](JobSpec& s, const FieldValue& v) {
-    s.model.tie_word_embeddings = v.boolean;
-  }));
-  f.push_back(Bool("model.qkv_bias",
-                   +[](JobSpec& s, const FieldValue& v) { s.model.qkv_bias = v.boolean; }));
-  f.push_back(Range(Number("model.norm_eps",
-                           +[](JobSpec& s, const FieldValue& v) { s.model.norm_eps = v.number; }),
-                    0, true, std::nullopt, false));
-  f.push_back(Range(Number("model.rope_theta",
-                           +[](JobSpec& s, const FieldValue& v) { s.model.rope_theta = v.number; }),
-                    0, true, std::nullopt, false));
+  Add(f, Section("model", true))
+      .Doc("The model to train: a decoder-only transformer. Give `arch` and the dimensions, or "
+           "`config:` with a Hugging Face config.json that provides them; keys written here take "
+           "precedence over the config file.");
+  Add(f, String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }))
+      .Doc("Path to a Hugging Face `config.json`, relative to this spec file. Supported "
+           "`model_type`s: gpt2, llama, mistral, qwen2 (the last three build the llama "
+           "architecture). The file supplies arch and every dimension; any key set here overrides "
+           "it.");
+  Add(f, String("model.init_from",
+                +[](JobSpec& s, const FieldValue& v) { s.model.init_from = v.text; }))
+      .Doc("Start from Hugging Face weights: a .safetensors file, or a directory holding "
+           "model.safetensors or model.safetensors.index.json (relative to this file). Names and "
+           "shapes are checked against the plan before launch; a resumed checkpoint takes "
+           "precedence.");
+  Add(f, Enum("model.arch", {"gpt2", "llama"},
+              +[](JobSpec& s, const FieldValue& v) { s.model.arch = EnumOf<Arch>(v); }))
+      .Doc("Architecture. `gpt2`: learned positions, LayerNorm, GELU MLP, tied output head "
+           "(Radford et al. 2019). `llama`: rotary positions, RMSNorm, SwiGLU MLP, grouped-query "
+           "attention, untied head (Touvron et al. 2023). Required unless `config` is given.")
+      .RequiredUnless("config");
+  Add(f, Int("model.hidden_size", 1, kMaxHiddenSize,
+             +[](JobSpec& s, const FieldValue& v) { s.model.hidden_size = v.integer; }))
+      .Doc("Model width h: the size of token embeddings and of the residual stream. Required "
+           "unless `config` is given.")
+      .RequiredUnless("config");
+  Add(f, Int("model.num_layers", 1, kMaxNumLayers,
+             +[](JobSpec& s, const FieldValue& v) { s.model.num_layers = v.integer; }))
+      .Doc("Number of transformer blocks L. Must be at least the pipeline degree. Required unless "
+           "`config` is given.")
+      .RequiredUnless("config");
+  Add(f, Int("model.num_heads", 1, kMaxNumHeads,
+             +[](JobSpec& s, const FieldValue& v) { s.model.num_heads = v.integer; }))
+      .Doc("Number of attention (query) heads; must divide hidden_size and be divisible by the "
+           "tensor-parallel degree. Required unless `config` is given.")
+      .RequiredUnless("config");
+  Add(f, Int("model.num_kv_heads", 1, kMaxNumHeads,
+             +[](JobSpec& s, const FieldValue& v) { s.model.num_kv_heads = v.integer; }))
+      .Doc("Number of key/value heads for grouped-query attention; must divide num_heads. Defaults "
+           "to num_heads (plain multi-head attention); gpt2 requires num_heads.");
+  Add(f, Int("model.ffn_hidden_size", 1, kMaxFfnHiddenSize,
+             +[](JobSpec& s, const FieldValue& v) { s.model.ffn_hidden_size = v.integer; }))
+      .Doc("Inner width of the MLP. gpt2 defaults to 4 x hidden_size; llama has no default and "
+           "needs it (Hugging Face `intermediate_size`).")
+      .RequiredIf("arch", "llama")
+      .RequiredUnless("config");
+  Add(f, Int("model.vocab_size", 1, kMaxVocabSize,
+             +[](JobSpec& s, const FieldValue& v) { s.model.vocab_size = v.integer; }))
+      .Doc("Vocabulary size V, before padding for tensor parallelism. The byte tokenizer needs "
+           "256. Required unless `config` is given.")
+      .RequiredUnless("config");
+  Add(f, Int("model.max_seq_len", 1, kMaxSeqLen,
+             +[](JobSpec& s, const FieldValue& v) { s.model.max_seq_len = v.integer; }))
+      .Doc("Longest sequence the model accepts, in tokens: the learned position table of gpt2 or "
+           "the rotary cache of llama. data.seq_len may not exceed it. Required unless `config` is "
+           "given.")
+      .RequiredUnless("config");
+  Add(f, Bool("model.tie_word_embeddings", +[](JobSpec& s, const FieldValue& v) {
+        s.model.tie_word_embeddings = v.boolean;
+      }))
+      .Doc("Whether the output head reuses the token embedding matrix. Defaults to true for gpt2 "
+           "and false for llama.");
+  Add(f, Bool("model.qkv_bias",
+              +[](JobSpec& s, const FieldValue& v) { s.model.qkv_bias = v.boolean; }))
+      .Doc("Whether the llama q/k/v projections have a bias (Qwen2 does). Defaults to false.")
+      .Default("false");
+  Add(f, Range(Number("model.norm_eps",
+                      +[](JobSpec& s, const FieldValue& v) { s.model.norm_eps = v.number; }),
+               0, true, std::nullopt, false))
+      .Doc("Epsilon of LayerNorm (gpt2) or RMSNorm (llama).")
+      .Default("1e-05");
+  Add(f, Range(Number("model.rope_theta",
+                      +[](JobSpec& s, const FieldValue& v) { s.model.rope_theta = v.number; }),
+               0, true, std::nullopt, false))
+      .Doc("Base of the rotary position embedding frequencies (llama only).")
+      .Default("10000.0");
 
-  f.push_back(Section("data", true));
-  f.push_back(Section("data.train", true));
-  f.push_back(Required(
-      String("data.train.path", +[](JobSpec& s, const FieldValue& v) { s.data.train.path = v.text; })));
-  f.push_back(Enum("data.train.format", {"text", "tokens"}, +[](JobSpec& s, const FieldValue& v) {
-    s.data.train.format = EnumOf<DataFormat>(v);
-  }));
-  f.push_back(String("data.train.tokenizer",
-                     +[](JobSpec& s, const FieldValue& v) { s.data.train.tokenizer = v.text; }));
-  f.push_back(Enum("data.train.dtype", {"uint16", "uint32"}, +[](JobSpec& s, const FieldValue& v) {
-    s.data.train.dtype = EnumOf<TokenDtype>(v);
-  }));
-  f.push_back(Required(Int("data.seq_len", 1, kMaxSeqLen,
-                           +[](JobSpec& s, const FieldValue& v) { s.data.seq_len = v.integer; })));
-  f.push_back(Required(Int("data.micro_batch_size", 1, kMaxMicroBatchSize,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.data.micro_batch_size = v.integer;
-  })));
-  f.push_back(AutoIntField("data.global_batch_size", 1, kMaxGlobalBatchSize,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.data.global_batch_size = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("data.grad_accum_steps", 1, kMaxMicrobatches,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.data.grad_accum_steps = AutoInt(v);
-  }));
-  f.push_back(Bool("data.shuffle", +[](JobSpec& s, const FieldValue& v) { s.data.shuffle = v.boolean; }));
+  Add(f, Section("data", true))
+      .Doc("Training data and batch sizes. Batch sizes count sequences, not tokens. The global "
+           "batch is micro_batch_size x data-parallel size x grad_accum_steps; give any two of "
+           "global_batch_size and grad_accum_steps as numbers or leave them `auto` and the planner "
+           "derives them.");
+  Add(f, Section("data.train", true))
+      .Doc("Where the training tokens come from.");
+  Add(f, Required(String("data.train.path",
+                         +[](JobSpec& s, const FieldValue& v) { s.data.train.path = v.text; })))
+      .Doc("File or directory with the training data, relative to this spec file.");
+  Add(f, Enum("data.train.format", {"text", "tokens"}, +[](JobSpec& s, const FieldValue& v) {
+        s.data.train.format = EnumOf<DataFormat>(v);
+      }))
+      .Doc("`text`: UTF-8 text tokenized on the fly. `tokens`: a flat binary file of token ids "
+           "(see dtype).")
+      .Default(R"("text")");
+  Add(f, String("data.train.tokenizer",
+                +[](JobSpec& s, const FieldValue& v) { s.data.train.tokenizer = v.text; }))
+      .Doc("Tokenizer for `format: text`, applied on the fly when the run starts. `bytes`: each "
+           "byte is one token (vocab_size 256). Otherwise the path (relative to this file) of a "
+           "Hugging Face `tokenizer.json` (byte-level BPE: GPT-2, Llama-3, Qwen2/Qwen3) or a "
+           "SentencePiece `tokenizer.model` (Llama-2, Mistral); BOS/EOS as the file defines them "
+           "go around each text file, and model.vocab_size must hold every id of the tokenizer, "
+           "added and special tokens included.")
+      .Default(R"("bytes")");
+  Add(f, Enum("data.train.dtype", {"uint16", "uint32"}, +[](JobSpec& s, const FieldValue& v) {
+        s.data.train.dtype = EnumOf<TokenDtype>(v);
+      }))
+      .Doc("Integer type of the token ids in a `format: tokens` file, little-endian.")
+      .Default(R"("uint16")");
+  Add(f, Required(Int("data.seq_len", 1, kMaxSeqLen,
+                      +[](JobSpec& s, const FieldValue& v) { s.data.seq_len = v.integer; })))
+      .Doc("Tokens per training sequence. At most model.max_seq_len.");
+  Add(f, Required(Int("data.micro_batch_size", 1, kMaxMicroBatchSize,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.data.micro_batch_size = v.integer;
+                      })))
+      .Doc("Sequences per rank in one forward/backward pass (one micro-step).");
+  Add(f, AutoIntField("data.global_batch_size", 1, kMaxGlobalBatchSize,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.data.global_batch_size = AutoInt(v);
+                      }))
+      .Doc("Sequences per optimizer step across all ranks. `auto`: micro_batch_size x "
+           "data-parallel size x grad_accum_steps. global_batch_size x seq_len, the tokens of one "
+           "step, may be at most 2^32.")
+      .Default(R"("auto")");
+  Add(f, AutoIntField("data.grad_accum_steps", 1, kMaxMicrobatches,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.data.grad_accum_steps = AutoInt(v);
+                      }))
+      .Doc("Micro-steps accumulated before each optimizer step (with pipelining: the pipeline "
+           "microbatches). `auto`: global_batch_size / (micro_batch_size x data-parallel size), or "
+           "1 when the global batch is `auto` too.")
+      .Default(R"("auto")");
+  Add(f, Bool("data.shuffle", +[](JobSpec& s, const FieldValue& v) { s.data.shuffle = v.boolean; }))
+      .Doc("Whether training sequences are visited in a seeded random order.")
+      .Default("true");
 
-  f.push_back(Section("training", true));
-  f.push_back(Required(Int("training.steps", 1, kMaxTrainingSteps,
-                           +[](JobSpec& s, const FieldValue& v) { s.training.steps = v.integer; })));
-  f.push_back(Section("training.optimizer"));
-  f.push_back(Enum("training.optimizer.name", {"adamw", "sgd"}, +[](JobSpec& s, const FieldValue& v) {
-    s.training.optimizer.name = EnumOf<OptimizerName>(v);
-  }));
-  f.push_back(Range(Number("training.optimizer.lr",
-                           +[](JobSpec& s, const FieldValue& v) { s.training.optimizer.lr = v.number; }),
-                    0, true, std::nullopt, false));
-  f.push_back(Range(Make("training.optimizer.betas", FieldKind::kNumberPair,
-                         +[](JobSpec& s, const FieldValue& v) {
-                           if (v.index <= 0) s.training.optimizer.beta1 = v.index == 0 ? v.number : v.pair[0];
-                           if (v.index != 0) s.training.optimizer.beta2 = v.index == 1 ? v.number : v.pair[1];
-                         }),
-                    0, false, 1, true));
-  f.push_back(Range(Number("training.optimizer.eps",
-                           +[](JobSpec& s, const FieldValue& v) { s.training.optimizer.eps = v.number; }),
-                    0, true, std::nullopt, false));
-  f.push_back(Range(Number("training.optimizer.weight_decay", +[](JobSpec& s, const FieldValue& v) {
-                      s.training.optimizer.weight_decay = v.number;
+  Add(f, Section("training", true))
+      .Doc("The optimization loop: steps, optimizer, learning-rate schedule and related settings.");
+  Add(f, Required(Int("training.steps", 1, kMaxTrainingSteps,
+                      +[](JobSpec& s, const FieldValue& v) { s.training.steps = v.integer; })))
+      .Doc("Number of optimizer steps to train for.");
+  Add(f, Section("training.optimizer"))
+      .Doc("The optimizer and its hyperparameters.");
+  Add(f, Enum("training.optimizer.name", {"adamw", "sgd"}, +[](JobSpec& s, const FieldValue& v) {
+        s.training.optimizer.name = EnumOf<OptimizerName>(v);
+      }))
+      .Doc("`adamw`: Adam with decoupled weight decay (Loshchilov & Hutter 2019). `sgd`: "
+           "stochastic gradient descent with optional momentum.")
+      .Default(R"("adamw")");
+  Add(f, Range(Number("training.optimizer.lr",
+                      +[](JobSpec& s, const FieldValue& v) { s.training.optimizer.lr = v.number; }),
+               0, true, std::nullopt, false))
+      .Doc("Peak learning rate, reached after warmup.")
+      .Default("0.0003");
+  Add(f, Range(Make("training.optimizer.betas", FieldKind::kNumberPair,
+                    +[](JobSpec& s, const FieldValue& v) {
+                      if (v.index <= 0) s.training.optimizer.beta1 = v.index == 0 ? v.number : v.pair[0];
+                      if (v.index != 0) s.training.optimizer.beta2 = v.index == 1 ? v.number : v.pair[1];
                     }),
-                    0, false, std::nullopt, false));
-  f.push_back(Range(Number("training.optimizer.momentum", +[](JobSpec& s, const FieldValue& v) {
-                      s.training.optimizer.momentum = v.number;
-                    }),
-                    0, false, 1, true));
-  f.push_back(Section("training.lr_schedule"));
-  f.push_back(Enum("training.lr_schedule.name", {"constant", "linear", "cosine"},
-                   +[](JobSpec& s, const FieldValue& v) {
-                     s.training.lr_schedule.name = EnumOf<LrScheduleName>(v);
-                   }));
-  f.push_back(Int("training.lr_schedule.warmup_steps", 0, kMaxTrainingSteps,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.training.lr_schedule.warmup_steps = v.integer;
-  }));
-  f.push_back(Range(Number("training.lr_schedule.min_lr_ratio", +[](JobSpec& s, const FieldValue& v) {
-                      s.training.lr_schedule.min_lr_ratio = v.number;
-                    }),
-                    0, false, 1, false));
-  f.push_back(Range(Number("training.grad_clip_norm", +[](JobSpec& s, const FieldValue& v) {
-                      s.training.grad_clip_norm = v.number;
-                    }),
-                    0, false, std::nullopt, false));
-  f.push_back(Int("training.seed", 0, +[](JobSpec& s, const FieldValue& v) { s.training.seed = v.integer; }));
-  f.push_back(Int("training.log_every_steps", 1, kMaxTrainingSteps,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.training.log_every_steps = v.integer;
-  }));
-  f.push_back(Enum("training.recompute", {"none", "selective", "full"},
-                   +[](JobSpec& s, const FieldValue& v) { s.training.recompute = EnumOf<Recompute>(v); }));
-  f.push_back(Int("training.sample_tokens", 0, kMaxSampleTokens,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.training.sample_tokens = v.integer;
-  }));
+               0, false, 1, true))
+      .Doc("AdamW's beta1 and beta2, the decay rates of the first and second moment estimates, as "
+           "a list of two numbers in [0, 1).")
+      .Default("[0.9, 0.95]");
+  Add(f, Range(Number("training.optimizer.eps", +[](JobSpec& s, const FieldValue& v) {
+                 s.training.optimizer.eps = v.number;
+               }),
+               0, true, std::nullopt, false))
+      .Doc("AdamW's epsilon, added to the denominator for numerical stability.")
+      .Default("1e-08");
+  Add(f, Range(Number("training.optimizer.weight_decay", +[](JobSpec& s, const FieldValue& v) {
+                 s.training.optimizer.weight_decay = v.number;
+               }),
+               0, false, std::nullopt, false))
+      .Doc("Decoupled weight decay coefficient (0 disables it).")
+      .Default("0.1");
+  Add(f, Range(Number("training.optimizer.momentum", +[](JobSpec& s, const FieldValue& v) {
+                 s.training.optimizer.momentum = v.number;
+               }),
+               0, false, 1, true))
+      .Doc("SGD momentum, in [0, 1); ignored by adamw.")
+      .Default("0.0");
+  Add(f, Section("training.lr_schedule"))
+      .Doc("How the learning rate changes over the steps.");
+  Add(f, Enum("training.lr_schedule.name", {"constant", "linear", "cosine"},
+              +[](JobSpec& s, const FieldValue& v) {
+                s.training.lr_schedule.name = EnumOf<LrScheduleName>(v);
+              }))
+      .Doc("Shape after warmup: `constant`, `linear` decay, or `cosine` decay (Loshchilov & Hutter "
+           "2017) down to lr x min_lr_ratio.")
+      .Default(R"("cosine")");
+  Add(f, Int("training.lr_schedule.warmup_steps", 0, kMaxTrainingSteps,
+             +[](JobSpec& s, const FieldValue& v) {
+               s.training.lr_schedule.warmup_steps = v.integer;
+             }))
+      .Doc("Steps of linear warmup from 0 to the peak learning rate.")
+      .Default("0");
+  Add(f, Range(Number("training.lr_schedule.min_lr_ratio", +[](JobSpec& s, const FieldValue& v) {
+                 s.training.lr_schedule.min_lr_ratio = v.number;
+               }),
+               0, false, 1, false))
+      .Doc("Final learning rate as a fraction of the peak, for linear and cosine decay.")
+      .Default("0.1");
+  Add(f, Range(Number("training.grad_clip_norm", +[](JobSpec& s, const FieldValue& v) {
+                 s.training.grad_clip_norm = v.number;
+               }),
+               0, false, std::nullopt, false))
+      .Doc("Clip the global gradient norm to this value; 0 disables clipping.")
+      .Default("1.0");
+  Add(f, Int("training.seed", 0,
+             +[](JobSpec& s, const FieldValue& v) { s.training.seed = v.integer; }))
+      .Doc("Seed for parameter initialization and data order; the same seed gives the same run.")
+      .Default("1234");
+  Add(f, Int("training.log_every_steps", 1, kMaxTrainingSteps,
+             +[](JobSpec& s, const FieldValue& v) { s.training.log_every_steps = v.integer; }))
+      .Doc("Print loss, learning rate and throughput every this many steps.")
+      .Default("10");
+  Add(f, Enum("training.recompute", {"none", "selective", "full"},
+              +[](JobSpec& s, const FieldValue& v) {
+                s.training.recompute = EnumOf<Recompute>(v);
+              }))
+      .Doc("Activation recomputation. `none` keeps all activations; `selective` recomputes the "
+           "attention core (Korthikanti et al. 2022); `full` keeps only each block's input and "
+           "recomputes the rest in backward.")
+      .Default(R"("none")");
+  Add(f, Int("training.sample_tokens", 0, kMaxSampleTokens,
+             +[](JobSpec& s, const FieldValue& v) { s.training.sample_tokens = v.integer; }))
+      .Doc("Tokens of text to generate from the trained model at the end of the run, as a sanity "
+           "check, printed decoded with the job's tokenizer (data.train.tokenizer: bytes, a "
+           "tokenizer.json or a SentencePiece model) and starting from its BOS token (a newline "
+           "where it has none); 0 disables it.")
+      .Default("0");
 
-  f.push_back(Section("precision"));
-  f.push_back(Enum("precision.params", kDTypes,
-                   +[](JobSpec& s, const FieldValue& v) { s.precision.params = EnumOf<DType>(v); }));
-  f.push_back(Enum("precision.compute", kDTypes,
-                   +[](JobSpec& s, const FieldValue& v) { s.precision.compute = EnumOf<DType>(v); }));
-  f.push_back(Enum("precision.reduce", kDTypes,
-                   +[](JobSpec& s, const FieldValue& v) { s.precision.reduce = EnumOf<DType>(v); }));
-  f.push_back(Enum("precision.loss_scaling", {"none", "dynamic", "static"},
-                   +[](JobSpec& s, const FieldValue& v) {
-                     s.precision.loss_scaling = EnumOf<LossScaling>(v);
-                   }));
+  Add(f, Section("precision"))
+      .Doc("Numeric formats. Mixed precision keeps fp32 parameters and computes in bf16 or fp16.");
+  Add(f, Enum("precision.params", kDTypes,
+              +[](JobSpec& s, const FieldValue& v) { s.precision.params = EnumOf<DType>(v); }))
+      .Doc("Data type of the stored parameters (and of the optimizer's master copy when fp32).")
+      .Default(R"("fp32")");
+  Add(f, Enum("precision.compute", kDTypes,
+              +[](JobSpec& s, const FieldValue& v) { s.precision.compute = EnumOf<DType>(v); }))
+      .Doc("Data type of forward and backward computation (autocast).")
+      .Default(R"("fp32")");
+  Add(f, Enum("precision.reduce", kDTypes,
+              +[](JobSpec& s, const FieldValue& v) { s.precision.reduce = EnumOf<DType>(v); }))
+      .Doc("Data type in which gradients are reduced across data-parallel ranks.")
+      .Default(R"("fp32")");
+  Add(f, Enum("precision.loss_scaling", {"none", "dynamic", "static"},
+              +[](JobSpec& s, const FieldValue& v) {
+                s.precision.loss_scaling = EnumOf<LossScaling>(v);
+              }))
+      .Doc("Loss scaling for fp16 compute: `dynamic` adjusts the scale when gradients overflow, "
+           "`static` uses a fixed scale, `none` disables it (right for bf16 and fp32).")
+      .Default(R"("none")");
 
-  f.push_back(Section("parallel"));
-  f.push_back(AutoIntField("parallel.data_replicate", 1, kMaxParallelDegree,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.data_replicate = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("parallel.data_shard", 1, kMaxParallelDegree,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.data_shard = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("parallel.context", 1, kMaxParallelDegree,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.context = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("parallel.tensor", 1, kMaxParallelDegree,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.tensor = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("parallel.pipeline", 1, kMaxParallelDegree,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.pipeline = AutoInt(v);
-  }));
-  f.push_back(Bool("parallel.sequence_parallel", +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.sequence_parallel = v.boolean;
-  }));
-  f.push_back(Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"},
-                   +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);
-  }));
-  f.push_back(AutoIntField("parallel.pipeline_microbatches", 1, kMaxMicrobatches,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.pipeline_microbatches = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("parallel.virtual_stages", 1, kMaxNumLayers,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.parallel.virtual_stages = AutoInt(v);
-  }));
+  Add(f, Section("parallel"))
+      .Doc("Degrees of the device mesh, outermost to innermost: pipeline, data_replicate, "
+           "data_shard, context, tensor. Their product must equal cluster.nodes x "
+           "cluster.devices_per_node; at most one degree may be `auto`, and it takes the ranks "
+           "left over.");
+  Add(f, AutoIntField("parallel.data_replicate", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.parallel.data_replicate = AutoInt(v);
+                      }))
+      .Doc("Data-parallel replicas (the dp_replicate mesh axis): each holds a full copy of the "
+           "sharded model state and sees different data.")
+      .Default(R"("auto")");
+  Add(f, AutoIntField("parallel.data_shard", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) { s.parallel.data_shard = AutoInt(v); }))
+      .Doc("Data-parallel ranks that shard model state among themselves (the dp_shard axis), as "
+           "set by sharding.stage (ZeRO / FSDP).")
+      .Default("1");
+  Add(f, AutoIntField("parallel.context", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) { s.parallel.context = AutoInt(v); }))
+      .Doc("Context-parallel degree (the cp axis): each sequence is split across this many ranks.")
+      .Default("1");
+  Add(f, AutoIntField("parallel.tensor", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) { s.parallel.tensor = AutoInt(v); }))
+      .Doc("Tensor-parallel degree (the tp axis, innermost so it stays inside a node; Shoeybi et "
+           "al. 2019). Must divide num_heads and num_kv_heads.")
+      .Default("1");
+  Add(f, AutoIntField("parallel.pipeline", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) { s.parallel.pipeline = AutoInt(v); }))
+      .Doc("Pipeline-parallel degree (the pp axis): the layers are split into this many stages. At "
+           "most model.num_layers.")
+      .Default("1");
+  Add(f, Bool("parallel.sequence_parallel", +[](JobSpec& s, const FieldValue& v) {
+        s.parallel.sequence_parallel = v.boolean;
+      }))
+      .Doc("Shard LayerNorm and dropout activations along the sequence across the tensor-parallel "
+           "group (Korthikanti et al. 2022). Needs tensor > 1.")
+      .Default("false");
+  Add(f, Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"},
+              +[](JobSpec& s, const FieldValue& v) {
+                s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);
+              }))
+      .Doc("Pipeline schedule: `gpipe` runs all forwards then all backwards (Huang et al. 2019); "
+           "`1f1b` interleaves them to keep fewer microbatches in memory (Narayanan et al. 2021); "
+           "`interleaved_1f1b` gives each stage `virtual_stages` model chunks and cuts the bubble "
+           "by about that factor, for more point-to-point messages (Narayanan et al. 2021; "
+           "Megatron-LM's virtual pipeline).")
+      .Default(R"("1f1b")");
+  Add(f, AutoIntField("parallel.pipeline_microbatches", 1, kMaxMicrobatches,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.parallel.pipeline_microbatches = AutoInt(v);
+                      }))
+      .Doc("Microbatches per optimizer step when pipelining; at least the pipeline degree keeps "
+           "the bubble small. `auto` follows data.grad_accum_steps. Pipeline stages x microbatches "
+           "may be at most 65536 (the schedule's slots).")
+      .Default(R"("auto")");
+  Add(f, AutoIntField("parallel.virtual_stages", 1, kMaxNumLayers,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.parallel.virtual_stages = AutoInt(v);
+                      }))
+      .Doc("Model chunks per pipeline stage with `pipeline_schedule: interleaved_1f1b` "
+           "(Megatron-LM's virtual_pipeline_model_parallel_size): at least 2, pipeline x "
+           "virtual_stages at most num_layers, and the microbatches a multiple of pipeline. "
+           "`auto`: 2 with interleaved_1f1b, else 1.")
+      .Default(R"("auto")");
 
-  f.push_back(Section("sharding"));
-  f.push_back(Range(Int("sharding.stage", 0,
-                        +[](JobSpec& s, const FieldValue& v) { s.sharding.stage = v.integer; }),
-                    0, false, 3, false));
-  f.push_back(Bool("sharding.hybrid", +[](JobSpec& s, const FieldValue& v) { s.sharding.hybrid = v.boolean; }));
-  f.push_back(Enum("sharding.offload", {"none", "optimizer", "all"},
-                   +[](JobSpec& s, const FieldValue& v) { s.sharding.offload = EnumOf<Offload>(v); }));
-  f.push_back(AutoIntField("sharding.bucket_size", 1, kMaxBucketElements,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.sharding.bucket_size = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("sharding.prefetch_bucket_size", 1, kMaxBucketElements,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.sharding.prefetch_bucket_size = AutoInt(v);
-  }));
-  f.push_back(AutoIntField("sharding.param_persistence_threshold", 0, kMaxBucketElements,
-                           +[](JobSpec& s, const FieldValue& v) {
-                             s.sharding.param_persistence_threshold = AutoInt(v);
-                           }));
+  Add(f, Section("sharding"))
+      .Doc("Sharding of model state over the data_shard axis, by ZeRO stage (Rajbhandari et al. "
+           "2019). FSDP names map onto it: NO_SHARD = 0, SHARD_GRAD_OP = 2, FULL_SHARD = 3, "
+           "HYBRID_SHARD = 3 with hybrid: true.");
+  Add(f, Range(Int("sharding.stage", 0,
+                   +[](JobSpec& s, const FieldValue& v) { s.sharding.stage = v.integer; }),
+               0, false, 3, false))
+      .Doc("0: nothing sharded. 1: optimizer states. 2: optimizer states and gradients. 3: "
+           "optimizer states, gradients and parameters.")
+      .Default("0");
+  Add(f, Bool("sharding.hybrid",
+              +[](JobSpec& s, const FieldValue& v) { s.sharding.hybrid = v.boolean; }))
+      .Doc("Shard within data_shard groups and replicate across data_replicate (FSDP "
+           "HYBRID_SHARD). Needs stage 3 and data_replicate > 1.")
+      .Default("false");
+  Add(f, Enum("sharding.offload", {"none", "optimizer", "all"},
+              +[](JobSpec& s, const FieldValue& v) { s.sharding.offload = EnumOf<Offload>(v); }))
+      .Doc("Move state to CPU memory: `optimizer` offloads optimizer states, `all` also parameters "
+           "(stage 3 only); `none` keeps everything on the device.")
+      .Default(R"("none")");
+  Add(f, AutoIntField("sharding.bucket_size", 1, kMaxBucketElements,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.sharding.bucket_size = AutoInt(v);
+                      }))
+      .Doc("Elements per gradient reduction bucket. `auto`: hidden_size squared (the DeepSpeed "
+           "convention).")
+      .Default(R"("auto")");
+  Add(f, AutoIntField("sharding.prefetch_bucket_size", 1, kMaxBucketElements,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.sharding.prefetch_bucket_size = AutoInt(v);
+                      }))
+      .Doc("Stage 3: elements of parameters gathered ahead of use. `auto`: floor(0.9 x hidden_size "
+           "squared).")
+      .Default(R"("auto")");
+  Add(f, AutoIntField("sharding.param_persistence_threshold", 0, kMaxBucketElements,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.sharding.param_persistence_threshold = AutoInt(v);
+                      }))
+      .Doc("Stage 3: parameters with fewer elements than this stay gathered. `auto`: 10 x "
+           "hidden_size.")
+      .Default(R"("auto")");
 
-  f.push_back(Section("checkpoint"));
+  Add(f, Section("checkpoint"))
+      .Doc("Checkpoints: where they are written, how often, and how runs resume.");
   FieldInfo checkpoint_dir =
       String("checkpoint.dir", +[](JobSpec& s, const FieldValue& v) { s.checkpoint.dir = v.text; });
   checkpoint_dir.contained_path = true;
-  f.push_back(checkpoint_dir);
-  f.push_back(Int("checkpoint.every_steps", 0, kMaxTrainingSteps,
-                  +[](JobSpec& s, const FieldValue& v) { s.checkpoint.every_steps = v.integer; }));
-  f.push_back(Bool("checkpoint.at_end",
-                   +[](JobSpec& s, const FieldValue& v) { s.checkpoint.at_end = v.boolean; }));
-  f.push_back(Int("checkpoint.keep", 1, kMaxTrainingSteps,
-      +[](JobSpec& s, const FieldValue& v) { s.checkpoint.keep = v.integer; }));
-  f.push_back(Enum("checkpoint.resume", {"auto", "never"}, +[](JobSpec& s, const FieldValue& v) {
-    s.checkpoint.resume = EnumOf<ResumeMode>(v);
-  }));
+  Add(f, checkpoint_dir)
+      .Doc("Directory for checkpoints, relative to the working directory of `accel run` (or "
+           "absolute). Defaults to <run dir>/checkpoints. May not contain '..' components: accel "
+           "writes only inside the directories a spec names.");
+  Add(f, Int("checkpoint.every_steps", 0, kMaxTrainingSteps,
+             +[](JobSpec& s, const FieldValue& v) { s.checkpoint.every_steps = v.integer; }))
+      .Doc("Write a checkpoint every this many steps; 0 writes one only at the end.")
+      .Default("0");
+  Add(f, Bool("checkpoint.at_end",
+              +[](JobSpec& s, const FieldValue& v) { s.checkpoint.at_end = v.boolean; }))
+      .Doc("Write a checkpoint after the last step (and when a run is stopped). `false` keeps only "
+           "the every_steps checkpoints: for benchmarks and throwaway runs, which then resume from "
+           "the newest of those.")
+      .Default("true");
+  Add(f, Int("checkpoint.keep", 1, kMaxTrainingSteps,
+             +[](JobSpec& s, const FieldValue& v) { s.checkpoint.keep = v.integer; }))
+      .Doc("Number of most recent checkpoints kept; older ones are deleted.")
+      .Default("2");
+  Add(f, Enum("checkpoint.resume", {"auto", "never"}, +[](JobSpec& s, const FieldValue& v) {
+        s.checkpoint.resume = EnumOf<ResumeMode>(v);
+      }))
+      .Doc("`auto` resumes from the newest intact checkpoint in dir when there is one; `never` "
+           "always starts from scratch.")
+      .Default(R"("auto")");
 
-  f.push_back(Section("cluster", true));
-  f.push_back(Int("cluster.nodes", 1, kMaxNodes,
-      +[](JobSpec& s, const FieldValue& v) { s.cluster.nodes = v.integer; }));
-  f.push_back(Required(Int("cluster.devices_per_node", 1, kMaxDevicesPerNode,
-      +[](JobSpec& s, const FieldValue& v) {
-    s.cluster.devices_per_node = v.integer;
-  })));
-  f.push_back(Enum("cluster.device", {"cpu", "cuda"},
-                   +[](JobSpec& s, const FieldValue& v) { s.cluster.device = EnumOf<DeviceType>(v); }));
-  f.push_back(String("cluster.device_model",
-                     +[](JobSpec& s, const FieldValue& v) { s.cluster.device_model = v.text; }));
-  f.push_back(Size("cluster.device_memory", 1, +[](JobSpec& s, const FieldValue& v) {
-    s.cluster.device_memory_bytes = AutoInt(v);
-  }));
-  f.push_back(Size("cluster.runtime_overhead", 0, +[](JobSpec& s, const FieldValue& v) {
-    s.cluster.runtime_overhead_bytes = AutoInt(v);
-  }));
-  FieldInfo device_profile = String("cluster.device_profile", +[](JobSpec& s, const FieldValue& v) {
-    s.cluster.device_profile = v.text;
-  });
-  device_profile.non_empty = true;
-  f.push_back(device_profile);
-  f.push_back(Int("cluster.collective_timeout_seconds", 1, kMaxCollectiveTimeoutSeconds,
-                  +[](JobSpec& s, const FieldValue& v) {
-                    s.cluster.collective_timeout_seconds = v.integer;
-                  }));
+  Add(f, Section("cluster", true))
+      .Doc("The machines the job runs on.");
+  Add(f, Int("cluster.nodes", 1, kMaxNodes,
+             +[](JobSpec& s, const FieldValue& v) { s.cluster.nodes = v.integer; }))
+      .Doc("Number of machines (nodes) the job runs on; each runs devices_per_node worker "
+           "processes. The world size, nodes x devices_per_node, may be at most 65536 ranks.")
+      .Default("1");
+  Add(f, Required(Int("cluster.devices_per_node", 1, kMaxDevicesPerNode,
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.cluster.devices_per_node = v.integer;
+                      })))
+      .Doc("Worker processes per machine: GPUs for cuda, CPU ranks for cpu.");
+  Add(f, Enum("cluster.device", {"cpu", "cuda"},
+              +[](JobSpec& s, const FieldValue& v) { s.cluster.device = EnumOf<DeviceType>(v); }))
+      .Doc("Device type: `cuda` (NCCL collectives) or `cpu` (Gloo collectives).")
+      .Default(R"("cpu")");
+  Add(f, String("cluster.device_model",
+                +[](JobSpec& s, const FieldValue& v) { s.cluster.device_model = v.text; }))
+      .Doc("Accelerator model, e.g. h100-80gb or a100-80gb; used to resolve device_memory: auto.");
+  Add(f, Size("cluster.device_memory", 1, +[](JobSpec& s, const FieldValue& v) {
+        s.cluster.device_memory_bytes = AutoInt(v);
+      }))
+      .Doc("Memory per device for the fit check: bytes, or a size such as 80GiB or 512MB. `auto`: "
+           "from device_model. At most 1 PiB.")
+      .Default(R"("auto")");
+  Add(f, Size("cluster.runtime_overhead", 0, +[](JobSpec& s, const FieldValue& v) {
+        s.cluster.runtime_overhead_bytes = AutoInt(v);
+      }))
+      .Doc("Memory per device the estimate reserves for the runtime (CUDA context, library "
+           "workspaces, allocator slack): bytes or a size such as 2GiB. `auto`: a per-device "
+           "default. At most 1 PiB.")
+      .Default(R"("auto")");
+  Add(f, String("cluster.device_profile",
+                +[](JobSpec& s, const FieldValue& v) { s.cluster.device_profile = v.text; }))
+      .Doc("Throughput figures for the step-time estimate: a built-in profile (`cpu`, `a100`, "
+           "`h100`, `h200`: datasheet peaks times a stated efficiency) or a device-profile JSON "
+           "file written by `accel calibrate`, relative to this file. Default: the built-in "
+           "profile of `device` and `device_model`.");
+  Add(f, Int("cluster.collective_timeout_seconds", 1, kMaxCollectiveTimeoutSeconds,
+             +[](JobSpec& s, const FieldValue& v) {
+               s.cluster.collective_timeout_seconds = v.integer;
+             }))
+      .Doc("Seconds a rank waits for its peers in any one collective before the job fails: a dead "
+           "or hung (stopped) peer stops the job after about this long, and `accel run` names a "
+           "stopped worker. Start-up waits up to the larger of this and 5 minutes for every worker "
+           "to arrive. At most 86400 (a day).")
+      .Default("300");
   return f;
 }
 
@@ -373,6 +619,17 @@ const Registry& GetRegistry() {
 }
 
 }  // namespace
+
+const JobDocumentInfo& JobDocument() {
+  static const JobDocumentInfo* info = new JobDocumentInfo{
+      "http://json-schema.org/draft-07/schema#",
+      "accel job",
+      "A training job for accel: the model, the data, the optimization loop, the parallel layout "
+      "and the cluster. `accel validate` checks a file against this schema and more; `accel plan` "
+      "shows what it compiles to.",
+  };
+  return *info;
+}
 
 const std::vector<FieldInfo>& JobFields() { return GetRegistry().fields; }
 

@@ -10,9 +10,24 @@
 #include "spec/job_spec.h"
 
 // The table of every key a job file may contain: its dotted path, type, range, enum values,
-// whether `auto` is allowed, whether it is required, and how to store it into a JobSpec. The
-// loader and `--set` overrides are driven by it, and a test walks it against the JSON Schema so
-// the two never drift apart.
+// whether `auto` is allowed, whether it is required, its description and documented default, and
+// how to store it into a JobSpec. This registry is the single source of the job spec:
+//   - the loader and `--set` overrides are driven by it;
+//   - the JSON Schema (schemas/accel-job.schema.json, also embedded into the binary) and the
+//     Markdown reference (docs/job-spec-reference.md) are generated from it at build time by
+//     accel_spec_gen (spec/spec_gen.cc).
+// It stays C++ (not a YAML/JSON data file) because every field carries its store function into
+// JobSpec. The checked-in schema and reference must match the generator's output (CTest
+// `spec_generated_files_up_to_date`); refresh them with
+//   cmake --build build-core --target accel_spec_refresh
+//
+// Adding a spec field:
+//   1. add the member to its struct in spec/job_spec.h (its initializer is the default);
+//   2. add one entry to BuildFields() in spec/field_registry.cc: the path, kind, range, enum
+//      values, store function, .Doc() description and .Default() (the same default, as JSON);
+//   3. use it (planner, executor, ...), then run the refresh target above and commit the
+//      regenerated schemas/accel-job.schema.json and docs/job-spec-reference.md.
+// Cross-field rules the schema cannot express stay in the loader and planner.
 namespace accel::spec {
 
 // What a key holds. kSize is a byte count written as an integer or as "8GiB"/"512MB" (see
@@ -56,7 +71,39 @@ struct FieldInfo {
   bool contained_path = false;
   // Writes a checked value into the spec; null for sections.
   void (*store)(JobSpec& spec, const FieldValue& value) = nullptr;
+
+  // ---- Documentation: what the generated JSON Schema and reference page say. ----
+  // The description (a complete sentence or more; sections have one too).
+  std::string description;
+  // The default the documentation states, as JSON text: "1e-05", "1234", "\"auto\"",
+  // "[0.9, 0.95]". Empty when none is stated (the key is required, or its default depends on
+  // other keys, like model.tie_word_embeddings). It must equal the JobSpec member's initializer.
+  std::string default_json;
+  // Conditional requirement within the section, on top of `required`. With only
+  // `required_unless`: the key is required unless sibling `required_unless` is present (the
+  // model's dimensions, unless `config` is given). With `required_if_key` too: required only when
+  // sibling `required_if_key` equals `required_if_value` (and `required_unless` is absent).
+  // The loader enforces these in code (Loader::CheckModel); the schema states them.
+  std::string required_unless;
+  std::string required_if_key;
+  std::string required_if_value;
 };
+
+// How the generated schema spells kinds that have no pattern field of their own:
+// kSize also accepts a string matching kSizePattern (common/units.h parses it), and a
+// contained_path string must not match kParentComponentPattern (see HasParentComponent).
+// An integer field whose inclusive minimum equals its maximum (`version`) is written as a
+// JSON Schema `const`.
+inline constexpr char kSizePattern[] = "^[0-9]+(\\.[0-9]+)? ?(B|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?$";
+inline constexpr char kParentComponentPattern[] = "(^|/)\\.\\.(/|$)";
+
+// The job document as a whole: the root of the JSON Schema and the reference page's heading.
+struct JobDocumentInfo {
+  std::string schema_uri;   // the JSON Schema dialect ("$schema")
+  std::string title;
+  std::string description;
+};
+const JobDocumentInfo& JobDocument();
 
 // Every section and key, parents before children, in the order the documentation lists them.
 const std::vector<FieldInfo>& JobFields();

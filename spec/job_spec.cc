@@ -71,6 +71,4 @@ const char* Name(Offload v) {
 const char* Name(DeviceType v) { return v == DeviceType::kCpu ? "cpu" : "cuda"; }
 const char* Name(ResumeMode v) { return v == ResumeMode::kAuto ? "auto" : "never"; }
 
-int64_t DTypeBytes(DType v) { return v == DType::kFp32 ? 4 : 2; }
-
 }  // namespace accel::spec

@@ -132,7 +132,7 @@ struct ParallelSpec {
   AutoOr<int64_t> virtual_stages = AutoOr<int64_t>::Auto();
 };
 
-// `sharding:` — ZeRO stage over the dp_shard axis; FSDP names map onto it (DESIGN.md).
+// `sharding:` — ZeRO stage over the dp_shard axis; FSDP names map onto it (docs/design.md).
 struct ShardingSpec {
   int64_t stage = 0;                                               // 0..3
   bool hybrid = false;                                             // FSDP HYBRID_SHARD
@@ -220,9 +220,6 @@ const char* Name(Recompute v);
 const char* Name(Offload v);
 const char* Name(DeviceType v);
 const char* Name(ResumeMode v);
-
-// Bytes per element of a dtype: fp32 4, bf16 2, fp16 2.
-int64_t DTypeBytes(DType v);
 
 }  // namespace accel::spec
 

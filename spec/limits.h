@@ -15,16 +15,16 @@ namespace accel::spec {
 // ---- Cross-field bounds (checked by the planner) ----
 
 // Ranks in one job: cluster.nodes × cluster.devices_per_node. Four times Llama 3 405B's 16,384
-// GPUs. The plan lists every rank and every process group, so plan size is linear in this: at
-// this size `accel plan` takes about 40 ms and 40 MiB, but `--format json` (protobuf's JSON
-// printer) about 1 s and 600 MiB, which is why the limit is not higher.
+// GPUs. The plan lists every rank and every process group, so plan size is linear in this; the
+// limit is set by `--format json` (protobuf's JSON printer), which takes 15 to 25 times the
+// memory and time of planning itself (bench/RESULTS.md, planning time against world size).
 inline constexpr int64_t kMaxWorldSize = 65'536;
 
 // Pipeline stages × microbatches per step: the forward/backward slots of the pipeline schedule,
 // each of which becomes up to six ops in the plan. Megatron-LM's largest published runs use
 // 8–35 stages with a few hundred microbatches (about 10^4 slots); this admits, e.g., 64 stages
-// × 1,024 microbatches. At this size `accel plan` takes about 40 ms, but `--format json` about
-// 1.3 s and 650 MiB (protobuf's JSON printer), as at the world-size limit.
+// × 1,024 microbatches; the plan then has about as many ops as it has ranks at the world-size
+// limit, so it costs the JSON printer as much.
 inline constexpr int64_t kMaxPipelineSlots = 65'536;
 
 // Tokens one optimizer step consumes: global_batch_size × seq_len. 256 times Llama 3's 16M-token

@@ -3,36 +3,15 @@
 #include <cstdio>
 
 #include "common/diag_codes.h"
+#include "common/utf8.h"
 
 namespace accel::spec {
 namespace {
 
-// Length of the valid UTF-8 sequence starting at `i`, or 0 when the bytes there are invalid.
+// Length of the whole UTF-8 character starting at `i`, or 0 when the bytes there are ill-formed.
 size_t Utf8SequenceLength(std::string_view text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t length = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    length = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    length = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    length = 4;
-    if (c == 0xF0) lo = 0x90;  // overlong
-    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return length;
+  Utf8Sequence sequence = Utf8SequenceAt(text, i);
+  return sequence.whole ? sequence.length : 0;
 }
 
 bool IsControl(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F; }
@@ -45,19 +24,6 @@ std::string Hex(unsigned char c) {
 
 }  // namespace
 
-SourceLocation LocationOfOffset(std::string_view text, size_t offset) {
-  int line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
 bool CheckSpecText(std::string_view text, const std::string& file, DiagnosticSink& sink) {
   if (text.size() > kMaxSpecFileBytes) {
     sink.Error(codes::kFileTooLarge, file, {}, "",
@@ -68,20 +34,20 @@ bool CheckSpecText(std::string_view text, const std::string& file, DiagnosticSin
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == 0) {
-      sink.Error(codes::kNotText, file, LocationOfOffset(text, i), "",
+      sink.Error(codes::kNotText, file, LocationOfByte(text, i), "",
                  "file contains a NUL byte at offset " + std::to_string(i) +
                      "; it looks like binary data, not a YAML spec");
       return false;
     }
     if (IsControl(c)) {
-      sink.Error(codes::kNotText, file, LocationOfOffset(text, i), "",
+      sink.Error(codes::kNotText, file, LocationOfByte(text, i), "",
                  "file contains control byte " + Hex(c) + " at offset " + std::to_string(i) +
                      "; spec files must be UTF-8 text");
       return false;
     }
     size_t length = Utf8SequenceLength(text, i);
     if (length == 0) {
-      sink.Error(codes::kNotText, file, LocationOfOffset(text, i), "",
+      sink.Error(codes::kNotText, file, LocationOfByte(text, i), "",
                  "invalid UTF-8 byte " + Hex(c) + " at offset " + std::to_string(i) +
                      "; spec files must be UTF-8 text");
       return false;

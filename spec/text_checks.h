@@ -16,9 +16,6 @@ namespace accel::spec {
 // Largest spec file accepted, in bytes (1 MiB). Real job files are a few KiB.
 inline constexpr size_t kMaxSpecFileBytes = size_t{1} << 20;
 
-// The 1-based line:column of byte `offset` in `text` (columns count bytes).
-SourceLocation LocationOfOffset(std::string_view text, size_t offset);
-
 // Adds E0002 when `text` is larger than kMaxSpecFileBytes, or E0003 (at the first offending
 // byte) when it holds a NUL or other control byte (except tab, CR, LF) or is not valid UTF-8
 // (overlong forms, surrogates and code points above U+10FFFF are invalid). Reports at most one

@@ -17,7 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "tokenizers/json_document.h"
+#include "common/json_document.h"
 
 namespace accel::tok {
 

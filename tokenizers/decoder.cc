@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "common/utf8.h"
 #include "tokenizers/byte_level.h"
 #include "tokenizers/json_fields.h"
 #include "tokenizers/tokenizer.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tokenizers/json_document.h"
+#include "common/json_document.h"
 
 namespace accel::tok {
 

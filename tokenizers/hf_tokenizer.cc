@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "executor/data/text_source.h"
+#include "common/utf8.h"
 
 namespace accel::tok {
 
@@ -77,7 +77,7 @@ void HfTokenizer::EncodeSection(std::string_view text, WordCache& cache, std::ve
 void HfTokenizer::EncodeInto(std::string_view text, std::vector<uint32_t>& out) const {
   // PCRE2 matches without re-checking UTF-8, so the text must be valid.
   std::string repaired;
-  if (!exec::IsValidUtf8(text)) {
+  if (!IsValidUtf8(text)) {
     repaired = ReplaceInvalidUtf8(text);
     text = repaired;
   }

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tokenizers/json_document.h"
+#include "common/json_document.h"
 
 namespace accel::tok {
 

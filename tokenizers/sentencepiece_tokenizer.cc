@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "executor/data/text_source.h"
+#include "common/utf8.h"
 #include "tokenizers/sentencepiece_model.pb.h"
 
 namespace accel::tok {
@@ -177,7 +177,7 @@ void SentencePieceTokenizer::EmitPiece(std::string_view piece, std::vector<uint3
 void SentencePieceTokenizer::EncodeInto(std::string_view text, std::vector<uint32_t>& out) const {
   // sentencepiece reads an invalid byte as U+FFFD, as ReplaceInvalidUtf8 does.
   std::string repaired;
-  if (!exec::IsValidUtf8(text)) {
+  if (!IsValidUtf8(text)) {
     repaired = ReplaceInvalidUtf8(text);
     text = repaired;
   }

@@ -70,14 +70,6 @@ class Tokenizer {
   virtual std::string Describe() const = 0;
 };
 
-// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD ("\xEF\xBF\xBD").
-std::string ReplaceInvalidUtf8(std::string_view text);
-
-// `text` with each maximal subpart of an ill-formed UTF-8 sequence (a lead byte and the
-// continuation bytes that fit it, or one stray byte) replaced by one U+FFFD, as Rust's
-// String::from_utf8_lossy and the WHATWG TextDecoder do.
-std::string DecodeUtf8Lossy(std::string_view text);
-
 }  // namespace accel::tok
 
 #endif  // ACCEL_TOKENIZERS_TOKENIZER_H_

@@ -34,7 +34,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 
 def read_corpus(path):
-    """Concatenated bytes of the text files under path (executor/data/text_source.h rules)."""
+    """Concatenated bytes of the text files under path (data/text_source.h rules)."""
     def is_text(name, data):
         if name.endswith(".dat") or b"\0" in data:
             return False

@@ -4,6 +4,7 @@
 # (TinyLlama-1.1B dimensions) at seq_len 2048 in bf16.
 #
 #   scripts/build-cuda.sh && bench/gpu/throughput.sh [OUT_DIR]
+#   bench/gpu/throughput.sh --table OUT_DIR/throughput.jsonl   # the table of the rows so far
 #
 # The micro batch is the largest that accel's estimate says fits the GPU (`accel validate` passes;
 # 16 down to 1), the same for every implementation. Precision `amp`: fp32 parameters with bf16
@@ -15,6 +16,11 @@
 # embedding -- and the attention score and value products, counted without the causal halving),
 # and peak = PEAK_TFLOPS (default 989.4: H100 SXM dense bf16, NVIDIA H100 Tensor Core GPU
 # datasheet; use 989.4 for H200 too, same tensor cores).
+#
+# Environment: PRECISIONS (the subset, default "amp bf16"), STEPS (default 10), WARMUP (default 3),
+# SEQ (default 2048), PEAK_TFLOPS, ACCEL_CUDA_BUILD (default build-cuda). An implementation that
+# fails is a row naming its error, and the runs go on; each row goes to OUT_DIR/throughput.jsonl as
+# its run ends.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,8 +31,41 @@ warmup=${WARMUP:-3}
 seq=${SEQ:-2048}
 peak=${PEAK_TFLOPS:-989.4}
 precisions=${PRECISIONS:-amp bf16}
-# shellcheck source=/dev/null
-source "$build/env.sh"
+
+# The table of a results file (also: throughput.sh --table JSONL, for a run stopped early).
+table() {
+python3 - "$1" "$peak" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+peak = float(sys.argv[2]) * 1e12
+h, L, V, ffn, kvh = 2048, 22, 32000, 5632, 4 * 64
+n_matmul = L * (2 * h * h + 2 * h * kvh + 3 * h * ffn) + V * h  # blocks + lm_head
+print(f"{'impl':16} {'precision':9} {'mb':>3} {'tokens/s':>10} {'MFU':>6} {'vs eager':>9} "
+      f"{'alloc GiB':>9} {'reserved':>9} {'loss':>7}")
+for precision in dict.fromkeys(r["precision"] for r in rows):
+    group = [r for r in rows if r["precision"] == precision]
+    eager = next((r for r in group if r["impl"] == "pytorch-eager" and "tokens_per_second" in r), None)
+    for r in group:
+        if "error" in r:
+            print(f"{r['impl']:16} {precision:9} {r['micro_batch']:>3}  failed: {r['error']}")
+            continue
+        flops = 6 * n_matmul + 12 * L * h * r["seq_len"]
+        mfu = r["tokens_per_second"] * flops / peak
+        ratio = r["tokens_per_second"] / eager["tokens_per_second"] if eager else float("nan")
+        print(f"{r['impl']:16} {precision:9} {r['micro_batch']:>3} {r['tokens_per_second']:>10.0f} "
+              f"{100 * mfu:>5.1f}% {ratio:>8.2f}x {r['peak_allocated'] / 2**30:>9.2f} "
+              f"{r['peak_reserved'] / 2**30:>9.2f} {r['loss'] if r['loss'] is not None else float('nan'):>7.3f}")
+PY
+}
+if [[ ${1:-} == --table ]]; then
+  table "$2"
+  exit
+fi
+
+if [[ -f $build/env.sh ]]; then
+  # shellcheck source=/dev/null
+  source "$build/env.sh"
+fi
 accel=$build/cli/accel
 mkdir -p "$out"
 fortunes=$build/deps/usr/share/games/fortunes
@@ -60,6 +99,12 @@ precision_sets() {
 
 results=$out/throughput.jsonl
 : >"$results"
+# A failed run: one row naming the implementation and the last line of its log.
+error_row() {  # impl precision micro_batch log
+  python3 -c 'import json, sys
+print(json.dumps({"impl": sys.argv[1], "precision": sys.argv[2], "micro_batch": int(sys.argv[3]),
+                  "error": sys.argv[4][:300]}))' "$1" "$2" "$3" "$(tail -1 "$4" 2>/dev/null)"
+}
 for precision in $precisions; do
   sets=$(precision_sets "$precision")
   mb=0
@@ -70,13 +115,21 @@ for precision in $precisions; do
       break
     fi
   done
-  [[ $mb -gt 0 ]] || { echo "throughput: no micro batch fits for $precision" >&2; exit 1; }
+  if [[ $mb -eq 0 ]]; then
+    echo "throughput: no micro batch fits for $precision" | tee "$out/validate-$precision.log" >&2
+    error_row accel "$precision" 0 "$out/validate-$precision.log" >>"$results"
+    continue
+  fi
   echo "== $precision: micro batch $mb (largest the estimate fits)"
   rm -rf "$out/run-$precision" "$out/ckpt"
   # shellcheck disable=SC2086
-  "$accel" run "$spec" $sets --set data.micro_batch_size=$mb --set data.global_batch_size=$mb \
-    --run-dir "$out/run-$precision" >"$out/accel-$precision.log" 2>&1 || { tail -20 "$out/accel-$precision.log"; exit 1; }
-  python3 - "$out/run-$precision" "$warmup" "$precision" "$mb" "$seq" >>"$results" <<'PY'
+  if ! "$accel" run "$spec" $sets --set data.micro_batch_size=$mb --set data.global_batch_size=$mb \
+    --run-dir "$out/run-$precision" >"$out/accel-$precision.log" 2>&1; then
+    tail -20 "$out/accel-$precision.log"
+    error_row accel "$precision" "$mb" "$out/accel-$precision.log" >>"$results"
+  else
+    python3 - "$out/run-$precision" "$warmup" "$precision" "$mb" "$seq" >>"$results" \
+      2>>"$out/accel-$precision.log" <<'PY' ||
 import json, sys
 run, warmup, precision, mb, seq = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 steps = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
@@ -90,33 +143,15 @@ print(json.dumps({"impl": "accel", "precision": precision, "micro_batch": mb, "s
                   "peak_reserved": rank["peak_reserved_bytes"],
                   "estimate": rank["estimate_tensor_bytes"]}))
 PY
+      error_row accel "$precision" "$mb" "$out/accel-$precision.log" >>"$results"
+  fi
   for impl in eager hf; do
     PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/torch_llama.py" --impl $impl --micro-batch $mb \
       --seq-len "$seq" --steps "$steps" --warmup "$warmup" --precision "$precision" \
       >>"$results" 2>"$out/$impl-$precision.err" ||
-      echo "{\"impl\": \"$impl\", \"precision\": \"$precision\", \"micro_batch\": $mb, \"error\": \"$(tail -1 "$out/$impl-$precision.err" | tr '"' "'")\"}" >>"$results"
+      error_row "$([[ $impl == eager ]] && echo pytorch-eager || echo hf-transformers)" "$precision" "$mb" \
+        "$out/$impl-$precision.err" >>"$results"
   done
 done
 
-python3 - "$results" "$peak" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-peak = float(sys.argv[2]) * 1e12
-h, L, V, ffn, kvh = 2048, 22, 32000, 5632, 4 * 64
-n_matmul = L * (2 * h * h + 2 * h * kvh + 3 * h * ffn) + V * h  # blocks + lm_head
-print(f"{'impl':16} {'precision':9} {'mb':>3} {'tokens/s':>10} {'MFU':>6} {'vs eager':>9} "
-      f"{'alloc GiB':>9} {'reserved':>9} {'loss':>7}")
-for precision in dict.fromkeys(r["precision"] for r in rows):
-    group = [r for r in rows if r["precision"] == precision]
-    eager = next((r for r in group if r["impl"] == "pytorch-eager" and "tokens_per_second" in r), None)
-    for r in group:
-        if "error" in r:
-            print(f"{r['impl']:16} {precision:9} {r['micro_batch']:>3}  failed: {r['error']}")
-            continue
-        flops = 6 * n_matmul + 12 * L * h * r["seq_len"]
-        mfu = r["tokens_per_second"] * flops / peak
-        ratio = r["tokens_per_second"] / eager["tokens_per_second"] if eager else float("nan")
-        print(f"{r['impl']:16} {precision:9} {r['micro_batch']:>3} {r['tokens_per_second']:>10.0f} "
-              f"{100 * mfu:>5.1f}% {ratio:>8.2f}x {r['peak_allocated'] / 2**30:>9.2f} "
-              f"{r['peak_reserved'] / 2**30:>9.2f} {r['loss'] if r['loss'] is not None else float('nan'):>7.3f}")
-PY
+table "$results"

@@ -40,7 +40,7 @@ struct Op {
   OpForward forward;
 };
 
-spec::ElementwiseCostValues Time(const Op& op, at::ScalarType type, ComputePrecision precision,
+ElementwiseOpCost Time(const Op& op, at::ScalarType type, ComputePrecision precision,
                                  const std::string& dtype) {
   std::vector<double> forward, backward;
   for (int run = 0; run < 6; ++run) {
@@ -123,7 +123,7 @@ std::vector<Op> Ops() {
 
 }  // namespace
 
-absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts(
+absl::StatusOr<std::vector<ElementwiseOpCost>> MeasureElementwiseCosts(
     const std::string& dtype) {
   if (dtype != "fp32" && dtype != "bf16") {
     return absl::InvalidArgumentError("elementwise costs are measured for fp32 and bf16, not '" +
@@ -132,7 +132,7 @@ absl::StatusOr<std::vector<spec::ElementwiseCostValues>> MeasureElementwiseCosts
   const bool bf16 = dtype == "bf16";
   at::set_num_threads(1);
   SetBlasThreads(1);
-  std::vector<spec::ElementwiseCostValues> costs;
+  std::vector<ElementwiseOpCost> costs;
   try {
     for (const Op& op : Ops()) {
       costs.push_back(Time(op, bf16 ? at::kBFloat16 : at::kFloat,

@@ -1,8 +1,8 @@
 // Timing a training step over a forked process group with some of its collectives and with them
 // skipped, in paired rounds: `accel calibrate`'s reference steps (tensor_parallel_step.h,
-// data_parallel_step.h). This VM's speed drifts by tens of percent over minutes, so each round
-// times both modes back to back and the collectives' cost is taken per round. Plain types and
-// std::function only (no LibTorch).
+// data_parallel_step.h). A shared machine's speed can drift by tens of percent over minutes, so
+// each round times both modes back to back and the collectives' cost is taken per round. Plain
+// types and std::function only (no LibTorch).
 #ifndef ACCEL_EXECUTOR_CALIBRATE_PAIRED_ROUNDS_H_
 #define ACCEL_EXECUTOR_CALIBRATE_PAIRED_ROUNDS_H_
 

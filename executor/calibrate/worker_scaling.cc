@@ -25,7 +25,8 @@ constexpr int kWarmUpSteps = 2;
 constexpr int kTimedSteps = 7;
 
 // The model and batch of MeasureTrainingStepSeconds: the step-time benchmark's GPT-2 width
-// (bench/step_time/base.yaml) with half its layers, so a step lasts about 0.1 s on one core.
+// (bench/step_time/base.yaml) with half its layers: fewer layers keep the rounds over every
+// worker count short, while a step must stay long against scheduling and timer noise.
 ModelConfig StepModel() {
   ModelConfig config;
   config.arch = ModelArch::kGpt2;
@@ -76,7 +77,7 @@ absl::StatusOr<double> MeasureTrainingStepSeconds(int threads) {
   }
 }
 
-absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
+absl::StatusOr<std::vector<WorkerEfficiency>> MeasureWorkerScaling(
     int cores, int rounds, std::vector<std::pair<double, double>>* ranges) {
   if (cores < 1) cores = 1;
   if (rounds < 1) rounds = 1;
@@ -96,7 +97,7 @@ absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
       efficiencies[i].push_back(reference * counts[i].first / cores / (*seconds)[i]);
     }
   }
-  std::vector<spec::WorkerScalingValues> out;
+  std::vector<WorkerEfficiency> out;
   if (ranges != nullptr) ranges->clear();
   for (size_t i = 0; i < counts.size(); ++i) {
     out.push_back({counts[i].first, Median(efficiencies[i])});

@@ -5,13 +5,20 @@
 #ifndef ACCEL_EXECUTOR_CALIBRATE_WORKER_SCALING_H_
 #define ACCEL_EXECUTOR_CALIBRATE_WORKER_SCALING_H_
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "spec/device_profile_file.h"
 
 namespace accel::exec {
+
+// One worker count's measured efficiency (accel.ir.WorkerScaling): a worker's speed with
+// workers_per_node workers on the node's cores, relative to its share of them.
+struct WorkerEfficiency {
+  int64_t workers_per_node = 0;
+  double efficiency = 0;
+};
 
 // Median seconds of one training step of the executor's GPT-2 (h 256, 4 heads, ffn 1024,
 // 2 layers, vocabulary 256; fp32) on 8 × 128 tokens (forward, cross entropy, backward, SGD
@@ -28,14 +35,12 @@ absl::StatusOr<double> MeasureTrainingStepSeconds(int threads);
 // construction and 1 wherever a worker's speed is its share of the cores. The counts are timed
 // back to back in `rounds` rounds (at least 1), each efficiency the median of its rounds'
 // ratios, so that a ratio compares timings seconds apart; `ranges`, when given, receives each
-// count's lowest and highest round (how much the machine moved while it was measured). A round
-// takes about 6 s on the 2-core build VM, whose single-round efficiencies moved by up to 10%
-// between calibrations minutes apart (0.90 and 0.98 for two workers per core), while 5 rounds
-// within half a minute spanned 0.955-1.003. On that VM (2026-11-24): 0.67 for one worker on
-// both cores, 0.97 for two per core; with them the step-time benchmark's dp 1 row went from
-// −30% to +4.9% (README, step time). `cores` ≥ 1 (with 1 core the counts are 1 and 2). Errors:
-// those of MeasureOnEveryCore and MeasureTrainingStepSeconds.
-absl::StatusOr<std::vector<spec::WorkerScalingValues>> MeasureWorkerScaling(
+// count's lowest and highest round (how much the machine moved while it was measured). More
+// rounds trade calibration time (each round times every count, several training steps each) for
+// efficiencies that a disturbance during one round moves less: on a shared VM, single rounds
+// minutes apart have disagreed by up to 10%. `cores` ≥ 1 (with 1 core the counts are 1 and 2).
+// Errors: those of MeasureOnEveryCore and MeasureTrainingStepSeconds.
+absl::StatusOr<std::vector<WorkerEfficiency>> MeasureWorkerScaling(
     int cores, int rounds, std::vector<std::pair<double, double>>* ranges = nullptr);
 
 }  // namespace accel::exec

@@ -1,4 +1,4 @@
-// Conversion between LibTorch tensors and safetensors records (executor/checkpoint/safetensors.h).
+// Conversion between LibTorch tensors and safetensors records (checkpoint/safetensors.h).
 #ifndef ACCEL_EXECUTOR_CHECKPOINT_TORCH_TENSORS_H_
 #define ACCEL_EXECUTOR_CHECKPOINT_TORCH_TENSORS_H_
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/safetensors.h"
 
 namespace accel::exec {
 

@@ -1,6 +1,6 @@
 // Exact live and peak tensor bytes on CPU: a c10::Allocator that wraps the CPU allocator that is
 // current when it is installed and counts every byte requested through it. The measured side of
-// the plan's per-rank memory estimate (DESIGN.md, "Executor seams: measured memory"); the CUDA
+// the plan's per-rank memory estimate (docs/design.md, "Executor seams: measured memory"); the CUDA
 // counterpart is the caching allocator's own statistics.
 //
 // What is counted: every storage that LibTorch allocates through c10::GetCPUAllocator() (which is

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/checkpoint/torch_tensors.h"
-#include "executor/checkpoint/tp_layout.h"
+#include "checkpoint/tp_layout.h"
 
 namespace accel::exec {
 namespace {

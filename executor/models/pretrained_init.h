@@ -1,4 +1,4 @@
-// Starting a model from Hugging Face weights (spec model.init_from; executor/checkpoint/pretrained.h
+// Starting a model from Hugging Face weights (spec model.init_from; checkpoint/pretrained.h
 // maps the checkpoint's files and reads the parts of tensors a rank owns).
 #ifndef ACCEL_EXECUTOR_MODELS_PRETRAINED_INIT_H_
 #define ACCEL_EXECUTOR_MODELS_PRETRAINED_INIT_H_
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "executor/checkpoint/pretrained.h"
+#include "checkpoint/pretrained.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
 

@@ -54,13 +54,6 @@ at::Tensor ReduceScatterSeq(const at::Tensor& x, Communicator& comm) {
   return out.transpose(0, 1);
 }
 
-at::Tensor SeqChunk(const at::Tensor& x, Communicator& comm) {
-  TORCH_CHECK(x.size(1) % comm.Size() == 0, "sequence length ", x.size(1),
-              " does not divide by the tensor-parallel degree ", comm.Size());
-  const int64_t n = x.size(1) / comm.Size();
-  return x.narrow(1, comm.Rank() * n, n).contiguous();
-}
-
 struct Enter : torch::autograd::Function<Enter> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t comm, bool sp) {
     ctx->saved_data["comm"] = comm;
@@ -84,16 +77,6 @@ struct Exit : torch::autograd::Function<Exit> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     at::Tensor g = ctx->saved_data["sp"].toBool() ? GatherSeq(grads[0], FromHandle(ctx)) : grads[0];
     return {g, at::Tensor(), at::Tensor()};
-  }
-};
-
-struct Scatter : torch::autograd::Function<Scatter> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t comm) {
-    ctx->saved_data["comm"] = comm;
-    return SeqChunk(x, FromHandle(ctx));
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {GatherSeq(grads[0], FromHandle(ctx)), at::Tensor()};
   }
 };
 
@@ -168,11 +151,6 @@ at::Tensor EnterTensorParallel(const at::Tensor& x, const TensorParallel& tp) {
 at::Tensor ExitTensorParallel(const at::Tensor& partial, const TensorParallel& tp) {
   if (!tp.enabled()) return partial;
   return Exit::apply(partial, Handle(tp), tp.sequence_parallel);
-}
-
-at::Tensor ScatterToSequenceParallel(const at::Tensor& x, const TensorParallel& tp) {
-  if (!tp.sequence_sharded()) return x;
-  return Scatter::apply(x, Handle(tp));
 }
 
 at::Tensor VocabParallelEmbedding(const at::Tensor& tokens, const at::Tensor& weight_local,

@@ -62,10 +62,6 @@ at::Tensor EnterTensorParallel(const at::Tensor& x, const TensorParallel& tp);
 // forward, all-gather backward. partial: [b, s, h] → [b, s_local, h].
 at::Tensor ExitTensorParallel(const at::Tensor& partial, const TensorParallel& tp);
 
-// This rank's sequence chunk of a replicated [b, s, h] tensor (forward), all-gather of the
-// gradient (backward). Identity without sequence parallelism.
-at::Tensor ScatterToSequenceParallel(const at::Tensor& x, const TensorParallel& tp);
-
 // Vocabulary-parallel embedding lookup (Megatron's VocabParallelEmbedding): weight_local holds
 // rows [rank·Vl, (rank+1)·Vl) of the (padded) table; tokens outside them give zero rows. Returns
 // the partial [b, s, h] the caller reduces with ExitTensorParallel.

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/sharded_tensors.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/train/optimizer_state_key.h"

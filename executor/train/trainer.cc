@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "executor/checkpoint/safetensors.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/sharded_tensors.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "executor/train/fused_adamw.h"

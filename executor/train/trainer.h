@@ -17,10 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "executor/checkpoint/checkpoint_store.h"
-#include "executor/checkpoint/pretrained.h"
+#include "checkpoint/checkpoint_store.h"
+#include "checkpoint/pretrained.h"
 #include "executor/communicator.h"
-#include "executor/data/window_dataset.h"
+#include "data/window_dataset.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/autocast.h"
 #include "executor/train/grad_sync.h"
@@ -156,7 +156,7 @@ class Trainer {
            std::any_of(param_dtypes_.begin(), param_dtypes_.end(), [](auto t) { return t != torch::kFloat; });
   }
 
-  // This rank's shard file (executor/checkpoint/sharded_tensors.h) for a sharded checkpoint:
+  // This rank's shard file (checkpoint/sharded_tensors.h) for a sharded checkpoint:
   // for each parameter the owned flat range of its value (parameter dtype), of its fp32 master
   // weights ("optimizer.master.NAME", 16-bit parameters), and of its optimizer state
   // ("optimizer.exp_avg.NAME", "optimizer.exp_avg_sq.NAME" for AdamW, "optimizer.momentum.NAME"

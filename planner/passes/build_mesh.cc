@@ -20,7 +20,7 @@ class BuildMeshPass : public Pass {
     std::vector<int64_t> sizes(n_axes);
     for (int i = 0; i < n_axes; ++i) sizes[i] = mesh->axes(i).size();
     // Row-major with tp innermost: stride(tp) = 1, stride(cp) = tp, ... (torchtitan's order; it
-    // reproduces Megatron-LM's tp-dp-pp rank groups, planner-facts §3).
+    // reproduces Megatron-LM's tp-dp-pp rank groups, docs/planner-facts.md §3).
     const std::vector<int64_t> strides = MeshStrides(sizes);
     for (int i = 0; i < n_axes; ++i) mesh->mutable_axes(i)->set_stride(strides[i]);
     const int64_t per_node = plan.topology().devices_per_node();

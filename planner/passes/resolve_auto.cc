@@ -464,7 +464,7 @@ class ResolveAutoPass : public Pass {
   // m >> p).
   static constexpr double kBubbleWarningFraction = 0.25;
 
-  // GPipe and 1F1B idle (p-1)/(m+p-1) of each step (planner-facts.md section 3), interleaved
+  // GPipe and 1F1B idle (p-1)/(m+p-1) of each step (docs/planner-facts.md section 3), interleaved
   // 1F1B (p-1)/(v*m+p-1).
   void WarnLargeBubble(PlanContext& context, int64_t microbatches) {
     if (pp_ <= 1) return;
@@ -529,7 +529,7 @@ class ResolveAutoPass : public Pass {
     sharding->set_degree(dp_shard_);
     sharding->set_hybrid(sh.hybrid);
     sharding->set_offload(ToIr(sh.offload));
-    // DeepSpeed's `auto` conventions as filled by transformers/Accelerate (planner-facts §1).
+    // DeepSpeed's `auto` conventions as filled by transformers/Accelerate (docs/planner-facts.md §1).
     auto resolve = [&](const spec::AutoOr<int64_t>& given, const char* field, int64_t value,
                        const std::string& formula) {
       if (!given.is_auto) return given.value;

@@ -156,7 +156,7 @@ class ValidateSpecPass : public Pass {
 
   // Records the tokenizer kind and file (see ir::Data.tokenizer). The kind comes from the file
   // name alone: validate and plan read no data files, and `accel run` loads the file before
-  // launch (executor/launcher/plan_support.h CheckTokenizer).
+  // launch (launcher/plan_support.h CheckTokenizer).
   static void SetTokenizer(PlanContext& context, ir::Data& data) {
     const spec::JobSpec& s = context.spec();
     const std::string& tokenizer = s.data.train.tokenizer;

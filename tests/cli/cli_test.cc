@@ -14,11 +14,19 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/searched_spec.h"
+#include "common/remove_tree.h"
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  accel::RemoveTree(dir.string(), ec);
+}
 
 struct Result {
   int exit_code = -1;
@@ -193,7 +201,7 @@ TEST_CASE("plan: every output format", "[cli]") {
                        " " + kMain);
   CHECK(binpb.exit_code == 0);
   CHECK(fs::file_size(dir / "plan.binpb") > 100);
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 TEST_CASE("plan: usage errors and invalid specs", "[cli]") {
@@ -339,8 +347,8 @@ TEST_CASE("with --werror, warnings are errors in validate, plan and estimate-mem
 
 TEST_CASE("import: writes a spec that validates, warnings on stderr", "[cli][import]") {
   const fs::path out = fs::temp_directory_path() / ("accel_cli_import." + std::to_string(getpid()) + ".yaml");
-  Result r = Accel("import tests/data/corpus/configs/accelerate/tests/test_configs/invalid_keys.yaml "
-                   "--model tests/data/import/models/llama-tiny/config.json --data README.md -o '" +
+  Result r = Accel("import tests/testdata/corpus/configs/accelerate/tests/test_configs/invalid_keys.yaml "
+                   "--model tests/testdata/import/models/llama-tiny/config.json --data README.md -o '" +
                    out.string() + "'");
   CHECK(r.exit_code == 0);
   CHECK(r.out.empty());
@@ -356,8 +364,8 @@ TEST_CASE("import: writes a spec that validates, warnings on stderr", "[cli][imp
 
 TEST_CASE("import: --launch-dir is where torchtitan's tokenizer path starts", "[cli][import]") {
   const fs::path out = fs::temp_directory_path() / ("accel_cli_import_tt." + std::to_string(getpid()) + ".yaml");
-  Result r = Accel("import tests/data/corpus/configs/torchtitan/2026-02_pre-refactor/torchtitan/models/qwen3/"
-                   "train_configs/qwen3_0.6b.toml --model tests/data/import/models/llama-tiny/config.json "
+  Result r = Accel("import tests/testdata/corpus/configs/torchtitan/2026-02_pre-refactor/torchtitan/models/qwen3/"
+                   "train_configs/qwen3_0.6b.toml --model tests/testdata/import/models/llama-tiny/config.json "
                    "--launch-dir /opt/torchtitan -o '" + out.string() + "'");
   CHECK(r.exit_code == 0);
   CHECK(ReadAll(out).find("    tokenizer: /opt/torchtitan/assets/hf/Qwen3-0.6B/tokenizer.json  "
@@ -366,7 +374,7 @@ TEST_CASE("import: --launch-dir is where torchtitan's tokenizer path starts", "[
 }
 
 TEST_CASE("import: a refused config exits 1 and writes nothing", "[cli][import]") {
-  Result r = Accel("import tests/data/corpus/configs/accelerate/examples/config_yaml_templates/fp8.yaml");
+  Result r = Accel("import tests/testdata/corpus/configs/accelerate/examples/config_yaml_templates/fp8.yaml");
   CHECK(r.exit_code == 1);
   CHECK(r.out.empty());
   CHECK(r.err.find("error[E0703]: Accelerate key 'mixed_precision' = \"fp8\"") != std::string::npos);
@@ -451,7 +459,7 @@ TEST_CASE("plan --search: the table and the emitted spec round-trip", "[cli][sea
   CHECK(std::stoll(plan2["sharding"]["stage"].get<std::string>()) == stage);
   CHECK(std::stoll(plan2["batch"]["micro_batch_size"].get<std::string>()) == micro);
   CHECK(plan2["training"]["recompute"] == ProtoEnum("RECOMPUTE", recompute));
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 TEST_CASE("plan --search --emit-spec: context, offload and hybrid round-trip", "[cli][search]") {
@@ -495,7 +503,7 @@ TEST_CASE("plan --search --emit-spec: context, offload and hybrid round-trip", "
   CHECK(std::stoll(plan["batch"]["micro_batch_size"].get<std::string>()) == 4);
   CHECK(std::stoll(plan["batch"]["global_batch_size"].get<std::string>()) == 64);
   CHECK(plan["training"]["recompute"] == "RECOMPUTE_SELECTIVE");
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 // The context degree (cp) column of every ranked row of a search table.
@@ -574,5 +582,5 @@ TEST_CASE("plan --search --emit-spec rewrites relative paths for the new directo
   nlohmann::json plan = nlohmann::json::parse(json.out);
   CHECK(std::stoll(plan["model"]["num_layers"].get<std::string>()) == 48);  // from config.json
   CHECK(std::stoll(plan["model"]["hidden_size"].get<std::string>()) == 1600);
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }

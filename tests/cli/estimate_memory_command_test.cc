@@ -16,7 +16,7 @@ namespace accel::cli {
 namespace {
 
 std::string Corpus(const std::string& model) {
-  return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/models/" + model + "/config.json";
+  return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/" + model + "/config.json";
 }
 
 struct Output {

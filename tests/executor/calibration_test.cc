@@ -8,6 +8,8 @@
 #include "executor/calibrate/worker_scaling.h"
 #include "executor/models/gpt2.h"
 #include "executor/train/autocast.h"
+#include "planner/elementwise_ops.h"
+#include "spec/device_profile_file.h"
 
 #include <unistd.h>
 
@@ -47,8 +49,10 @@ TEST_CASE("MeasureElementwiseCosts times every op of the profile's list, in its 
   REQUIRE(costs.ok());
   REQUIRE(costs->size() == spec::kElementwiseOpNames.size());
   for (size_t i = 0; i < costs->size(); ++i) {
-    const spec::ElementwiseCostValues& c = (*costs)[i];
+    const ElementwiseOpCost& c = (*costs)[i];
     CHECK(c.op == spec::kElementwiseOpNames[i]);
+    // calibrate names the measured means by the planner's list: the same, in the same order.
+    CHECK(c.op == planner::ElementwiseOpName(static_cast<planner::ElementwiseOp>(i)));
     CHECK(c.dtype == "fp32");
     CHECK(std::isfinite(c.forward_seconds_per_element));
     CHECK(std::isfinite(c.backward_seconds_per_element));

@@ -19,9 +19,11 @@ namespace accel::exec::testing {
 // Calls body(rank, rendezvous) on world_size threads and waits for all. Returns one message per
 // rank: empty when body returned normally, else the failure (connect error or exception text).
 // timeout bounds every collective so a broken test fails instead of hanging (start-up, connecting
-// and meeting in the first CreateWorld, may take max(timeout, 5 min)).
+// and meeting in the first CreateWorld, may take max(timeout, 5 min)). The default is generous
+// because a Gloo group's connect shares it: on a machine that other jobs keep busy, a rank thread
+// can stall for over a minute, and a peer that gives up closes the connection on the others.
 inline std::vector<std::string> RunRanks(int world_size, const std::function<void(int, Rendezvous&)>& body,
-                                         std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+                                         std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
   std::vector<std::string> errors(world_size);
   // Stores outlive every body: rank 0 hosts the server, and a peer still connecting or using it
   // must not find it gone.

@@ -78,7 +78,7 @@ cluster:
 TEST_CASE("accelerate: unknown keys are located warnings (the upstream invalid_keys.yaml)",
           "[importers][accelerate]") {
   std::ifstream in(std::string(ACCEL_SOURCE_ROOT) +
-                   "/tests/data/corpus/configs/accelerate/tests/test_configs/invalid_keys.yaml");
+                   "/tests/testdata/corpus/configs/accelerate/tests/test_configs/invalid_keys.yaml");
   std::stringstream text;
   text << in.rdbuf();
   testing::Imported out = Import(text.str(), "invalid_keys.yaml");

@@ -1,5 +1,5 @@
-// Every config of the corpus (tests/data/corpus/configs, copied from real repositories; see
-// tests/data/corpus/SOURCES.md) either imports to a spec that the loader and the planner accept
+// Every config of the corpus (tests/testdata/corpus/configs, copied from real repositories; see
+// tests/testdata/corpus/SOURCES.md) either imports to a spec that the loader and the planner accept
 // without errors, or is refused with located errors that name the source keys. Nothing crashes.
 #include <catch2/catch.hpp>
 
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace accel::importers {
 namespace {
 
-const fs::path kCorpus = fs::path(ACCEL_SOURCE_ROOT) / "tests/data/corpus/configs";
+const fs::path kCorpus = fs::path(ACCEL_SOURCE_ROOT) / "tests/testdata/corpus/configs";
 
 std::vector<fs::path> CorpusFiles() {
   std::vector<fs::path> files;
@@ -107,7 +107,7 @@ TEST_CASE("every corpus config imports to a valid spec or is refused with locate
   }
 }
 
-// The README table ("Importing configs"):
+// The coverage table of docs/import.md:
 //   build-core/tests/importers/importers_test "[counts]"
 TEST_CASE("print the corpus import counts", "[.][counts]") {
   std::cout << "| source | files | imported cleanly | imported with warnings | refused |\n"

@@ -13,11 +13,11 @@ namespace accel::importers::testing {
 // The test model: a small llama (8 heads, 8 kv heads, 8 layers, 128K positions) that every
 // corpus layout fits on an 80 GB device with.
 inline std::string TinyModel() {
-  return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/models/llama-tiny/config.json";
+  return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/models/llama-tiny/config.json";
 }
 
 // Where the tests pretend to write specs: model and data paths come out relative to it.
-inline std::string SpecPath() { return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/job.yaml"; }
+inline std::string SpecPath() { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/job.yaml"; }
 
 struct Imported {
   std::optional<std::string> yaml;
@@ -32,9 +32,9 @@ struct Imported {
 inline ImportOptions TestOptions() {
   ImportOptions options;
   options.model_config = TinyModel();
-  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/data/train.txt";
+  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/data/train.txt";
   options.output_path = SpecPath();
-  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import";
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import";
   return options;
 }
 

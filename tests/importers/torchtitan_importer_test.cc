@@ -11,10 +11,10 @@ namespace {
 
 using testing::Import;
 
-// A torchtitan TOML of the corpus (tests/data/corpus/configs/torchtitan; provenance in
-// tests/data/corpus/SOURCES.md).
+// A torchtitan TOML of the corpus (tests/testdata/corpus/configs/torchtitan; provenance in
+// tests/testdata/corpus/SOURCES.md).
 std::string Corpus(const std::string& path) {
-  std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/configs/torchtitan/" + path);
+  std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/configs/torchtitan/" + path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -154,7 +154,7 @@ TEST_CASE("torchtitan: model.hf_assets_path gives data.train.tokenizer its token
 
   // Another launch directory: the path is written relative to the spec; an absolute one stays.
   ImportOptions options = testing::TestOptions();
-  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/torchtitan";
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/torchtitan";
   testing::Imported moved = Import("[model]\nhf_assets_path = \"./assets/hf/Qwen3-0.6B/\"\n", "qwen3.toml", options);
   REQUIRE(moved.yaml);
   CHECK(Section(*moved.yaml, "data").find(
@@ -170,7 +170,7 @@ TEST_CASE("torchtitan: model.hf_assets_path gives data.train.tokenizer its token
 
 TEST_CASE("torchtitan: model.hf_assets_path/config.json becomes model.config unless --model is given",
           "[importers][torchtitan][model]") {
-  // tests/data/import/assets/hf/llama-tiny holds a config.json (a copy of the test model's).
+  // tests/testdata/import/assets/hf/llama-tiny holds a config.json (a copy of the test model's).
   ImportOptions options = testing::TestOptions();
   options.model_config = "";
   testing::Imported found = Import("[model]\nhf_assets_path = \"./assets/hf/llama-tiny\"\n", "tiny.toml", options);
@@ -195,13 +195,13 @@ TEST_CASE("torchtitan: model.hf_assets_path/config.json becomes model.config unl
 
   // The path is taken from the launch directory and written relative to the spec, as the
   // tokenizer's; an absolute one is found as it is.
-  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/assets";
+  options.launch_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/assets";
   testing::Imported moved = Import("[model]\nhf_assets_path = \"hf/llama-tiny\"\n", "tiny.toml", options);
   REQUIRE(moved.yaml);
   CHECK(Section(*moved.yaml, "model") ==
         "model:\n"
         "  config: assets/hf/llama-tiny/config.json  # model.hf_assets_path/config.json\n");
-  const std::string absolute_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/assets/hf/llama-tiny";
+  const std::string absolute_dir = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/assets/hf/llama-tiny";
   testing::Imported absolute = Import("[model]\nhf_assets_path = \"" + absolute_dir + "\"\n", "tiny.toml", options);
   REQUIRE(absolute.yaml);
   CHECK(Section(*absolute.yaml, "model") ==
@@ -328,7 +328,7 @@ TEST_CASE("torchtitan: tokenizer paths accel cannot use are located warnings",
 
 TEST_CASE("torchtitan: pre-tokenized --data leaves the tokenizer out", "[importers][torchtitan][tokenizer]") {
   ImportOptions options = testing::TestOptions();
-  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/import/data/train.bin";
+  options.data_path = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/data/train.bin";
   testing::Imported out = Import("[model]\nhf_assets_path = \"./assets/hf/Qwen3-0.6B\"\n", "qwen3.toml", options);
   REQUIRE(out.yaml);
   CHECK(Section(*out.yaml, "data") ==

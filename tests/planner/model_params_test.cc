@@ -45,7 +45,7 @@ ir::Model Llama(int64_t h, int64_t layers, int64_t heads, int64_t kv, int64_t ff
 
 // The minimal config.json reading the tests need (the CLI uses spec/'s loader).
 ir::Model FromConfigJson(const std::string& name) {
-  const std::string path = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/models/" + name +
+  const std::string path = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/" + name +
                            "/config.json";
   std::ifstream in(path);
   REQUIRE(in.good());
@@ -70,7 +70,7 @@ struct Row {
   int64_t params;
 };
 
-// planner-facts.md §4, all eight rows.
+// docs/planner-facts.md §4, all eight rows.
 std::vector<Row> FactsTable() {
   return {
       {"gpt2", Gpt2(768, 12, 12), 124439808},
@@ -84,7 +84,7 @@ std::vector<Row> FactsTable() {
   };
 }
 
-TEST_CASE("closed form and parameter table reproduce planner-facts 4 exactly") {
+TEST_CASE("closed form and parameter table reproduce docs/planner-facts.md §4 exactly") {
   for (const Row& row : FactsTable()) {
     INFO(row.name);
     const ir::ParameterCount closed = CountParameters(row.model);

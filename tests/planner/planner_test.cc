@@ -27,7 +27,7 @@ const ir::ResolvedValue* FindResolved(const ir::Plan& plan, const std::string& f
   return nullptr;
 }
 
-TEST_CASE("Megatron rank groups for 16 ranks, tp 2, pp 4, dp 2 (planner-facts 3)") {
+TEST_CASE("Megatron rank groups for 16 ranks, tp 2, pp 4, dp 2 (docs/planner-facts.md §3)") {
   auto planned = PlanYaml(kBaseSpec, {"parallel.pipeline=4", "cluster.nodes=2",
                                       "cluster.devices_per_node=8"});
   INFO(planned.diagnostics);
@@ -148,7 +148,7 @@ TEST_CASE("layers must cover the pipeline stages") {
                                  "stage needs at least one layer") != std::string::npos);
 }
 
-TEST_CASE("batch arithmetic is exact (planner-facts 2)") {
+TEST_CASE("batch arithmetic is exact (docs/planner-facts.md §2)") {
   // 64 != 4 * 8 * 1: explicit accumulation that does not match.
   auto mismatch = PlanYaml(kBaseSpec, {"data.micro_batch_size=4", "data.global_batch_size=64",
                                        "data.grad_accum_steps=1"});
@@ -225,7 +225,7 @@ TEST_CASE("vocabulary is padded to a multiple of 128 * tp, reported as a note") 
                                  "* tp(2) = 256) for the embedding shards") != std::string::npos);
 }
 
-TEST_CASE("bucket sizes follow DeepSpeed's auto conventions (planner-facts 1)") {
+TEST_CASE("bucket sizes follow DeepSpeed's auto conventions (docs/planner-facts.md §1)") {
   const std::pair<int64_t, std::array<int64_t, 3>> rows[] = {
       {768, {589824, 530841, 7680}},
       {2048, {4194304, 3774873, 20480}},

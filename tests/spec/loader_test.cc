@@ -1,9 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include "common/diag_codes.h"
+#include "common/remove_tree.h"
 #include "common/units.h"
 #include "spec/field_registry.h"
 #include "spec/limits.h"
@@ -319,7 +322,7 @@ cluster: {devices_per_node: 1, device: gpu}
 }
 
 TEST_CASE("model.config supplies dimensions, and the spec overrides them", "[loader]") {
-  fs::path dir = fs::temp_directory_path() / "accel_loader_test_config";
+  fs::path dir = fs::temp_directory_path() / ("accel_loader_test_config_" + std::to_string(::getpid()));
   fs::create_directories(dir / "m");
   std::ofstream(dir / "m" / "config.json") << R"({
     "model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4,
@@ -358,7 +361,8 @@ cluster: {devices_per_node: 1}
   REQUIRE(s2);
   CHECK(s2->model.hidden_size == 512);
   CHECK(s2->sources.at("model.hidden_size").origin == Origin::kOverride);
-  fs::remove_all(dir);
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
 }
 
 TEST_CASE("LoadJobSpec reports unreadable and oversized files", "[loader]") {
@@ -369,7 +373,7 @@ TEST_CASE("LoadJobSpec reports unreadable and oversized files", "[loader]") {
   CHECK(RenderText(sink.diagnostics(), sources) ==
         "/nonexistent/job.yaml: error[E0001]: cannot read file: no such file\n");
 
-  fs::path big = fs::temp_directory_path() / "accel_loader_test_big.yaml";
+  fs::path big = fs::temp_directory_path() / ("accel_loader_test_big_" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(big) << std::string((1 << 20) + 10, '#');
   DiagnosticSink sink2;
   CHECK_FALSE(LoadJobSpec(big.string(), {}, sink2, sources));

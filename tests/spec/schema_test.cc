@@ -31,6 +31,8 @@ struct SchemaField {
   std::vector<std::string> enum_values;
   std::string pattern;
   bool has_description = false;
+  std::string description;
+  std::optional<json> default_value;
 };
 
 void ReadBounds(const json& node, SchemaField& field) {
@@ -53,6 +55,8 @@ SchemaField Describe(const json& node) {
   SchemaField field;
   field.has_description = node.contains("description") && node["description"].is_string() &&
                           node["description"].get<std::string>().size() > 20;
+  if (field.has_description) field.description = node["description"].get<std::string>();
+  if (node.contains("default")) field.default_value = node["default"];
   if (node.contains("properties")) return field;
   if (node.contains("anyOf")) {
     bool has_pattern_string = false;
@@ -106,7 +110,12 @@ std::string ReadAll(const fs::path& path) {
 
 }  // namespace
 
+// The embedded schema is generated from the field registry at build time; the checked-in copy
+// (which editors and the examples reference) must be the same text. When this fails, refresh it:
+// cmake --build build-core --target accel_spec_refresh (the test spec_generated_files_up_to_date
+// fails too, and says so).
 TEST_CASE("the embedded schema is the file in the repository", "[schema]") {
+  INFO("refresh with: cmake --build build-core --target accel_spec_refresh");
   CHECK(schemas::JobSchemaText() ==
         ReadAll(fs::path(ACCEL_SOURCE_ROOT) / "schemas" / "accel-job.schema.json"));
   REQUIRE(schemas::JobSchemaJson().ok());
@@ -126,6 +135,11 @@ TEST_CASE("the schema and the loader accept exactly the same keys", "[schema]") 
     REQUIRE(it != from_schema.end());
     const SchemaField& s = it->second;
     CHECK(s.has_description);
+    CHECK(s.description == field.description);
+    CHECK(s.default_value.has_value() == !field.default_json.empty());
+    if (s.default_value.has_value() && !field.default_json.empty()) {
+      CHECK(*s.default_value == json::parse(field.default_json));
+    }
     CHECK(s.kind == field.kind);
     CHECK(s.allows_auto == field.allows_auto);
     CHECK(s.required == field.required);
@@ -143,6 +157,56 @@ TEST_CASE("the schema and the loader accept exactly the same keys", "[schema]") 
     INFO(path);
     CHECK(registry_paths.count(path) == 1);
   }
+}
+
+// The registry states the model's conditional requirements for the schema (RequiredUnless,
+// RequiredIf); the loader enforces them in code. Both must agree: a model without `config`
+// missing one of them is an error for the loader and for the schema.
+TEST_CASE("the registry's conditional requirements are the loader's", "[schema][registry]") {
+  const std::map<std::string, std::string> dims = {
+      {"arch", "llama"},     {"hidden_size", "8"}, {"num_layers", "1"},     {"num_heads", "1"},
+      {"vocab_size", "8"},   {"max_seq_len", "8"}, {"ffn_hidden_size", "16"}};
+  auto spec_without = [&](const std::string& missing, const std::string& arch) {
+    std::string model;
+    for (const auto& [key, value] : dims) {
+      if (key == missing) continue;
+      model += (model.empty() ? "" : ", ") + key + ": " + (key == "arch" ? arch : value);
+    }
+    return "version: 1\nname: s\nmodel: {" + model +
+           "}\ndata: {train: {path: p}, seq_len: 8, micro_batch_size: 1}\n"
+           "training: {steps: 1}\ncluster: {devices_per_node: 1}\n";
+  };
+  int conditional = 0;
+  for (const FieldInfo& field : JobFields()) {
+    if (field.required_unless.empty() && field.required_if_key.empty()) continue;
+    ++conditional;
+    REQUIRE(field.parent == "model");  // the loader checks these for the model only
+    CHECK(field.required_unless == "config");
+    for (const std::string arch : {"gpt2", "llama"}) {
+      INFO(field.path << " with arch " << arch);
+      const bool required = field.required_if_key.empty() ||
+                            (field.required_if_key == "arch" && field.required_if_value == arch);
+      if (field.key == "arch" && arch == "llama") continue;  // no arch: nothing to vary
+      const std::string text = spec_without(field.key, arch);
+      DiagnosticSink sink;
+      SourceManager sources;
+      LoadJobSpecFromString(text, "t.yaml", {}, sink, sources);
+      bool loader_missing = false;
+      for (const Diagnostic& d : sink.diagnostics()) {
+        if (d.message.rfind("missing required key '" + field.key + "' in model", 0) == 0) {
+          loader_missing = true;
+        }
+      }
+      CHECK(loader_missing == required);
+      DiagnosticSink parse_sink;
+      auto doc = ParseYaml(text, "t.yaml", parse_sink);
+      REQUIRE(doc != nullptr);
+      auto violations = schemas::ValidateJobDocument(YamlToJson(*doc->root));
+      REQUIRE(violations.ok());
+      CHECK(violations->empty() == !required);
+    }
+  }
+  CHECK(conditional == 7);
 }
 
 TEST_CASE("every example spec validates without diagnostics", "[schema][examples]") {

@@ -6,13 +6,6 @@
 using namespace accel;
 using namespace accel::spec;
 
-TEST_CASE("LocationOfOffset counts lines and byte columns", "[text]") {
-  CHECK(LocationOfOffset("abc\ndef", 0) == SourceLocation{1, 1});
-  CHECK(LocationOfOffset("abc\ndef", 2) == SourceLocation{1, 3});
-  CHECK(LocationOfOffset("abc\ndef", 4) == SourceLocation{2, 1});
-  CHECK(LocationOfOffset("abc\ndef", 6) == SourceLocation{2, 3});
-}
-
 TEST_CASE("CheckSpecText accepts UTF-8 text", "[text]") {
   DiagnosticSink sink;
   CHECK(CheckSpecText("name: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\n\tx\r\n", "f", sink));

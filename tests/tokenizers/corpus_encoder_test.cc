@@ -14,7 +14,7 @@ namespace {
 using Ids = std::vector<uint32_t>;
 
 std::string ReadData(const std::string& name) {
-  std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/" + name, std::ios::binary);
+  std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name, std::ios::binary);
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
@@ -35,7 +35,7 @@ TEST_CASE("chunks are cut where a line starts with a letter or digit") {
 
 TEST_CASE("the token stream is the same for every thread count and chunk size") {
   absl::StatusOr<std::unique_ptr<Tokenizer>> t =
-      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/tiny_bpe.json");
+      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/tiny_bpe.json");
   REQUIRE(t.ok());
   std::vector<std::string> texts = {ReadData("fortunes/debian"), ReadData("fortunes/fortunes"),
                                     ReadData("fortunes/goedel")};
@@ -63,7 +63,7 @@ TEST_CASE("the token stream is the same for every thread count and chunk size") 
 
 TEST_CASE("without special tokens only the text's ids are written") {
   absl::StatusOr<std::unique_ptr<Tokenizer>> t =
-      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/tiny_bpe.json");
+      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/tiny_bpe.json");
   REQUIRE(t.ok());
   EncodeCorpusOptions options;
   options.add_special_tokens = false;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tokenizers/tokenizer.h"
 
 namespace {
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
   }
   const std::string ours = (*t)->Decode(ids);
   if (!Same("decoded texts (accel, JavaScript reference)", ours, ReadAll(js_file))) return 1;
-  if (!Same("decode(encode(text)) and the text", (*t)->Decode(ids, true), accel::tok::ReplaceInvalidUtf8(text))) return 1;
+  if (!Same("decode(encode(text)) and the text", (*t)->Decode(ids, true), accel::ReplaceInvalidUtf8(text))) return 1;
   std::cout << "decode parity (" << model << "): " << ids.size() << " ids decoded to the same " << ours.size()
             << " bytes as the JavaScript reference; without special tokens, the " << text.size()
             << " bytes of fortunes again\n";

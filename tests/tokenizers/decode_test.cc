@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tokenizers/hf_tokenizer.h"
 #include "tokenizers/tokenizer.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 using Ids = std::vector<uint32_t>;
 
-std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/" + name; }
+std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name; }
 
 std::unique_ptr<Tokenizer> LoadOrDie(const std::string& name) {
   absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load(DataPath(name));

@@ -113,7 +113,7 @@ TEST_CASE("Llama-2 style: Prepend/Replace normalizers, no pre-tokenizer, byte_fa
 TEST_CASE("real tokenizers: the same ids for every thread count") {
   std::vector<std::string> texts;
   for (const char* name : {"debian", "fortunes", "goedel"}) {
-    std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes/" + name, std::ios::binary);
+    std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/fortunes/" + name, std::ios::binary);
     std::ostringstream buffer;
     buffer << in.rdbuf();
     texts.push_back(buffer.str());
@@ -154,7 +154,7 @@ TEST_CASE("real tokenizers: special tokens decode as their text, or are skipped"
 TEST_CASE("real tokenizers: decode(encode(text)) is the text") {
   std::vector<std::string> texts(std::begin(kStrings), std::end(kStrings));
   for (const char* name : {"debian", "fortunes", "goedel"}) {
-    std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes/" + name, std::ios::binary);
+    std::ifstream in(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/fortunes/" + name, std::ios::binary);
     std::ostringstream buffer;
     buffer << in.rdbuf();
     texts.push_back(buffer.str());
@@ -175,7 +175,7 @@ TEST_CASE("real tokenizers: decode(encode(text)) is the text") {
 TEST_CASE("accel tokenize refuses uint16 for a 128256-id vocabulary") {
   cli::TokenizeOptions options;
   options.tokenizer = ModelPath("tokenizer-llama3");
-  options.input = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes";
+  options.input = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/fortunes";
   options.output = "/nonexistent/never-written.bin";
   options.dtype = "uint16";
   std::ostringstream out, err;

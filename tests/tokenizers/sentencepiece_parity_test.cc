@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tokenizers/tokenizer.h"
 
 namespace {
@@ -43,7 +44,7 @@ std::string Run(const std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string model = std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes_bpe.model";
+  const std::string model = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/fortunes_bpe.model";
   const std::string corpus = argc > 1 ? argv[1] : "";
   if (!std::filesystem::exists("/usr/bin/spm_encode")) {
     std::cout << "SKIP: /usr/bin/spm_encode is missing (Debian package sentencepiece; scripts/install-deps.sh)\n";
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
                 << "\n  spm_decode: " << reference_text[i] << "\n";
       return 1;
     }
-    identical_to_input += ours == accel::tok::ReplaceInvalidUtf8(lines[i]);
+    identical_to_input += ours == accel::ReplaceInvalidUtf8(lines[i]);
   }
   if (identical_to_input != lines.size()) {
     std::cerr << "decode(encode(line)) differs from the line on " << lines.size() - identical_to_input << " lines\n";

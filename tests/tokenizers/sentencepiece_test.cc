@@ -1,4 +1,4 @@
-// SentencePiece models (accel's own reader and BPE), on tests/data/tokenizers/fortunes_bpe.model (a
+// SentencePiece models (accel's own reader and BPE), on tests/testdata/tokenizers/fortunes_bpe.model (a
 // 1000-piece BPE model with Llama-2's settings; SOURCES.md). Expected ids are spm_encode's.
 #include <catch2/catch.hpp>
 
@@ -20,7 +20,7 @@ TEST_CASE("SentencePiece: unsupported and malformed models") {
 
 TEST_CASE("SentencePiece: BOS, ids, byte fallback") {
   absl::StatusOr<std::unique_ptr<Tokenizer>> t =
-      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/fortunes_bpe.model");
+      Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/fortunes_bpe.model");
   INFO(t.status().ToString());
   REQUIRE(t.ok());
   CHECK((*t)->id_limit() == 1000);

@@ -11,7 +11,8 @@
 #include "cli/progress_bar.h"
 #include "cli/tokenize_command.h"
 #include "common/exit_codes.h"
-#include "executor/data/token_file.h"
+#include "common/remove_tree.h"
+#include "data/token_file.h"
 #include "tokenizers/tokenizer.h"
 
 namespace accel::cli {
@@ -19,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Data(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/" + name; }
+std::string Data(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name; }
 
 struct Run {
   int code;
@@ -69,7 +70,8 @@ TEST_CASE("accel tokenize writes the executor's token file") {
   written = exec::ReadTokenFile(options.output, exec::TokenWidth::kUint32);
   REQUIRE(written.ok());
   CHECK(*written == expected);
-  fs::remove_all(dir);
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
 }
 
 TEST_CASE("progress bar") {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/remove_tree.h"
 #include "tokenizers/tokenizer.h"
 
 namespace accel::tok {
@@ -20,7 +21,10 @@ class TempDir {
   TempDir() : path_(fs::temp_directory_path() / ("accel-tokenizer-test-" + std::to_string(::getpid()))) {
     fs::create_directories(path_);
   }
-  ~TempDir() { fs::remove_all(path_); }
+  ~TempDir() {
+    std::error_code ec;
+    RemoveTree(path_.string(), ec);
+  }
   std::string Write(const std::string& name, const std::string& text) const {
     std::string file = (path_ / name).string();
     std::ofstream(file, std::ios::binary) << text;

@@ -1,4 +1,4 @@
-// The tokenizer.json reader and BPE encoder on a handcrafted tokenizer (tests/data/tokenizers,
+// The tokenizer.json reader and BPE encoder on a handcrafted tokenizer (tests/testdata/tokenizers,
 // SOURCES.md). Expected ids are those of the JavaScript reference (@lenml/tokenizers 3.7.2, a
 // fork of transformers.js) on the same file.
 #include <catch2/catch.hpp>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tokenizers/byte_level.h"
-#include "tokenizers/json_locator.h"
 #include "tokenizers/split_behavior.h"
 #include "tokenizers/tokenizer.h"
 
@@ -16,7 +16,7 @@ namespace {
 
 using Ids = std::vector<uint32_t>;
 
-std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/data/tokenizers/" + name; }
+std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name; }
 
 std::unique_ptr<Tokenizer> LoadOrDie(const std::string& name) {
   absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load(DataPath(name));
@@ -100,15 +100,6 @@ TEST_CASE("split behaviors follow Hugging Face tokenizers") {
   CHECK(ranges(ApplySplitBehavior(s, SplitBehavior::kMergedWithPrevious)) == R{{0, 2}, {2, 4}, {4, 5}, {5, 6}});
   CHECK(ranges(ApplySplitBehavior(s, SplitBehavior::kMergedWithNext)) == R{{0, 1}, {1, 3}, {3, 4}, {4, 6}});
   CHECK(ranges(ApplySplitBehavior(s, SplitBehavior::kContiguous)) == R{{0, 1}, {1, 2}, {2, 3}, {3, 5}, {5, 6}});
-}
-
-TEST_CASE("JSON locations of fields") {
-  std::string text = "{\n  \"a\": 1,\n  \"model\": {\"merges\": [\"x y\",\n    [\"p\", \"q\"]]}\n}";
-  CHECK(LocateJsonPath(text, {}) == SourceLocation{1, 1});
-  CHECK(LocateJsonPath(text, {"a"}) == SourceLocation{2, 8});
-  CHECK(LocateJsonPath(text, {"model", "merges", "[1]"}) == SourceLocation{4, 5});
-  CHECK(LocateJsonPath(text, {"model", "merges", "[7]"}) == SourceLocation{3, 23});  // the array
-  CHECK(LocateJsonPath(text, {"model", "vocab"}) == SourceLocation{3, 12});          // the object
 }
 
 }  // namespace

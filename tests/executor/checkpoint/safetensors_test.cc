@@ -1,4 +1,4 @@
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/safetensors.h"
 
 #include <torch/torch.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "executor/checkpoint/crc32c.h"
+#include "checkpoint/crc32c.h"
 #include "executor/checkpoint/torch_tensors.h"
 
 namespace accel::exec {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "executor/models/causal_lm.h"
+#include "common/remove_tree.h"
 #include "executor/models/model_config.h"
 #include "nlohmann/json.hpp"
 
@@ -132,7 +133,8 @@ cluster: {nodes: 1, devices_per_node: 1, device: )" << device << R"(, device_mem
 
 fs::path TempDir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("accel_cuda_test_" + name);
-  fs::remove_all(dir);
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
   return dir;
 }
 

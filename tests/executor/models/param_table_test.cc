@@ -1,7 +1,7 @@
 // The planner's parameter table (planner/model_params.h BuildModelParams, which sizes memory,
 // shard units and buckets) against the parameters the executor's models really have: same
 // Hugging Face names in the same order, same shapes, same counts. Each family starts from its real
-// Hugging Face config.json (tests/data/corpus) with the dimensions shrunk, so its structural
+// Hugging Face config.json (tests/testdata/corpus) with the dimensions shrunk, so its structural
 // flags stay as shipped: gpt2 tied with learned positions, Llama-3 and Mistral untied with
 // grouped-query attention, Qwen2 with q/k/v biases and a tied head.
 #include <torch/torch.h>
@@ -21,7 +21,7 @@ namespace {
 ir::Plan PlanFrom(const std::string& config_json, const std::string& dims) {
   const std::string yaml = R"(version: 1
 name: param-table
-model: {config: )" + std::string(ACCEL_SOURCE_ROOT) + "/tests/data/corpus/models/" + config_json +
+model: {config: )" + std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/" + config_json +
                            ", " + dims + R"(}
 data:
   train: {path: /dev/null, format: tokens, dtype: uint16}

@@ -18,7 +18,8 @@
 #include <map>
 #include <sstream>
 
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/safetensors.h"
+#include "common/remove_tree.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
@@ -28,6 +29,13 @@ namespace accel::exec {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
 
 ModelConfig Gpt2Config() {
   ModelConfig c;
@@ -128,7 +136,7 @@ void CheckRoundTripAndReference(const ModelConfig& config, const std::string& la
   // here); a wrong rotary base or mask moves them by O(1).
   const double scale = logits.abs().max().item<double>();
   CHECK((reference - logits).abs().max().item<double>() < 1e-5 * scale);
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 // gpt2; llama with grouped-query attention; qwen2-like with q/k/v biases and a tied head.
@@ -305,7 +313,7 @@ void CheckRanksReadTheirPart(const ModelConfig& config, int64_t checkpoint_vocab
   const uint64_t embedding = index.at(whole->WordEmbeddingName()).end - index.at(whole->WordEmbeddingName()).begin;
   const bool tied = config.arch == ModelArch::kGpt2 || config.tie_embeddings;
   CHECK(stage_bytes_total == file_bytes + (tied ? embedding : 0));
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 TEST_CASE("with tensor parallelism 2 each rank copies its slices of the mapped checkpoint, with "
@@ -330,7 +338,7 @@ TEST_CASE("LoadPretrained names a missing tensor and another shape") {
   std::ofstream(dir / "model.safetensors", std::ios::binary) << SerializeSafetensors(file).value();
   CHECK(LoadPretrained(*model, dir.string()).message() ==
         dir.string() + ": the checkpoint has no tensor transformer.wpe.weight");
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 }  // namespace

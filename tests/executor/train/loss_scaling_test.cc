@@ -14,13 +14,21 @@
 #include <string>
 #include <vector>
 
-#include "executor/checkpoint/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
+#include "common/remove_tree.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/loss_scaler.h"
 #include "executor/train/trainer.h"
 
 namespace accel::exec {
 namespace {
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
 
 std::shared_ptr<CausalLm> TinyModel() {
   ModelConfig c;
@@ -108,7 +116,7 @@ TEST_CASE("an overflow skips the step and halves the scale, clean steps grow it 
 TEST_CASE("the loss scale and its growth count survive a checkpoint") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("accel_loss_scale_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  RemoveDir(dir);
   CheckpointStore store(dir.string(), 1);
   TrainerOptions options = Options(LossScaling::kDynamic);
   options.loss_scaling.growth_interval = 3;
@@ -126,7 +134,7 @@ TEST_CASE("the loss scale and its growth count survive a checkpoint") {
   CHECK(again5.loss_scale == straight5.loss_scale);
   CHECK(again6.loss_scale == straight6.loss_scale);
   CHECK(again6.loss == straight6.loss);
-  std::filesystem::remove_all(dir);
+  RemoveDir(dir);
 }
 
 TEST_CASE("loss scaler options and restored state are validated") {

@@ -15,9 +15,9 @@
 
 #include "../multi_rank.h"
 #include "../plan_from_yaml.h"
-#include "executor/checkpoint/pretrained.h"
+#include "checkpoint/pretrained.h"
 #include "executor/models/tensor_parallel.h"
-#include "executor/checkpoint/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
 #include "executor/comm_trace.h"
 #include "executor/models/causal_lm.h"
 #include "executor/process_groups.h"

@@ -15,7 +15,8 @@
 #include "../plan_from_yaml.h"
 #include "parity.h"
 #include "sharded_save.h"
-#include "executor/checkpoint/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
+#include "common/remove_tree.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/process_groups.h"
@@ -24,6 +25,13 @@
 
 namespace accel::exec {
 namespace {
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
 
 using testing::Expect;
 using testing::CheckpointPlan;
@@ -279,7 +287,7 @@ TEST_CASE("a pipeline checkpoint resumes to the uninterrupted run's weights bitw
   const ir::Plan plan = PlanFor(kGpt2, 4, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 2}\nsharding: {stage: 2}\n");
   const std::string root = (std::filesystem::temp_directory_path() /
                             ("accel_pp_ckpt_" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
   std::vector<RankOutcome> straight = Train(plan, 4, {root, 2, false});
   std::vector<RankOutcome> resumed = Train(plan, 4, {root, 0, true});
   for (size_t r = 0; r < straight.size(); ++r) {
@@ -288,7 +296,7 @@ TEST_CASE("a pipeline checkpoint resumes to the uninterrupted run's weights bitw
     CHECK(resumed[r].losses[1] == straight[r].losses[3]);
     for (const auto& [name, w] : straight[r].weights) CHECK(torch::equal(resumed[r].weights.at(name), w));
   }
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 TEST_CASE("a checkpoint resumes under another pipeline degree with the saved weights bitwise") {
@@ -307,14 +315,14 @@ TEST_CASE("a checkpoint resumes under another pipeline degree with the saved wei
                                       std::pair{&two, &interleaved}}) {
     INFO("saved with " << saver->pipeline().stages_size() << " stages, resumed with "
                        << loader->pipeline().stages_size());
-    std::filesystem::remove_all(root);
+    RemoveDir(root);
     // Train 2 steps and save; resuming with 2 steps to go trains no more: its weights are the
     // loaded ones.
     const std::map<std::string, torch::Tensor> saved = Replica(*saver, Train(*saver, 2, {root, 2, false}), 0);
     const std::map<std::string, torch::Tensor> loaded = Replica(*loader, Train(*loader, 2, {root, 0, true}), 0);
     CHECK(MaxRelativeDifference(loaded, saved) == 0);
   }
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/checkpoint/safetensors.h"
+#include "checkpoint/safetensors.h"
+#include "common/remove_tree.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
@@ -23,6 +24,14 @@ namespace accel::exec {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
+
 using testing::RankOutcome;
 using testing::TinyPlan;
 using testing::Train;
@@ -41,7 +50,7 @@ constexpr double kWeightRel = 1e-5;
 // model.safetensors in a fresh directory; returns the directory and the saved tensors.
 std::pair<fs::path, Weights> SaveHfCheckpoint(const ir::Plan& plan, const std::string& label) {
   const fs::path dir = fs::temp_directory_path() / ("accel_start_" + label + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  RemoveDir(dir);
   fs::create_directories(dir);
   std::shared_ptr<CausalLm> model = BuildCausalLm(ModelConfigFromPlan(plan.model()).value(), /*seed=*/11).value();
   Weights saved;
@@ -128,7 +137,7 @@ void CheckStartsFromCheckpoint(const Layout& layout) {
   }
   // And the file did matter: the first loss from it differs from the seeded model's.
   CHECK(reference.losses[0] != Train(one, 1)[0].losses[0]);
-  fs::remove_all(dir);
+  RemoveDir(dir);
 }
 
 TEST_CASE("init_from under ZeRO-3, tp 2 x ZeRO-3 and pp 2 x ZeRO-2: each rank reads its owned "

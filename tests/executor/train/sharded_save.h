@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "../multi_rank.h"
-#include "executor/checkpoint/checkpoint_store.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/checkpoint_store.h"
+#include "checkpoint/sharded_tensors.h"
 #include "executor/communicator.h"
 #include "executor/train/trainer.h"
 

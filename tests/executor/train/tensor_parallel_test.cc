@@ -16,8 +16,9 @@
 #include "../plan_from_yaml.h"
 #include "parity.h"
 #include "sharded_save.h"
-#include "executor/checkpoint/checkpoint_store.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/checkpoint_store.h"
+#include "checkpoint/sharded_tensors.h"
+#include "common/remove_tree.h"
 #include "executor/comm_trace.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
@@ -27,6 +28,13 @@
 
 namespace accel::exec {
 namespace {
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
 
 using testing::Expect;
 using testing::kTinyGpt2;
@@ -318,7 +326,7 @@ TEST_CASE("the plan's parameter splits are the model's") {
 
 TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2") {
   const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_resume_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
   const ir::Plan plan = TinyPlan(kTinyLlama, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\n"
                                            "sharding: {stage: 2, bucket_size: 3000}\n");
   const std::vector<RankOutcome> straight = Train(plan, 4);
@@ -329,7 +337,7 @@ TEST_CASE("a tp 2 checkpoint resumes bitwise under tp 2") {
     CHECK(resumed[r].losses[0] == straight[r].losses[2]);
     for (const auto& [name, w] : straight[r].weights) CHECK(torch::equal(resumed[r].weights.at(name), w));
   }
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the saved weights bitwise") {
@@ -345,7 +353,7 @@ TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the sa
   // resumed ranks' merged weights are the saved ones.
   auto check = [&](const ir::Plan& saver, const ir::Plan& loader) {
     INFO("saved with tp " << tp_of(saver) << ", resumed with tp " << tp_of(loader));
-    std::filesystem::remove_all(root);
+    RemoveDir(root);
     const auto saved = MergedOverTp(saver, Train(saver, 2, {root, 2, false}), 0, tp_of(saver));
     const auto loaded = MergedOverTp(loader, Train(loader, 2, {root, 0, true}), 0, tp_of(loader));
     CHECK(MaxRelativeDifference(loaded, saved) == 0);
@@ -367,17 +375,17 @@ TEST_CASE("a checkpoint resumes under another tensor-parallel degree with the sa
   check(plan(kTinyLlama, 4, 1, vocab512), plan(kTinyLlama, 2, 2, vocab512));
   // The SGD momentum moves too: 2 steps at tp 2 then 2 at tp 1 match 4 at tp 1 (within the
   // tensor-parallel tolerance).
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
   const ir::Plan one = plan(kTinyLlama, 1, 2), two = plan(kTinyLlama, 2, 2);
   const auto straight = MergedOverTp(one, Train(one, 4), 0, 1);
   Train(two, 2, {root, 2, false});
   CHECK(MaxRelativeDifference(MergedOverTp(one, Train(one, 4, {root, 0, true}), 0, 1), straight) < kWeightRel);
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 TEST_CASE("a checkpoint is refused under a tensor-parallel degree that pads the vocabulary differently") {
   const std::string root = std::filesystem::temp_directory_path() / ("accel_tp_pad_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
   // A 256-token vocabulary: tp 2 keeps 256 rows, tp 4 pads to 512 (a multiple of 128 x 4).
   const ir::Plan two = TinyPlan(kTinyGpt2, 4, "parallel: {data_replicate: 1, data_shard: 2, tensor: 2}\nsharding: {stage: 1}\n");
   const ir::Plan four = TinyPlan(kTinyGpt2, 4, "parallel: {data_replicate: 1, data_shard: 1, tensor: 4}\nsharding: {stage: 1}\n");
@@ -411,7 +419,7 @@ TEST_CASE("a checkpoint is refused under a tensor-parallel degree that pads the 
            message);
   });
   for (const std::string& e : errors) CHECK(e == "");
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 }  // namespace

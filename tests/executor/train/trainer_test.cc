@@ -9,7 +9,8 @@
 #include <mutex>
 
 #include "../multi_rank.h"
-#include "executor/data/byte_tokenizer.h"
+#include "common/remove_tree.h"
+#include "data/byte_tokenizer.h"
 #include "executor/train/lr_schedule.h"
 
 namespace accel::exec {
@@ -251,9 +252,13 @@ TEST_CASE("data parallel with accumulation syncs once per update and matches the
 
 struct TempDir {
   TempDir() : path(fs::temp_directory_path() / ("accel_trainer_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
+    std::error_code ec;
+    RemoveTree(path.string(), ec);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TempDir() {
+    std::error_code ec;
+    RemoveTree(path.string(), ec);
+  }
   fs::path path;
 };
 

@@ -15,8 +15,9 @@
 #include "../plan_from_yaml.h"
 #include "sharded_save.h"
 #include "common/diagnostics.h"
-#include "executor/checkpoint/checkpoint_store.h"
-#include "executor/checkpoint/sharded_tensors.h"
+#include "checkpoint/checkpoint_store.h"
+#include "checkpoint/sharded_tensors.h"
+#include "common/remove_tree.h"
 #include "executor/comm_trace.h"
 #include "executor/models/causal_lm.h"
 #include "executor/process_groups.h"
@@ -27,6 +28,13 @@
 
 namespace accel::exec {
 namespace {
+
+// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
+// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
+void RemoveDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  RemoveTree(dir.string(), ec);
+}
 
 using testing::Ok;
 using testing::RunRanks;
@@ -220,7 +228,7 @@ TEST_CASE("saved at ZeRO-2, resumed at ZeRO-3 and at ZeRO-1: bitwise the uninter
   // Stages 1-3 are bitwise stage 0 on two ranks (above), so the resumed runs must equal 4 straight
   // updates of stage 0 exactly: weights, AdamW moments and step counts all come back.
   const std::string root = std::filesystem::temp_directory_path() / ("accel_zero_resume_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
   const RankOutcome straight = Train(PlanFor(2, Layout(kTwoRanks, 0)), 4)[0];
   Train(PlanFor(2, Layout(kTwoRanks, 2)), 2, 0, OptimizerKind::kAdamW, {root, 2, false});
   for (int stage : {3, 1}) {
@@ -231,7 +239,7 @@ TEST_CASE("saved at ZeRO-2, resumed at ZeRO-3 and at ZeRO-1: bitwise the uninter
     CHECK(resumed[0].losses[0] == straight.losses[2]);
     CHECK(resumed[0].losses[1] == straight.losses[3]);
   }
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 TEST_CASE("resharding resume: 4 ranks to 2, any stage to any stage, weights bitwise the saved ones") {
@@ -244,7 +252,7 @@ TEST_CASE("resharding resume: 4 ranks to 2, any stage to any stage, weights bitw
   const RankOutcome straight = Train(PlanFor(4, Layout(kFourRanks, 3)), 4, 0, OptimizerKind::kSgd)[0];
   for (auto [saved_stage, resumed_stage] : {std::pair{3, 0}, std::pair{2, 3}}) {
     INFO("saved at stage " << saved_stage << " on 4 ranks, resumed at stage " << resumed_stage << " on 2");
-    std::filesystem::remove_all(root);
+    RemoveDir(root);
     const RankOutcome saved =
         Train(PlanFor(4, Layout(kFourRanks, saved_stage)), 2, 0, OptimizerKind::kSgd, {root, 2, false})[0];
     const ir::Plan two = PlanFor(2, Layout(kTwoRanks, resumed_stage), {"data.micro_batch_size=4"});
@@ -258,7 +266,7 @@ TEST_CASE("resharding resume: 4 ranks to 2, any stage to any stage, weights bitw
     CHECK(continued[0].losses[0] == Approx(straight.losses[2]).epsilon(1e-6));
     CHECK(MaxRelativeDifference(continued[0], straight) < 1e-5);
   }
-  std::filesystem::remove_all(root);
+  RemoveDir(root);
 }
 
 TEST_CASE("ZeRO with gradient accumulation matches stage 0 within fp32 rounding") {

@@ -1,0 +1,78 @@
+#include "common/durable_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/no_follow.h"
+
+namespace accel {
+namespace {
+
+absl::Status Errno(const std::string& what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP) return SymlinkRefusal(path);
+  if (fd < 0) return Errno("cannot create", path);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      absl::Status s = Errno("cannot write", path);
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    absl::Status s = Errno("cannot fsync", path);
+    ::close(fd);
+    return s;
+  }
+  if (::close(fd) != 0) return Errno("cannot close", path);
+  return absl::OkStatus();
+}
+
+absl::Status SyncDir(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open directory", path);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Errno("cannot fsync directory", path);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
+                                 const std::string& bytes) {
+  const std::string tmp =
+      (std::filesystem::path(dir) / absl::StrCat(".", name, ".tmp.", ::getpid())).string();
+  const std::string final_path = (std::filesystem::path(dir) / name).string();
+  absl::Status written = WriteAndSync(tmp, bytes);
+  if (written.ok() && std::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    written = Errno("cannot rename", tmp);
+  }
+  if (!written.ok()) {
+    std::remove(tmp.c_str());
+    return written;
+  }
+  return SyncDir(dir);
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  const std::filesystem::path target(path);
+  const std::string dir = target.parent_path().empty() ? "." : target.parent_path().string();
+  return WriteFileAtomically(dir, target.filename().string(), bytes);
+}
+
+}  // namespace accel

@@ -1,0 +1,33 @@
+// Crash-safe file writes (POSIX): data fsynced before it counts, renames made durable by syncing
+// the directory. The one way accel writes a file a reader may see half-written: plans and specs
+// (`accel plan -o`), run summaries, checkpoints and exports.
+#ifndef ACCEL_COMMON_DURABLE_FILE_H_
+#define ACCEL_COMMON_DURABLE_FILE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace accel {
+
+// Creates or truncates path, writes bytes and fsyncs it. Never follows a symbolic link at path
+// (O_NOFOLLOW). Errors: FailedPrecondition SymlinkRefusal (common/no_follow.h) when path is a
+// symbolic link; Internal "cannot create|write|fsync|close PATH: strerror".
+absl::Status WriteAndSync(const std::string& path, const std::string& bytes);
+
+// fsyncs directory path, so a file created or renamed in it survives a crash. Errors: Internal.
+absl::Status SyncDir(const std::string& path);
+
+// Writes bytes to DIR/.NAME.tmp.PID (WriteAndSync; PID keeps two processes writing the same file
+// apart), renames it to DIR/NAME and fsyncs DIR: readers see the old file or the complete new one,
+// also after a crash. A symbolic link at DIR/NAME is replaced, not followed; the temporary is
+// removed on failure. Errors: those of WriteAndSync and SyncDir; Internal "cannot rename TMP: ...".
+absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
+                                 const std::string& bytes);
+
+// The same for a path: its directory is its parent ("." when it has none).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes);
+
+}  // namespace accel
+
+#endif  // ACCEL_COMMON_DURABLE_FILE_H_

@@ -1,0 +1,80 @@
+#include "launcher/executor_support.h"
+
+#include <initializer_list>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "ir/enum_names.h"
+#include "ir/plan_access.h"
+
+namespace accel::exec {
+namespace {
+
+void Unsupported(const std::string& field, const std::string& value, const std::string& supported,
+                 std::vector<SupportIssue>& out) {
+  out.push_back({field, absl::StrCat(field, " ", value,
+                                     " is not supported by the executor yet (supported: ",
+                                     supported, ")")});
+}
+
+// UNSPECIFIED (a hand-built plan) counts as the default.
+bool OneOf(ir::Dtype value, std::initializer_list<ir::Dtype> allowed) {
+  if (value == ir::DTYPE_UNSPECIFIED) return true;
+  for (ir::Dtype a : allowed) {
+    if (value == a) return true;
+  }
+  return false;
+}
+
+void UnsupportedDtype(const std::string& field, ir::Dtype value, const std::string& supported,
+                      std::vector<SupportIssue>& out) {
+  Unsupported(field, std::string(ir::Name(value)), supported, out);
+}
+
+}  // namespace
+
+std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
+                                                const ExecutorCapabilities& capabilities) {
+  std::vector<SupportIssue> out;
+  const struct {
+    ir::Axis axis;
+    const char* field;
+  } kAxes[] = {{ir::Axis::kCp, "parallel.context"}};
+  for (const auto& a : kAxes) {
+    const int64_t size = ir::AxisSize(plan, a.axis);
+    if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);
+  }
+  const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
+  if (cuda && !capabilities.cuda) {
+    out.push_back({"cluster.device",
+                   "cluster.device cuda is not supported by this build of the executor (LibTorch "
+                   "without CUDA; supported: cpu)"});
+  }
+  const ir::AttentionKernel kernel = plan.model().attention_kernel();
+  if (kernel == ir::ATTENTION_KERNEL_SDPA && !capabilities.sdpa) {
+    out.push_back({"cluster.device",
+                   absl::StrCat("the plan's attention kernel (sdpa, chosen for cluster.device ",
+                                std::string(ir::Name(plan.topology().device_type())),
+                                ") needs LibTorch's scaled_dot_product_attention (2.0 and later), "
+                                "which this build of the executor lacks")});
+  } else if (kernel != ir::ATTENTION_KERNEL_SDPA && kernel != ir::ATTENTION_KERNEL_MATH) {
+    out.push_back({"cluster.device", "the plan names no attention kernel (model.attention_kernel)"});
+  }
+  const ir::Precision& precision = plan.precision();
+  if (!OneOf(precision.param_dtype(), {ir::DTYPE_FP32, ir::DTYPE_BF16})) {
+    UnsupportedDtype("precision.params", precision.param_dtype(), "fp32, bf16", out);
+  }
+  if (precision.compute_dtype() == ir::DTYPE_FP16 && !cuda) {
+    out.push_back({"precision.compute",
+                   "precision.compute fp16 needs a CUDA device: LibTorch's CPU kernels have no "
+                   "fp16 matrix multiply (supported on cpu: fp32, bf16)"});
+  } else if (!OneOf(precision.compute_dtype(), {ir::DTYPE_FP32, ir::DTYPE_BF16, ir::DTYPE_FP16})) {
+    UnsupportedDtype("precision.compute", precision.compute_dtype(), "fp32, bf16, fp16", out);
+  }
+  if (!OneOf(precision.reduce_dtype(), {ir::DTYPE_FP32, ir::DTYPE_BF16})) {
+    UnsupportedDtype("precision.reduce", precision.reduce_dtype(), "fp32, bf16", out);
+  }
+  return out;
+}
+
+}  // namespace accel::exec

@@ -1,0 +1,271 @@
+#include "launcher/run_job.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/durable_file.h"
+#include "common/exit_codes.h"
+#include "ir/plan_writer.h"
+#include "launcher/job_token.h"
+#include "launcher/launch_layout.h"
+#include "launcher/process_supervisor.h"
+#include "launcher/slurm_env.h"
+
+namespace accel::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+// CPUs this process may run on (affinity, so `taskset` and cgroup cpusets are respected).
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : self.string();
+}
+
+// The launch as the plan, the flags and the environment describe it. Errors: InvalidArgument
+// for a MASTER_PORT that is not a number and for inconsistent SLURM variables.
+absl::StatusOr<LaunchRequest> LaunchRequestFor(const ir::Plan& plan, const RunOptions& options,
+                                               const EnvLookup& env) {
+  LaunchRequest request;
+  request.nodes = static_cast<int>(plan.topology().nodes());
+  for (const ir::RankPlacement& r : plan.ranks()) request.slots.push_back({r.rank(), r.node(), r.local_rank()});
+  request.node_rank = options.node_rank;
+  request.master_addr = options.master_addr.empty() ? env("MASTER_ADDR").value_or("") : options.master_addr;
+  request.master_port = options.master_port;
+  if (!request.master_port.has_value()) {
+    if (std::optional<std::string> port = env("MASTER_PORT")) {
+      std::optional<int64_t> value = ParseInt(*port);
+      if (!value.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat("MASTER_PORT='", *port, "' is not a port number"));
+      }
+      request.master_port = static_cast<int>(*value);
+    }
+  }
+  if (!options.no_slurm) {
+    absl::StatusOr<std::optional<SlurmEnv>> slurm = SlurmEnvFromLookup(env);
+    if (!slurm.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(slurm.status().message(), " (use --no-slurm to ignore SLURM)"));
+    }
+    request.slurm = *slurm;
+  }
+  request.run_dir = options.run_dir.empty() ? (fs::path("runs") / plan.job().name()).string() : options.run_dir;
+  return request;
+}
+
+// ResolveLaunchLayout with every local worker's intra-op threads set.
+absl::StatusOr<LaunchLayout> LocalLayout(const LaunchRequest& request, int threads) {
+  absl::StatusOr<LaunchLayout> layout = ResolveLaunchLayout(request);
+  if (layout.ok()) {
+    for (WorkerEnv& w : layout->workers) w.num_threads = threads;
+  }
+  return layout;
+}
+
+// The run directory with the plan the workers execute (plan.binpb) and its summary (plan.txt).
+absl::Status PrepareRunDir(const std::string& run_dir, const ir::Plan& plan, const std::string& summary) {
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create run directory ", run_dir, ": ", ec.message()));
+  if (absl::Status s = WriteFileAtomically(run_dir, "plan.binpb", ir::PlanToBinary(plan)); !s.ok()) return s;
+  return WriteFileAtomically(run_dir, "plan.txt", summary);
+}
+
+// One `accel worker` per local rank of layout, numbered attempt (0 for the first launch):
+// ACCEL_RESTART_COUNT tells a restarted worker it is one (test hooks act on attempt 0 only).
+std::vector<ProcessSpec> WorkerSpecs(const LaunchLayout& layout, const std::string& exe,
+                                     const std::string& run_dir, int attempt) {
+  std::vector<ProcessSpec> specs;
+  for (const WorkerEnv& w : layout.workers) {
+    ProcessSpec spec;
+    spec.rank = w.rank;
+    spec.argv = {exe, "worker", "--plan", (fs::path(run_dir) / "plan.binpb").string()};
+    spec.env = WorkerEnvVariables(w);
+    spec.env.emplace_back("ACCEL_RESTART_COUNT", std::to_string(attempt));
+    spec.log_path = (fs::path(run_dir) / ("rank" + std::to_string(w.rank) + ".log")).string();
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Starts the workers and waits for all of them; the first local rank's output goes to out.
+absl::StatusOr<SupervisionResult> SuperviseAttempt(const std::vector<ProcessSpec>& specs,
+                                                   double grace_period_seconds, std::ostream& out) {
+  SupervisorOptions supervisor_options;
+  supervisor_options.grace =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, grace_period_seconds) * 1000));
+  supervisor_options.echo_rank = specs.front().rank;  // rank 0's progress, or this node's first
+  supervisor_options.echo = [&out](std::string_view line) { out << line << std::flush; };
+  ProcessSupervisor supervisor(supervisor_options);
+  if (absl::Status started = supervisor.Start(specs); !started.ok()) return started;
+  return supervisor.Wait();
+}
+
+// Renames every local rank's log to rank<R>.attempt<attempt>.log, so the next attempt's
+// rank<R>.log starts fresh and the failed one stays readable.
+void KeepAttemptLogs(const LaunchLayout& layout, const std::string& run_dir, int attempt) {
+  for (const WorkerEnv& w : layout.workers) {
+    const std::string rank = "rank" + std::to_string(w.rank);
+    std::error_code ec;
+    fs::rename(fs::path(run_dir) / (rank + ".log"),
+               fs::path(run_dir) / (rank + ".attempt" + std::to_string(attempt) + ".log"), ec);
+  }
+}
+
+// What every attempt shares.
+struct Launch {
+  LaunchRequest request;
+  LaunchLayout layout;
+  int threads = 1;
+  std::string exe;
+  std::string checkpoint_dir;
+  // One node: the workers meet through a file in the run directory, so no store listens on the
+  // network (LibTorch 1.13's TCPStore server binds every interface).
+  bool file_store = true;
+};
+
+void AnnounceLaunch(const Launch& launch, std::ostream& out) {
+  const int workers = static_cast<int>(launch.layout.workers.size());
+  const WorkerEnv& first = launch.layout.workers.front();
+  const std::string rendezvous = launch.file_store ? "a file in the run directory"
+                                                   : absl::StrCat(first.master_addr, ":", first.master_port);
+  out << absl::StrFormat(
+             "\nlaunching %d %s (%s, node %d of %d) with %d intra-op %s each; rendezvous "
+             "%s\nrun directory %s: plan.binpb, plan.txt, metrics.jsonl, rank<R>.log; "
+             "checkpoints in %s\n",
+             workers, workers == 1 ? "worker" : "workers", launch.layout.mode, launch.layout.node_rank,
+             launch.request.nodes, launch.threads, launch.threads == 1 ? "thread" : "threads",
+             rendezvous, launch.request.run_dir, launch.checkpoint_dir)
+      << std::flush;
+}
+
+// Gives every local worker of attempt a fresh job token (single node: a straggler of a failed
+// attempt cannot join) and a fresh store file (a dead attempt's keys stay in its own; a file or
+// link left at that name by an earlier run is removed, never written through).
+absl::Status PrepareAttempt(Launch& launch, const EnvLookup& env, int attempt) {
+  const LaunchRequest& request = launch.request;
+  absl::StatusOr<std::string> token =
+      JobTokenFor(launch.layout, request.slurm.has_value() ? request.slurm->job_id : std::string(), env);
+  if (!token.ok()) return token.status();
+  const std::string store_file =
+      launch.file_store ? (fs::path(request.run_dir) / absl::StrCat(".rendezvous.attempt", attempt)).string() : "";
+  if (launch.file_store && ::unlink(store_file.c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("cannot remove ", store_file, ": ", std::strerror(errno)));
+  }
+  for (WorkerEnv& w : launch.layout.workers) {
+    w.job_token = *token;
+    w.store_file = store_file;
+  }
+  return absl::OkStatus();
+}
+
+// Whether a failed attempt is restarted; announces the restart on err.
+bool ShouldRestart(const SupervisionResult& result, const Launch& launch, int attempt, int max_restarts,
+                   std::ostream& err) {
+  if (result.interrupted_by != 0 || !result.first_failure.has_value() || attempt >= max_restarts) {
+    if (result.interrupted_by != 0 && !result.first_failure.has_value()) {
+      err << "workers stopped at a step boundary; checkpoints are in " << launch.checkpoint_dir
+          << " (resume: run the same command again)\n";
+    }
+    return false;
+  }
+  err << absl::StrFormat(
+             "restarting the workers (restart %d of %d): they resume from the newest intact "
+             "checkpoint in %s; the failed attempt's logs are rank<R>.attempt%d.log\n",
+             attempt + 1, max_restarts, launch.checkpoint_dir, attempt)
+      << std::flush;
+  return true;
+}
+
+// Runs attempts until one finishes or the restart policy gives up.
+int RunAttempts(Launch& launch, const RunOptions& options, const EnvLookup& env, std::ostream& out,
+                std::ostream& err) {
+  const std::string& run_dir = launch.request.run_dir;
+  for (int attempt = 0;; ++attempt) {
+    if (absl::Status prepared = PrepareAttempt(launch, env, attempt); !prepared.ok()) {
+      err << "error: " << prepared.message() << "\n";
+      return attempt == 0 ? kExitUsage : kExitRuntime;
+    }
+    const absl::StatusOr<SupervisionResult> result = SuperviseAttempt(
+        WorkerSpecs(launch.layout, launch.exe, run_dir, attempt), options.grace_period_seconds, out);
+    if (!result.ok()) {
+      err << "error: cannot start workers: " << result.status().message() << "\n";
+      return kExitRuntime;
+    }
+    if (result->ok()) {
+      const size_t workers = launch.layout.workers.size();
+      out << absl::StrFormat("run finished: %d %s succeeded; metrics in %s\n", workers,
+                             workers == 1 ? "worker" : "workers", (fs::path(run_dir) / "metrics.jsonl").string());
+      return kExitOk;
+    }
+    err << "error: " << FormatFailureReport(*result);
+    if (!ShouldRestart(*result, launch, attempt, options.max_restarts, err)) return kExitRuntime;
+    KeepAttemptLogs(launch.layout, run_dir, attempt);
+    // A port this launcher picked may still be held by the dead rank 0's store: pick anew.
+    const LaunchRequest& request = launch.request;
+    if (!request.master_port.has_value() && request.nodes == 1 && !request.slurm.has_value()) {
+      absl::StatusOr<LaunchLayout> again = LocalLayout(request, launch.threads);
+      if (!again.ok()) {
+        err << "error: " << again.status().message() << "\n";
+        return kExitRuntime;
+      }
+      launch.layout = *std::move(again);
+    }
+  }
+}
+
+}  // namespace
+
+int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& options,
+           const EnvLookup& env, int64_t launch_unix_ns, std::ostream& out, std::ostream& err) {
+  Launch launch;
+  absl::StatusOr<LaunchRequest> request = LaunchRequestFor(plan, options, env);
+  if (!request.ok()) {
+    err << "error: " << request.status().message() << "\n";
+    return kExitUsage;
+  }
+  launch.request = *std::move(request);
+  launch.request.launch_unix_ns = launch_unix_ns;
+  absl::StatusOr<LaunchLayout> layout = ResolveLaunchLayout(launch.request);
+  if (!layout.ok()) {
+    err << "error: " << layout.status().message() << "\n";
+    return kExitUsage;
+  }
+  const int local_workers = static_cast<int>(layout->workers.size());
+  launch.threads = options.threads_per_worker > 0 ? options.threads_per_worker
+                                                  : std::max(1, UsableCpus() / local_workers);
+  for (WorkerEnv& w : layout->workers) w.num_threads = launch.threads;
+  launch.layout = *std::move(layout);
+  if (absl::Status prepared = PrepareRunDir(launch.request.run_dir, plan, summary); !prepared.ok()) {
+    err << "error: " << prepared.message() << "\n";
+    return kExitRuntime;
+  }
+  launch.checkpoint_dir = plan.checkpoint().dir().empty()
+                              ? (fs::path(launch.request.run_dir) / "checkpoints").string()
+                              : plan.checkpoint().dir();
+  launch.exe = options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
+  launch.file_store = launch.request.nodes == 1;
+  AnnounceLaunch(launch, out);
+  return RunAttempts(launch, options, env, out, err);
+}
+
+}  // namespace accel::exec

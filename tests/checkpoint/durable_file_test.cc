@@ -1,0 +1,91 @@
+// Writes never follow a symbolic link planted in a run or checkpoint directory (path
+// containment): the link's target stays untouched and the error names the link.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "checkpoint/checkpoint_store.h"
+#include "common/durable_file.h"
+#include "tests/common/temp_root.h"
+
+namespace accel::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Refusal(const fs::path& link) {
+  return "refusing to write " + link.string() +
+         ": it is a symbolic link (accel does not follow links when writing into run and "
+         "checkpoint directories)";
+}
+
+TEST_CASE("WriteAndSync and WriteFileAtomically do not write through a planted link",
+          "[checkpoint][containment]") {
+  testing::TempRoot dir("accel_no_follow_");
+  fs::create_directories(dir.path / "run");
+  const fs::path outside = dir.path / "outside.txt";
+  std::ofstream(outside) << "precious\n";
+
+  const fs::path link = dir.path / "run" / "summary.json";
+  fs::create_symlink(outside, link);
+  absl::Status direct = WriteAndSync(link.string(), "{}\n");
+  CHECK(direct.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(direct.message() == Refusal(link));
+  CHECK(ReadAll(outside) == "precious\n");
+
+  // The temporary name is the one opened: a link there is refused too.
+  const fs::path tmp_link = dir.path / "run" / (".metrics.json.tmp." + std::to_string(::getpid()));
+  fs::create_symlink(outside, tmp_link);
+  CHECK(WriteFileAtomically((dir.path / "run").string(), "metrics.json", "{}\n").message() ==
+        Refusal(tmp_link));
+  CHECK(ReadAll(outside) == "precious\n");
+
+  // A link at the final name is replaced by the rename, never followed.
+  fs::remove(tmp_link);
+  REQUIRE(WriteFileAtomically((dir.path / "run").string(), "summary.json", "{}\n").ok());
+  CHECK_FALSE(fs::is_symlink(link));
+  CHECK(ReadAll(link) == "{}\n");
+  CHECK(ReadAll(outside) == "precious\n");
+}
+
+TEST_CASE("a checkpoint is not written through a link planted in the checkpoint directory",
+          "[checkpoint][containment]") {
+  testing::TempRoot dir("accel_no_follow_");
+  const fs::path root = dir.path / "ckpt";
+  const fs::path elsewhere = dir.path / "elsewhere";
+  fs::create_directories(root);
+  fs::create_directories(elsewhere);
+  CheckpointStore store(root.string(), 2);
+
+  // Multi-writer temporary directory replaced by a link to another directory.
+  fs::create_directory_symlink(elsewhere, root / ".tmp-step_00000003");
+  absl::StatusOr<std::string> tmp = store.BeginStep(3);
+  CHECK(tmp.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(tmp.status().message() == Refusal(root / ".tmp-step_00000003"));
+
+  // A file link inside a rank's temporary directory.
+  fs::remove(root / ".tmp-step_00000003");
+  tmp = store.BeginStep(3);
+  REQUIRE(tmp.ok());
+  fs::create_symlink(elsewhere / "stolen.bin", fs::path(*tmp) / "shard-00000.bin");
+  CHECK(CheckpointStore::WriteRankFiles(*tmp, 0, {{"shard-00000.bin", "x"}}).message() ==
+        "checkpoint of step 3 not written (the previous checkpoints are intact): " +
+            Refusal(fs::path(*tmp) / "shard-00000.bin"));
+  CHECK_FALSE(fs::exists(elsewhere / "stolen.bin"));
+  CHECK(fs::is_empty(elsewhere));
+}
+
+}  // namespace
+}  // namespace accel::exec

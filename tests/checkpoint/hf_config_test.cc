@@ -1,0 +1,171 @@
+#include "checkpoint/hf_config.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "spec/job_spec.h"
+#include "spec/model_config.h"
+
+namespace accel::exec {
+namespace {
+
+HfModelDims DimsOf(const spec::ModelSpec& m) {
+  HfModelDims d;
+  d.arch = m.arch == spec::Arch::kGpt2 ? HfArch::kGpt2 : HfArch::kLlama;
+  d.hidden_size = m.hidden_size;
+  d.num_layers = m.num_layers;
+  d.num_heads = m.num_heads;
+  d.num_kv_heads = m.num_kv_heads;
+  d.ffn_hidden_size = m.ffn_hidden_size;
+  d.vocab_size = m.vocab_size;
+  d.max_seq_len = m.max_seq_len;
+  d.tie_word_embeddings = m.tie_word_embeddings;
+  d.norm_eps = m.norm_eps;
+  d.rope_theta = m.rope_theta;
+  d.qkv_bias = m.qkv_bias;
+  return d;
+}
+
+// config.json text back through accel's own reader (spec/model_config.h), arch defaults applied.
+spec::ModelSpec ParseBack(const std::string& json) {
+  spec::ModelConfigResult result = spec::ParseModelConfig(json);
+  INFO(json);
+  REQUIRE(result.issues.empty());
+  REQUIRE(result.config.has_value());
+  spec::ModelConfigFile& file = *result.config;
+  auto is_set = [&](std::string_view field) {
+    for (const std::string& f : file.fields) {
+      if (f == field) return true;
+    }
+    return false;
+  };
+  spec::ApplyArchDefaults(file.model, is_set);
+  return file.model;
+}
+
+void CheckSameDims(const spec::ModelSpec& a, const spec::ModelSpec& b) {
+  CHECK(a.arch == b.arch);
+  CHECK(a.hidden_size == b.hidden_size);
+  CHECK(a.num_layers == b.num_layers);
+  CHECK(a.num_heads == b.num_heads);
+  CHECK(a.num_kv_heads == b.num_kv_heads);
+  CHECK(a.ffn_hidden_size == b.ffn_hidden_size);
+  CHECK(a.vocab_size == b.vocab_size);
+  CHECK(a.max_seq_len == b.max_seq_len);
+  CHECK(a.tie_word_embeddings == b.tie_word_embeddings);
+  CHECK(a.norm_eps == b.norm_eps);
+  CHECK(a.qkv_bias == b.qkv_bias);
+  if (a.arch == spec::Arch::kLlama) CHECK(a.rope_theta == b.rope_theta);
+}
+
+TEST_CASE("GPT-2 config.json, byte for byte") {
+  HfModelDims d;
+  d.arch = HfArch::kGpt2;
+  d.hidden_size = 64;
+  d.num_layers = 2;
+  d.num_heads = 4;
+  d.num_kv_heads = 4;
+  d.ffn_hidden_size = 256;
+  d.vocab_size = 256;
+  d.max_seq_len = 128;
+  d.tie_word_embeddings = true;
+  d.norm_eps = 1e-5;
+  CHECK(HuggingFaceConfigJson(d) == R"({
+  "activation_function": "gelu_new",
+  "architectures": [
+    "GPT2LMHeadModel"
+  ],
+  "attn_pdrop": 0.0,
+  "embd_pdrop": 0.0,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 128,
+  "n_embd": 64,
+  "n_head": 4,
+  "n_inner": 256,
+  "n_layer": 2,
+  "n_positions": 128,
+  "resid_pdrop": 0.0,
+  "tie_word_embeddings": true,
+  "torch_dtype": "float32",
+  "vocab_size": 256
+}
+)");
+}
+
+TEST_CASE("Llama config.json, byte for byte") {
+  HfModelDims d;
+  d.arch = HfArch::kLlama;
+  d.hidden_size = 64;
+  d.num_layers = 2;
+  d.num_heads = 4;
+  d.num_kv_heads = 2;
+  d.ffn_hidden_size = 172;
+  d.vocab_size = 256;
+  d.max_seq_len = 128;
+  d.tie_word_embeddings = false;
+  d.norm_eps = 1e-6;
+  d.rope_theta = 500000.0;
+  d.qkv_bias = true;
+  d.torch_dtype = "bfloat16";
+  CHECK(HuggingFaceConfigJson(d) == R"({
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "attention_bias": true,
+  "attention_dropout": 0.0,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "intermediate_size": 172,
+  "max_position_embeddings": 128,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 256
+}
+)");
+}
+
+TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
+  const std::string corpus = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/";
+  const std::string examples = std::string(ACCEL_SOURCE_ROOT) + "/examples/models/";
+  for (const std::string& path :
+       {corpus + "gpt2", corpus + "gpt2-medium", corpus + "gpt2-xl", corpus + "Llama-2-7b-hf",
+        corpus + "Llama-3.1-8B-Instruct", corpus + "TinyLlama-1.1B-Chat-v1.0", corpus + "Mistral-7B-Instruct-v0.1",
+        corpus + "Qwen2-0.5B-Instruct", examples + "Llama-2-70b-hf", examples + "gpt2-xl"}) {
+    INFO(path);
+    absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(path + "/config.json");
+    REQUIRE(original.ok());
+    CheckSameDims(*original, ParseBack(HuggingFaceConfigJson(DimsOf(*original))));
+  }
+}
+
+TEST_CASE("untied GPT-2 and tied Llama round trip too") {
+  spec::ModelSpec gpt2;
+  gpt2.arch = spec::Arch::kGpt2;
+  gpt2.hidden_size = 48;
+  gpt2.num_layers = 3;
+  gpt2.num_heads = 6;
+  gpt2.num_kv_heads = 6;
+  gpt2.ffn_hidden_size = 100;  // not 4h
+  gpt2.vocab_size = 300;
+  gpt2.max_seq_len = 64;
+  gpt2.tie_word_embeddings = false;
+  gpt2.norm_eps = 1e-6;
+  CheckSameDims(gpt2, ParseBack(HuggingFaceConfigJson(DimsOf(gpt2))));
+  spec::ModelSpec llama = gpt2;
+  llama.arch = spec::Arch::kLlama;
+  llama.num_kv_heads = 3;
+  llama.tie_word_embeddings = true;
+  llama.rope_theta = 1e6;
+  CheckSameDims(llama, ParseBack(HuggingFaceConfigJson(DimsOf(llama))));
+}
+
+}  // namespace
+}  // namespace accel::exec
