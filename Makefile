@@ -4,8 +4,8 @@ JOBS ?= 2
 MAIN_SPEC ?= examples/specs/gpt2-small_cpu2_dp.yaml
 ACCEL := build/cli/accel
 
-.PHONY: deps build build-core build-sanitize build-asan-executor run finetune-example test test-full \
-        test-sanitize test-asan-executor test-fuzz bench clean
+.PHONY: deps build build-core build-asan build-asan-executor run finetune-example test test-full \
+        test-asan test-asan-executor test-fuzz bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,11 +18,9 @@ build-core: deps
 	cmake --preset core
 	cmake --build build-core -j $(JOBS)
 
-# The core with clang under AddressSanitizer + UBSan and libFuzzer coverage: the sanitized core
-# tests and the fuzz targets from one build.
-build-sanitize: deps
-	cmake --preset sanitize
-	cmake --build build-sanitize -j $(JOBS)
+build-asan: deps
+	cmake --preset asan
+	cmake --build build-asan -j $(JOBS)
 
 # The executor (with Debian's LibTorch, itself uninstrumented) under the same sanitizers. Not part
 # of `make test`: it compiles the executor a second time, about 30 minutes on 2 cores.
@@ -44,7 +42,7 @@ finetune-example: build
 
 # Every test, phase by phase, with each phase's time at the end (scripts/test-all.sh): the full
 # build and its tests (the executor's too when LibTorch is installed), then the core under
-# AddressSanitizer + UBSan (the `sanitize` preset) and the fuzz smoke run.
+# AddressSanitizer + UBSan (the `asan` preset) and the fuzz smoke run (the `fuzz` preset).
 test:
 	@JOBS=$(JOBS) bash scripts/test-all.sh
 
@@ -52,10 +50,10 @@ test-full: build
 	ctest --test-dir build --output-on-failure -j $(JOBS)
 
 # tests/lsan.supp silences leaks inside Graphviz's font stack (fontconfig, pango), not ours.
-test-sanitize: build-sanitize
+test-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	ctest --test-dir build-sanitize --output-on-failure -j $(JOBS) -L core
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L core
 
 test-asan-executor: build-asan-executor
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -79,4 +77,4 @@ bench: build
 	bash bench/pipeline_bench/run.sh
 
 clean:
-	rm -rf build build-core build-sanitize build-asan-executor
+	rm -rf build build-core build-asan build-asan-executor build-fuzz

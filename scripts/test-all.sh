@@ -4,8 +4,8 @@
 #   configure  the `default` preset (with the executor when LibTorch is installed)
 #   build      everything in build/
 #   tests      every CTest test of build/ (core and executor)
-#   sanitize   the `sanitize` preset (clang, AddressSanitizer + UBSan, libFuzzer coverage, core
-#              only): the core tests, then each fuzz target's smoke run (fuzz/smoke.sh)
+#   asan       the `asan` preset (AddressSanitizer + UBSan, core only) and its core tests
+#   fuzz       the `fuzz` preset (clang, libFuzzer) and each target's smoke run (fuzz/smoke.sh)
 # Stops at the first failing phase; the times are printed either way. JOBS (default 2) is the
 # parallelism of builds and tests.
 set -uo pipefail
@@ -44,14 +44,14 @@ trap report EXIT
 sanitized_tests() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
-    ctest --test-dir build-sanitize --output-on-failure -j "$jobs" -L core
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L core
 }
 
 phase deps bash scripts/install-deps.sh || exit "$status"
 phase configure cmake --preset default || exit "$status"
 phase build cmake --build build -j "$jobs" || exit "$status"
 phase tests ctest --test-dir build --output-on-failure -j "$jobs" || exit "$status"
-phase sanitize-config cmake --preset sanitize || exit "$status"
-phase sanitize-build cmake --build build-sanitize -j "$jobs" || exit "$status"
-phase sanitize-tests sanitized_tests || exit "$status"
+phase asan-configure cmake --preset asan || exit "$status"
+phase asan-build cmake --build build-asan -j "$jobs" || exit "$status"
+phase asan-tests sanitized_tests || exit "$status"
 phase fuzz env JOBS="$jobs" bash fuzz/smoke.sh || exit "$status"
