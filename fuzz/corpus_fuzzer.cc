@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = accel::fuzz::ScratchDir() + (format == CorpusFormat::kText ? "/train.txt" : "/train.bin");
   accel::fuzz::WriteFileOrDie(path, content);
 
-  ACCEL_FUZZ_CHECK(IsValidUtf8(content) == WellFormedUtf8(content), "IsValidUtf8 disagrees with Table 3-7");
+  ACCEL_FUZZ_CHECK(accel::IsValidUtf8(content) == WellFormedUtf8(content), "IsValidUtf8 disagrees with Table 3-7");
   absl::StatusOr<std::vector<uint32_t>> tokens = LoadCorpus(path, format, vocab);
   if (format == CorpusFormat::kText) {
     const bool loads = vocab >= 256 && !content.empty() && content.find('\0') == std::string_view::npos &&
