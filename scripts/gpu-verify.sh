@@ -293,7 +293,7 @@ print(torch.__version__, torch.version.cuda, int(torch._C._GLIBCXX_USE_CXX11_ABI
       echo "$h: ${found:-not found}"
     done
     echo "carried .cuda-debs: $(find "$root/.cuda-debs" -maxdepth 1 -name '*.deb' 2>/dev/null | wc -l) packages"
-    # The symbols that made std::filesystem::remove_all crash a worker: libtorch's own exports.
+    # The symbols that made a worker crash in recursive directory removal: libtorch's own exports.
     local name lib n_fs n_pb
     for name in libtorch_cpu libtorch_cuda libtorch libc10; do
       lib=$(compgen -G "$torch_lib/$name.so*" | head -1)
