@@ -108,8 +108,9 @@ bool IsKeyStart(char c) {
 // A character of a bare key or value (a number, date, boolean). A quote right after one opens
 // no string for tomlplusplus: it scans `1"...` as one value and may test every character up to
 // the line's end as whitespace, reaching the same incomplete table (found by
-// fuzz/torchtitan_import_fuzzer). TOML never allows such a quote, so the scanner reads on as if
-// outside a string. A '.' before a quote is a dotted key (a."b") and does open a string.
+// fuzz/torchtitan_import_fuzzer), also past a later quote that looks like a string's start
+// (`1"-x="é`). TOML never allows such a quote, so the scanner rejects it there. A '.' before a
+// quote is a dotted key (a."b") and does open a string.
 bool IsBareChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-' || c == '+' || c == ':';
@@ -159,7 +160,9 @@ Unparseable FindUnparseable(std::string_view text) {
       ++i;
     } else if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
-    } else if ((c == '"' || c == '\'') && !(i > 0 && IsBareChar(text[i - 1]))) {
+    } else if ((c == '"' || c == '\'') && i > 0 && IsBareChar(text[i - 1])) {
+      return {i, "a quote right after a bare key or value"};
+    } else if (c == '"' || c == '\'') {
       i = SkipString(text, i);
       line_start = false;
     } else if (static_cast<unsigned char>(c) >= 0x80) {
