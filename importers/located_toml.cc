@@ -139,54 +139,96 @@ size_t SkipString(std::string_view text, size_t i) {
 // Input that reaches a failing internal check of tomlplusplus 3.3.0 (see the top of this file):
 // a table header whose '[' or '[[' is not followed by a key or ']' ("[\n", "[ # x"), and
 // non-ASCII characters outside strings and comments (its Unicode whitespace table is
-// incomplete, e.g. for U+FECF). TOML 1.0 allows neither, so rejecting them first loses nothing.
+// incomplete, e.g. for U+FECF). A bare value (a number, date, boolean) is scanned as
+// tomlplusplus scans it, to the next whitespace, ',', ']', '}' or '#', testing every character
+// on the way, quotes and '=' included: a quote or non-ASCII character there is rejected too
+// (`l = -.x="é`, found by fuzz/torchtitan_import_fuzzer). TOML 1.0 allows none of these, so
+// rejecting them first loses nothing.
 struct Unparseable {
   size_t offset = std::string_view::npos;
   const char* message = "";
 };
 
-// Scans like the parser: headers at the start of a line outside strings, comments and
-// (multi-line) array or inline-table values.
+constexpr const char* kNonAscii = "a non-ASCII character outside a string or comment";
+
+bool EndsBareValue(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ']' || c == '}' || c == '#';
+}
+
+// The bare value starting at text[i]: the index after it, or the offending character.
+Unparseable ScanBareValue(std::string_view text, size_t& i) {
+  for (; i < text.size() && !EndsBareValue(text[i]); ++i) {
+    if (static_cast<unsigned char>(text[i]) >= 0x80) return {i, kNonAscii};
+    if (text[i] == '"' || text[i] == '\'') return {i, "a quote inside a bare value"};
+  }
+  return {};
+}
+
+// A table header at text[i] ('[' at a line's start outside any value): checks its name's start
+// and skips it.
+Unparseable ScanHeader(std::string_view text, size_t& i) {
+  size_t j = i + 1;
+  if (j < text.size() && text[j] == '[') ++j;
+  while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+  if (j < text.size() && !IsKeyStart(text[j])) return {j, "expected a table name after '['"};
+  while (i < text.size() && text[i] != '\n' && text[i] != '#') {  // the rest of the header
+    if (text[i] == '"' || text[i] == '\'') {
+      i = SkipString(text, i);
+    } else if (static_cast<unsigned char>(text[i]) >= 0x80) {
+      return {i, kNonAscii};
+    } else {
+      ++i;
+    }
+  }
+  return {};
+}
+
+// Scans like the parser: headers at the start of a line outside values; keys; values after '=',
+// and in arrays after '[' or ','; strings and comments skipped. `open` holds the brackets of the
+// arrays ('[') and inline tables ('{') around the current position.
 Unparseable FindUnparseable(std::string_view text) {
-  constexpr const char* kNonAscii = "a non-ASCII character outside a string or comment";
-  int depth = 0;
+  std::string open;
   bool line_start = true;
+  char previous = '\n';  // the last character outside whitespace, strings counting as '"'
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
+    const bool value_position =
+        previous == '=' || (!open.empty() && open.back() == '[' && (previous == '[' || previous == ','));
     if (c == '\n') {
       line_start = true;
       ++i;
-    } else if (c == ' ' || c == '\t' || c == '\r') {
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
       ++i;
-    } else if (c == '#') {
+      continue;
+    }
+    if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
-    } else if ((c == '"' || c == '\'') && i > 0 && IsBareChar(text[i - 1])) {
+      continue;
+    }
+    Unparseable bad;
+    if ((c == '"' || c == '\'') && i > 0 && IsBareChar(text[i - 1])) {
       return {i, "a quote right after a bare key or value"};
     } else if (c == '"' || c == '\'') {
       i = SkipString(text, i);
-      line_start = false;
+      previous = '"';
     } else if (static_cast<unsigned char>(c) >= 0x80) {
       return {i, kNonAscii};
-    } else if (c == '[' && depth == 0 && line_start) {
-      size_t j = i + 1;
-      if (j < text.size() && text[j] == '[') ++j;
-      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-      if (j < text.size() && !IsKeyStart(text[j])) return {j, "expected a table name after '['"};
-      while (i < text.size() && text[i] != '\n' && text[i] != '#') {  // the rest of the header
-        if (text[i] == '"' || text[i] == '\'') {
-          i = SkipString(text, i);
-        } else if (static_cast<unsigned char>(text[i]) >= 0x80) {
-          return {i, kNonAscii};
-        } else {
-          ++i;
-        }
-      }
+    } else if (c == '[' && open.empty() && line_start && !value_position) {
+      bad = ScanHeader(text, i);
+      previous = ']';
+    } else if (value_position && c != '[' && c != '{' && c != ']' && c != '}' && c != ',') {
+      bad = ScanBareValue(text, i);
+      previous = 'v';
     } else {
-      if (c == '[' || c == '{') ++depth;
-      if ((c == ']' || c == '}') && depth > 0) --depth;
-      line_start = false;
+      if (c == '[' || c == '{') open.push_back(c);
+      if ((c == ']' || c == '}') && !open.empty()) open.pop_back();
+      previous = c;
       ++i;
     }
+    if (bad.offset != std::string_view::npos) return bad;
+    line_start = false;
   }
   return {};
 }

@@ -47,9 +47,29 @@ TEST_CASE("located TOML: malformed input is a located error", "[importers][toml]
     INFO(text);
     CHECK_FALSE(ParseLocatedToml(text, "q.toml", sink));
     REQUIRE(sink.diagnostics().size() == 1);
-    CHECK(sink.diagnostics()[0].message == "not valid TOML: a quote right after a bare key or value");
+    CHECK(sink.diagnostics()[0].message == "not valid TOML: a quote inside a bare value");
     CHECK(sink.diagnostics()[0].location.line == 1);
     CHECK(sink.diagnostics()[0].location.column == 5);
+  }
+  DiagnosticSink key;
+  CHECK_FALSE(ParseLocatedToml("ab\"c\xc3\xa9\" = 1\n", "k.toml", key));
+  REQUIRE(key.diagnostics().size() == 1);
+  CHECK(key.diagnostics()[0].message == "not valid TOML: a quote right after a bare key or value");
+  CHECK(key.diagnostics()[0].location.column == 3);
+  // A bare value runs to whitespace, ',', ']', '}' or '#' for tomlplusplus, through '=' and
+  // quotes (bare-value-then-equals-quote).
+  DiagnosticSink bare;
+  CHECK_FALSE(ParseLocatedToml("l =-.iable_fl=\"-.ineer\xd4\xa3:=0-\xcf\x8b\\\\\\", "b.toml", bare));
+  REQUIRE(bare.diagnostics().size() == 1);
+  CHECK(bare.diagnostics()[0].message == "not valid TOML: a quote inside a bare value");
+  CHECK(bare.diagnostics()[0].location.column == 15);
+  // Strings, arrays and inline tables with non-ASCII text in their strings still parse.
+  for (const char* text : {"a = \"caf\xc3\xa9\"\n", "a = [1, \"\xc3\xa9\", 2]\n", "t = {x = 1, y = \"\xc3\xa9\"}\n",
+                           "a = [\n  \"\xc3\xa9\",\n  3,\n]\n[s]\nb = 2020-01-01T00:00:00Z # \xc3\xa9\n"}) {
+    DiagnosticSink fine;
+    INFO(text);
+    CHECK(ParseLocatedToml(text, "ok.toml", fine));
+    CHECK(fine.diagnostics().empty());
   }
   // A dotted key's quoted part still opens a string: its non-ASCII text is fine.
   DiagnosticSink ok;
