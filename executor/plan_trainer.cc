@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        std::shared_ptr<Communicator> tp_kv) {
   const auto& recompute = plan.training().recompute_modules();
   ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}));
+  model->set_loss_chunks(plan.training().loss_chunks());
   std::vector<std::pair<std::string, int64_t>> names;
   for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());
   ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,

@@ -504,6 +504,9 @@ void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
   for (const std::string& module : training.recompute_modules()) {
     if (!seen.insert(module).second) out.push_back("recompute module " + module + " is listed twice");
   }
+  if (training.loss_chunks() < 0) {
+    out.push_back("training.loss_chunks is " + S(training.loss_chunks()) + ", expected at least 0");
+  }
 }
 
 // One enum field: set, and to a value this build of accel knows (a newer writer's value reads as

@@ -265,6 +265,7 @@ void AppendJob(const Plan& plan, SummaryLines& line) {
                        N(t.lr_schedule().kind()) + " schedule, warmup " +
                        S(t.lr_schedule().warmup_steps()) + ", clip " +
                        Fmt("%g", t.grad_clip_norm()) + ", recompute " + RecomputeText(t) +
+                       ", loss in " + S(t.loss_chunks()) + (t.loss_chunks() == 1 ? " chunk" : " chunks") +
                        ", seed " + S(t.seed()));
   const Precision& p = plan.precision();
   line("precision", "params " + N(p.param_dtype()) + ", compute " + N(p.compute_dtype()) +

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/units.h"
 #include "ir/plan_access.h"
 
@@ -11,150 +12,128 @@ namespace accel::planner {
 
 namespace {
 
-struct Coefficients {
-  int64_t per_x, per_f, per_scores, per_token;
-};
+using I = __int128;
 
-Coefficients CoefficientsOf(const ExecutorActivationShape& s) {
-  if (s.bf16_params) return s.gpt2 ? Coefficients{16, 4, 2, 8} : Coefficients{32, 8, 2, 8};
-  if (s.gpt2) return s.bf16_compute ? Coefficients{20, 6, 2, 16} : Coefficients{32, 8, 4, 16};
-  return s.bf16_compute ? Coefficients{42, 8, 2, 8} : Coefficients{48, 16, 4, 8};
+// Sums in 128 bits and saturates: at the spec limits (spec/limits.h) b*a*s^2 exceeds 2^63, and a
+// saturated estimate still reads as "does not fit" instead of overflowing.
+int64_t Saturate(I bytes) {
+  constexpr I kMax = std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(bytes > kMax ? kMax : bytes);
 }
 
-int64_t WeightCopyElements(const ExecutorActivationShape& s) {
-  const int64_t h = s.hidden;
-  if (s.gpt2) return 4 * h * h + 2 * h * s.ffn;
-  const int64_t head_dim = s.heads > 0 ? h / s.heads : 0;
-  // Key/value heads over all tp ranks, a replicated head once per rank holding it.
-  const int64_t kv = s.kv_heads * ir::KvHeadReplicas(s.kv_heads, std::max<int64_t>(s.tp, 1));
-  return 2 * h * h + 2 * h * kv * head_dim + 3 * h * s.ffn;
-}
-
-// How a block's x terms split under tensor parallelism (ExecutorActivationBytesPerLayer):
-// replicated_x + divided_x = Coefficients.per_x, but with sequence parallelism for Llama, whose
-// gathered norm outputs come on top; divided_tokens: the n terms are sequence shards.
-struct TpCoefficients {
-  int64_t replicated_x, divided_x;
-  bool divided_tokens;
-};
-
-TpCoefficients TpCoefficientsOf(const ExecutorActivationShape& s, const Coefficients& c) {
-  if (s.tp <= 1) return {c.per_x, 0, false};
-  const bool sp = s.sequence_parallel;
-  int64_t replicated = 0;
-  if (s.gpt2) {
-    replicated = s.bf16_params ? (sp ? 4 : 8) : s.bf16_compute ? (sp ? 4 : 12) : (sp ? 8 : 16);
-    return {replicated, c.per_x - replicated, sp};
-  }
-  if (sp) {
-    if (s.bf16_params) return {10, 28, true};
-    return s.bf16_compute ? TpCoefficients{10, 32, true} : TpCoefficients{20, 40, true};
-  }
-  replicated = s.bf16_params ? 24 : s.bf16_compute ? 34 : 32;
-  return {replicated, c.per_x - replicated, false};
-}
+// Bytes per element of the residual stream and the norms' inputs (the parameters' dtype) and of
+// the matmuls' operands and outputs (autocast's dtype, else the parameters').
+int64_t StreamBytes(const ExecutorActivationShape& s) { return s.bf16_params ? 2 : 4; }
+int64_t ComputeBytes(const ExecutorActivationShape& s) { return s.bf16_params || s.bf16_compute ? 2 : 4; }
 
 // Autocast casts fp32 weights to bf16 once per step and keeps the copies.
 bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && !s.bf16_params; }
 
-// Bytes the attention core keeps besides q, k and v: the softmax output and the causal mask
-// (math), or SDPA's output in the compute dtype and its fp32 log-sum-exp.
-__int128 CoreBytes(const ExecutorActivationShape& s, const Coefficients& c) {
-  using I = __int128;
-  if (!s.fused_attention) {
-    return I{c.per_scores} * s.micro_batch * s.heads * s.seq_len * s.seq_len +
-           I{s.seq_len} * s.seq_len;
-  }
-  const I output_bytes = s.bf16_params || s.bf16_compute ? 2 : 4;
-  return output_bytes * s.seq_len * s.micro_batch * s.hidden +
-         I{4} * s.micro_batch * s.heads * s.seq_len;
+// One rank's share of a block's dimensions under tensor parallelism t.
+struct RankDims {
+  I t = 1;
+  I n = 0;           // tokens s·b
+  I n_stream = 0;    // tokens of the residual stream: n / t with sequence parallelism
+  I q_width = 0;     // this rank's query heads × head_dim = h / t
+  I kv_width = 0;    // this rank's key/value heads × head_dim (replicated heads counted)
+  I ffn = 0;         // ffn / t
+  I heads = 0;       // a / t
+};
+
+RankDims RankDimsOf(const ExecutorActivationShape& s) {
+  RankDims d;
+  d.t = std::max<int64_t>(s.tp, 1);
+  d.n = I{s.seq_len} * s.micro_batch;
+  d.n_stream = s.sequence_parallel && d.t > 1 ? d.n / d.t : d.n;
+  const I head_dim = s.heads > 0 ? s.hidden / s.heads : 0;
+  d.q_width = I{s.hidden} / d.t;
+  d.kv_width = s.gpt2 ? d.q_width
+                      : I{s.kv_heads} * ir::KvHeadReplicas(s.kv_heads, static_cast<int64_t>(d.t)) * head_dim / d.t;
+  d.ffn = I{s.ffn} / d.t;
+  d.heads = I{s.heads} / d.t;
+  return d;
 }
 
-// The causal mask's bytes inside CoreBytes (math attention only): every rank holds it whole.
-__int128 MaskBytes(const ExecutorActivationShape& s) {
-  return s.fused_attention ? 0 : __int128{s.seq_len} * s.seq_len;
+// Elements of this rank's weight matrices that autocast copies to bf16 for the step: GPT-2
+// 4h² + 2h·ffn, Llama 2h² + 2h·kv·d + 3h·ffn, over t.
+I WeightCopyElements(const ExecutorActivationShape& s, const RankDims& d) {
+  const I h = s.hidden;
+  if (s.gpt2) return 4 * h * d.q_width + 2 * h * d.ffn;
+  return 2 * h * d.q_width + 2 * h * d.kv_width + 3 * h * d.ffn;
 }
 
-std::string CoreFormula(const ExecutorActivationShape& s, const Coefficients& c) {
-  if (!s.fused_attention) return absl::StrCat(c.per_scores, "S + s^2");
-  return absl::StrCat(s.bf16_params || s.bf16_compute ? 2 : 4,
-                      "x sdpa output + 4 B x b*a*s log-sum-exp");
+// What the attention core keeps besides its inputs q, k, v: the softmax output (c·b·a·s²) and the
+// causal mask (s² B), or with SDPA its fp32 log-sum-exp (4·b·a·s B; its output is the
+// o_proj/c_proj input counted with the block).
+I CoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
+  if (s.fused_attention) return I{4} * s.micro_batch * d.heads * s.seq_len;
+  return I{ComputeBytes(s)} * s.micro_batch * d.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
 }
 
-// Selective recompute keeps the attention core's inputs as they are, where the core's matmuls
-// would have kept bf16 copies: with bf16 compute over fp32 parameters GPT-2's q, k, v are fp32
-// (c_attn's fp32 bias promotes its output: 12x instead of 6x) and Llama's rotated q and repeated
-// k are fp32 (the fp32 rotary tables promote them: 8x + 2x instead of 6x). Elsewhere the kept
-// inputs and the copies are the same size.
-int64_t SelectiveInputCoefficient(const ExecutorActivationShape& s) {
-  if (!CopiesWeights(s)) return 0;
-  return s.gpt2 ? 6 : 4;
+// Everything a block keeps but the attention core, term by term (ExecutorActivationBytesPerLayer).
+I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
+  const I p = StreamBytes(s), c = ComputeBytes(s), h = s.hidden;
+  const I norm_inputs = 2 * p * d.n_stream * h;
+  // LayerNorm's mean and 1/std are in x's dtype on LibTorch's CPU kernel; RMSNorm's 1/rms fp32.
+  const I norm_stats = 2 * (s.gpt2 ? 2 * p : 4) * d.n_stream;
+  const I norm_outputs = 2 * c * d.n * h;  // the column-parallel matmuls' input, gathered
+  const I qkv = c * d.n * (d.q_width + 2 * d.kv_width);
+  const I attention_output = c * d.n * d.q_width;
+  const I mlp = (s.gpt2 ? 2 : 3) * c * d.n * d.ffn;
+  const I copies = CopiesWeights(s) ? 2 * WeightCopyElements(s, d) : 0;
+  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp + copies;
 }
 
+std::string CoreFormula(const ExecutorActivationShape& s) {
+  if (s.fused_attention) return "4 B x b*a*s sdpa log-sum-exp";
+  return absl::StrCat(ComputeBytes(s), "S + s^2");
+}
 
 }  // namespace
 
-// Sums in 128 bits and saturates: at the spec limits (spec/limits.h) b*a*s^2 exceeds 2^63, and a
-// saturated estimate still reads as "does not fit" instead of overflowing.
-static int64_t Saturate(__int128 bytes) {
-  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(bytes > kMax ? kMax : bytes);
+int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
+  const RankDims d = RankDimsOf(s);
+  return Saturate(BlockBytesWithoutCore(s, d) + CoreBytes(s, d));
 }
 
-int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
-  using I = __int128;
-  const Coefficients c = CoefficientsOf(s);
-  const TpCoefficients split = TpCoefficientsOf(s, c);
-  const I t = std::max<int64_t>(s.tp, 1);
-  const I tokens = I{s.seq_len} * s.micro_batch;
-  const I x = tokens * s.hidden;
-  const I mask = MaskBytes(s);
-  const I divided = I{split.divided_x} * x + I{c.per_f} * tokens * s.ffn +
-                    (CoreBytes(s, c) - mask) + (CopiesWeights(s) ? I{2} * WeightCopyElements(s) : 0);
-  const I tokens_bytes = I{c.per_token} * tokens;
-  return Saturate(I{split.replicated_x} * x + divided / t + mask +
-                  (split.divided_tokens ? tokens_bytes / t : tokens_bytes));
+double ExecutorBytesPerSbh(const ExecutorActivationShape& s) {
+  ExecutorActivationShape one = s;
+  one.tp = 1;
+  one.sequence_parallel = false;
+  const RankDims d = RankDimsOf(one);
+  const I copies = CopiesWeights(one) ? 2 * WeightCopyElements(one, d) : 0;
+  const I x = d.n * s.hidden;
+  return x > 0 ? static_cast<double>(BlockBytesWithoutCore(one, d) - copies) / static_cast<double>(x) : 0.0;
 }
 
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMode mode) {
-  using I = __int128;
-  const Coefficients c = CoefficientsOf(s);
-  const I x = I{s.seq_len} * s.micro_batch * s.hidden;
-  // Under tensor parallelism the core and its inputs are this rank's heads; the block input is
-  // a sequence shard with sequence parallelism.
-  const I t = std::max<int64_t>(s.tp, 1);
-  const I mask = MaskBytes(s);
+  const RankDims d = RankDimsOf(s);
   switch (mode) {
     case RecomputeMode::kNone:
       return ExecutorActivationBytesPerLayer(s);
-    case RecomputeMode::kSelective: {
-      return Saturate(I{ExecutorActivationBytesPerLayer(s)} - (CoreBytes(s, c) - mask) / t - mask +
-                      kRecomputeRngStateBytes + I{SelectiveInputCoefficient(s)} * x / t);
-    }
+    case RecomputeMode::kSelective:
+      // The core's inputs (q, k, v as the block made them) are the same size as the copies its
+      // matmuls keep, so only the core's own tensors go.
+      return Saturate(BlockBytesWithoutCore(s, d) + kRecomputeRngStateBytes);
     case RecomputeMode::kFull:
-      return Saturate(I{s.bf16_params ? 2 : 4} * x / (s.sequence_parallel ? t : 1) +
-                      kRecomputeRngStateBytes);
+      return Saturate(I{StreamBytes(s)} * d.n_stream * s.hidden + kRecomputeRngStateBytes);
   }
   return 0;
 }
 
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
-  const int64_t x = s.seq_len * s.micro_batch * s.hidden;
-  int64_t extra = 0;
-  if (CopiesWeights(s)) extra = s.gpt2 ? 16 * x + kRecomputeRngStateBytes : 8 * x;
-  else if (s.bf16_params && !s.gpt2) extra = 2 * x;
-  return Saturate(__int128{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s) + extra);
+  return Saturate(I{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s));
 }
 
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {
   const int64_t n = s.seq_len * s.micro_batch;
   const int64_t f = n * s.ffn, x = n * s.hidden, w = s.hidden * s.ffn;
   if (s.gpt2) {
-    if (s.bf16_params) return 3 * f + x;
-    return s.bf16_compute ? 6 * f - 2 * w : 4 * f + 4 * w;
+    if (s.bf16_params) return 3 * f;
+    return s.bf16_compute ? 2 * f + 2 * w + 2 * x : 4 * f + 4 * w;
   }
-  if (s.bf16_params || s.bf16_compute) return 4 * f;
-  return 8 * f;
+  if (s.bf16_params) return 6 * f;
+  return s.bf16_compute ? 5 * f : 12 * f;
 }
 
 namespace {
@@ -168,13 +147,13 @@ struct ForwardCoefficients {
 ForwardCoefficients ForwardCoefficientsOf(const ExecutorActivationShape& s) {
   const bool sp = s.sequence_parallel;
   if (s.gpt2) {
-    if (s.bf16_params) return {6, 1, 6, 6, 0};
-    if (s.bf16_compute) return sp ? ForwardCoefficients{22, 4, 6, 18, 4} : ForwardCoefficients{22, 4, 12, 12, 4};
+    if (s.bf16_params) return {10, 0, 6, 6, 0};
+    if (s.bf16_compute) return sp ? ForwardCoefficients{16, 0, 6, 12, 0} : ForwardCoefficients{16, 0, 12, 6, 0};
     return {20, 0, 12, 12, 0};
   }
-  if (s.bf16_params) return sp ? ForwardCoefficients{6, 0, 8, 4, 0} : ForwardCoefficients{6, 0, 6, 2, 0};
-  if (s.bf16_compute) return sp ? ForwardCoefficients{22, 0, 10, 14, 0} : ForwardCoefficients{22, 0, 16, 8, 0};
-  return sp ? ForwardCoefficients{8, 0, 16, 4, 0} : ForwardCoefficients{8, 0, 8, 4, 0};
+  if (s.bf16_params) return {3, 2, 4, 3, 0};
+  if (s.bf16_compute) return sp ? ForwardCoefficients{11, 0, 2, 9, 0} : ForwardCoefficients{11, 0, 8, 4, 0};
+  return {5, 4, 7, 8, 0};
 }
 
 }  // namespace
@@ -190,73 +169,85 @@ int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& s) {
 
 namespace {
 
-// The head's bytes kept per micro-batch and its fp32 n·V logits size.
-struct HeadParts {
-  __int128 kept = 0;    // final norm + log-probabilities + targets
-  __int128 logits = 0;  // 4·n·V
+// This rank's vocabulary rows and the rows of one loss chunk (ChunkedCrossEntropy).
+struct LossChunking {
+  I v_local = 0;
+  I chunk_rows = 0;
 };
 
-HeadParts HeadPartsOf(const ExecutorActivationShape& s) {
-  using I = __int128;
-  const I tokens = I{s.seq_len} * s.micro_batch;
-  const I x = tokens * s.hidden;
-  I norm = 0;
-  if (s.gpt2) norm = s.bf16_params ? 4 * x : (s.bf16_compute ? 6 : 8) * x + 8 * tokens;
-  else norm = (s.bf16_params ? 12 : s.bf16_compute ? 14 : 16) * x;
-  const I logits = 4 * tokens * s.vocab;
-  return {norm + logits + 8 * tokens, logits};
+LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
+  const I t = std::max<int64_t>(s.tp, 1);
+  const I n = std::max<I>(I{s.seq_len} * s.micro_batch, 1);
+  const I v_local = I{s.vocab} / t;
+  I chunks = s.loss_chunks > 0 ? I{s.loss_chunks} : std::max<I>(1, (v_local + s.hidden - 1) / std::max<int64_t>(s.hidden, 1));
+  chunks = std::min(chunks, n);
+  return {v_local, (n + chunks - 1) / chunks};
+}
+
+// The final norm's input and statistics, the head's input in the product's dtype (gathered with
+// sequence parallelism), the targets (8 B) and the fp32 log-sum-exp (4 B) per token.
+I HeadKept(const ExecutorActivationShape& s) {
+  const RankDims d = RankDimsOf(s);
+  const I h = s.hidden;
+  const I norm = I{StreamBytes(s)} * d.n_stream * h + (s.gpt2 ? 2 * StreamBytes(s) : 4) * d.n_stream;
+  return norm + I{ComputeBytes(s)} * d.n * h + 12 * d.n;
 }
 
 }  // namespace
 
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
-  const HeadParts head = HeadPartsOf(s);
-  const __int128 weight_copy = CopiesWeights(s) ? __int128{2} * s.vocab * s.hidden : 0;
-  return Saturate(head.kept + weight_copy + 2 * head.logits);
+  const RankDims d = RankDimsOf(s);
+  const LossChunking k = LossChunkingOf(s);
+  const I h = s.hidden, c = ComputeBytes(s);
+  // The loss backward: the product-dtype weight (a copy when it differs from the parameters'),
+  // the input's gradient, the fp32 weight-gradient accumulator and one chunk's weight-gradient
+  // product, and one chunk's logits in fp32 with their gradient in the product's dtype.
+  // In fp32 each chunk's weight gradient is added in place; in 16 bits it is a product converted
+  // to fp32 before it is added ((c + 4)·V·h), and a chunk's logits exist in the product's dtype and in fp32 at once. 13 B per token: the
+  // targets' local indices (8), where they lie (1) and its fp32 complement (4).
+  const I weight_copy = c != StreamBytes(s) ? c * k.v_local * h : 0;
+  const I product = c < 4 ? (c + 4) * k.v_local * h : 0;
+  const I chunk = (c < 4 ? 4 + c : 4) * k.chunk_rows * k.v_local;
+  const I backward = weight_copy + c * d.n * h + 4 * k.v_local * h + product + chunk + 13 * d.n;
+  return Saturate(HeadKept(s) + backward);
 }
 
-int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& s) { return Saturate(HeadPartsOf(s).kept); }
+int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& s) { return Saturate(HeadKept(s)); }
 
 std::string ExecutorActivationFormula(const ExecutorActivationShape& s, RecomputeMode mode) {
-  const Coefficients c = CoefficientsOf(s);
-  const char* precision =
-      s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
+  const int64_t p = StreamBytes(s), c = ComputeBytes(s);
+  const char* precision = s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
   const std::string copies = CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "";
-  const std::string none =
-      s.fused_attention ? absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_token, "n + ",
-                                       CoreFormula(s, c), copies)
-                        : absl::StrCat(c.per_x, "x + ", c.per_f, "f + ", c.per_scores, "S + ",
-                                       c.per_token, "n + s^2", copies);
+  // norm inputs 2p, norm outputs 2c, q c (and k, v c each for GPT-2), attention output c.
+  const std::string block =
+      s.gpt2 ? absl::StrCat(2 * p + 6 * c, "x + ", 2 * c, "f + 16n")
+             : absl::StrCat(2 * p + 4 * c, "x + ", 2 * c, "k + ", 3 * c, "f + 8n");
   std::string kept;
   switch (mode) {
     case RecomputeMode::kNone:
-      kept = none;
+      kept = absl::StrCat(block, " + ", CoreFormula(s), copies);
       break;
     case RecomputeMode::kSelective:
-      kept = absl::StrCat(none, " - (", CoreFormula(s, c), ")",
-                          SelectiveInputCoefficient(s) > 0
-                              ? absl::StrCat(" + ", SelectiveInputCoefficient(s), "x fp32 q/k/v")
-                              : "",
-                          " + ", kRecomputeRngStateBytes,
-                          " B generator state (selective recompute: attention core)");
+      kept = absl::StrCat(block, copies, " + ", kRecomputeRngStateBytes,
+                          " B generator state (selective recompute: the attention core's ",
+                          CoreFormula(s), " recomputed)");
       break;
     case RecomputeMode::kFull:
-      kept = absl::StrCat(s.bf16_params ? 2 : 4, "x + ", kRecomputeRngStateBytes,
-                          " B generator state (full recompute: block input)");
+      kept = absl::StrCat(p, "x + ", kRecomputeRngStateBytes, " B generator state (full recompute: block input)");
       break;
   }
-  const TpCoefficients split = TpCoefficientsOf(s, c);
   const std::string tp =
       s.tp <= 1 ? ""
                 : absl::StrCat(", per rank of tensor parallel t=", s.tp,
-                               s.sequence_parallel ? " with sequence parallel" : "", ": of the x terms ",
-                               split.replicated_x, "x whole and ", split.divided_x,
-                               "x / t, f, S and weight copies / t");
+                               s.sequence_parallel ? " with sequence parallel: norm inputs and n / t, "
+                                                   : ": ",
+                               "q, k, v, attention output, f, S and weight copies / t");
   return absl::StrCat(kept, " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
-                      s.fused_attention ? ", sdpa attention" : "", tp,
-                      "), x=s*b*h with s=", FormatCount(s.seq_len), " b=",
-                      FormatCount(s.micro_batch), " h=", FormatCount(s.hidden), " a=",
-                      FormatCount(s.heads), " ffn=", FormatCount(s.ffn));
+                      s.fused_attention ? ", sdpa attention" : "", tp, "; ",
+                      absl::StrFormat("%.1f", ExecutorBytesPerSbh(s)), " B per s*b*h at t=1 without the core), x=s*b*h",
+                      s.gpt2 ? "" : ", k=s*b*kv_heads*head_dim", ", f=s*b*ffn with s=", FormatCount(s.seq_len),
+                      " b=", FormatCount(s.micro_batch), " h=", FormatCount(s.hidden), " a=", FormatCount(s.heads),
+                      s.gpt2 ? "" : absl::StrCat(" kv_heads=", FormatCount(s.kv_heads)), " ffn=", FormatCount(s.ffn));
 }
 
 }  // namespace accel::planner

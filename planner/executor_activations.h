@@ -35,39 +35,43 @@ struct ExecutorActivationShape {
   // and residuals run on sequence shards (sequence parallel).
   int64_t tp = 1;
   bool sequence_parallel = false;
+  // Blocks of the chunked head + loss (ir::Training.loss_chunks); 0: ceil(V / tp / h).
+  int64_t loss_chunks = 0;
 };
 
-// Bytes one transformer block keeps for backward, no recompute, with x = s·b·h, f = s·b·ffn,
-// S = b·a·s² (attention scores), n = s·b:
-//   GPT-2 fp32: 32x + 8f + 4S + 16n + s²    (input, LN-1 output, q/k/v, attention output,
-//               residual, LN-2 output at 4 B; c_fc output and GELU output; softmax output;
-//               two LayerNorms' mean and rstd; the causal mask)
-//   GPT-2 bf16: 20x + 6f + 2S + 16n + s²    (fp32 input and residual; bf16 copies of the LN
-//               outputs, q, k, v and the attention output; fp32 GELU input + bf16 GELU output)
-//   Llama fp32: 48x + 16f + 4S + 8n + s²    (RMSNorm as composed ops, RoPE'd and repeated k/v,
-//               gate, SiLU, up and their product)
-//   Llama bf16: 42x + 8f + 2S + 8n + s²
-// and with bf16 parameters (residual stream, norms and matmul operands all bf16, no casts):
-//   GPT-2: 16x + 4f + 2S + 8n + s²,  Llama: 32x + 8f + 2S + 8n + s²
-// plus, with bf16 compute over fp32 parameters, autocast's bf16 copy of the block's weight matrices for the step
-// (GPT-2 4h² + 2h·ffn, Llama 2h² + 2h·kv·(h/a) + 3h·ffn elements, 2 B each).
-// With fused attention (SDPA) the attention core's part, c·S + s² (softmax output, causal mask),
-// is replaced by what scaled_dot_product_attention saves: its output (x elements at the compute
-// dtype, c = 2 or 4 B) and the fp32 log-sum-exp (4·b·a·s B); q, k and v are counted as before.
-// Tensor parallel t: the heads' and the MLP's tensors (f, S, the core, the weight copies) are
-// divided by t; of the x terms a replicated part stays whole (the norms' inputs and outputs and
-// the residual, which every rank holds) and the rest is divided by t, and with sequence
-// parallelism the norms' tensors and statistics are sequence shards while the gathered norm
-// outputs the column-parallel matmuls keep are whole. Whole + divided x coefficients, the n
-// terms whole (with sequence parallelism: divided):
-//   GPT-2 fp32 16 + 16 (sp 8 + 24), bf16 12 + 8 (sp 4 + 16), bf16 parameters 8 + 8 (sp 4 + 12);
-//   Llama fp32 32 + 16 (sp 20 + 40), bf16 34 + 8 (sp 10 + 32), bf16 parameters 24 + 8
-//   (sp 10 + 28); with sequence parallelism Llama keeps both the shards its composed RMSNorm
-//   saves and the gathered outputs, more in all than at t = 1 (a sum of 60x instead of 48x).
-// Measured per rank with the counting allocator on a simulated group of 2 and 4 ranks
-// (tests/executor/memory/activation_estimate_test.cc): exact for GPT-2, within 1% for Llama
-// (its rotary tables).
+// Bytes one transformer block keeps for backward, no recompute, listed tensor by tensor from the
+// lean blocks (executor/models/ops/: norms, rotary and SwiGLU as single autograd nodes, k and v
+// never repeated), with p the parameters' bytes (the residual stream and the norms' inputs: 4, or
+// 2 with bf16 parameters), c the matmuls' bytes (2 under bf16 autocast or with bf16 parameters,
+// else 4), x = s·b·h, k = s·b·kv_heads·head_dim, f = s·b·ffn, n = s·b, S = b·a·s²:
+//   GPT-2: 2p·x  the two LayerNorms' inputs (+ 16n: their fp32 mean and 1/std)
+//          2c·x  their outputs, the input copies of c_attn and c_fc
+//          3c·x  q, k, v (c_attn's output; its bias is added in c)
+//          c·x   the attention output (c_proj's input)
+//          2c·f  GELU's input (c_fc's output) and output (c_proj's input)
+//   Llama: 2p·x  the two RMSNorms' inputs (+ 8n: their fp32 1/rms)
+//          2c·x  their outputs, the input of q/k/v and of gate/up
+//          c·x + 2c·k  q and k after rotary (which keeps nothing), v
+//          c·x   the attention output (o_proj's input)
+//          3c·f  SwiGLU's gate and up, and down_proj's input
+//   plus the attention core: math c·S + s² (softmax output, causal mask); SDPA 4·b·a·s (its fp32
+//   log-sum-exp; its output is the attention output above),
+//   plus, with bf16 compute over fp32 parameters, autocast's bf16 copies of the block's weight
+//   matrices for the step (GPT-2 4h² + 2h·ffn, Llama 2h² + 2h·kv·d + 3h·ffn elements, 2 B each).
+// At Llama-3-8B's shape (kv = a/4, ffn = 3.5h) with bf16 parameters that is 12x + 1x + 21x = 34 B
+// per s·b·h besides the core; GPT-2 (ffn = 4h) 16x + 16x = 32 (Korthikanti et al. 2022 count 34
+// for Megatron-LM's GPT block with flash attention, eq. 1–2 without dropout masks).
+// Tensor parallel t: q, k, v, the attention output, f, S and the weight copies are this rank's
+// heads and MLP slice (/ t; a replicated key/value head counted where held); the norms' outputs
+// are whole (the column-parallel matmuls' gathered input); with sequence parallelism the norms'
+// inputs and statistics are sequence shards (/ t).
+// Measured per rank with the counting allocator, also on simulated groups of 2 and 4 ranks
+// (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
+
+// ExecutorActivationBytesPerLayer at t = 1 without the attention core and the weight copies,
+// per s·b·h element: the figure to compare with other stacks' "bytes per s·b·h".
+double ExecutorBytesPerSbh(const ExecutorActivationShape& shape);
 
 // State a checkpointed region keeps besides its inputs: the CPU generator's state, so dropout
 // would draw the same mask in the recompute (executor/train/recompute.h; measured: 5056 B).
@@ -76,45 +80,35 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 // Bytes one transformer block keeps for backward when the executor checkpoints the modules the
 // plan names (ir::Training.recompute_modules):
 //   kNone:      ExecutorActivationBytesPerLayer.
-//   kSelective: that, minus the attention core's softmax output and causal mask (c·S + s², c = 4
-//               for fp32 compute, 2 for bf16; with SDPA its output and log-sum-exp instead),
-//               plus kRecomputeRngStateBytes, plus, with bf16
-//               compute over fp32 parameters, the core's inputs kept in fp32 where the core's
-//               matmuls would have kept bf16 copies (GPT-2 6x: c_attn's fp32 bias promotes q, k, v;
-//               Llama 4x: the fp32 rotary tables promote q and k).
-//   kFull:      the block's input (x elements at 4 B with fp32 parameters, 2 B with bf16) plus
+//   kSelective: that without the attention core's own tensors (c·S + s², or SDPA's log-sum-exp),
+//               plus kRecomputeRngStateBytes: the core's inputs q, k, v stay, the same size as the
+//               copies its matmuls would have kept.
+//   kFull:      the block's input (p·x, a sequence shard with sequence parallelism) plus
 //               kRecomputeRngStateBytes; the forward runs without grad, so autocast keeps no
 //               weight copies for the step.
-// Chen et al. 2016 (full), Korthikanti et al. 2022 §4.1 (selective); the terms are accel's,
-// checked against the counting allocator (tests/executor/memory/activation_estimate_test.cc).
+// Chen et al. 2016 (full), Korthikanti et al. 2022 §4.1 (selective); checked against the counting
+// allocator (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, RecomputeMode mode);
 
 // Full recompute: bytes above the kept block inputs at the peak of one checkpointed block's
 // backward: the block rebuilt with its no-recompute activations, autocast's weight copies
 // included (ExecutorActivationBytesPerLayer), plus that block's backward working memory
-// (ExecutorBlockBackwardBytes), plus what the rebuilt block's backward holds beyond both with
-// 16-bit compute (x = s·b·h elements): GPT-2 with bf16 compute over fp32 parameters 16x +
-// kRecomputeRngStateBytes, Llama 8x; Llama with bf16 parameters 2x. Measured with the counting
-// allocator on a one-block pipeline stage whose block is checkpointed
-// (tests/executor/memory/activation_estimate_test.cc): exact for fp32 (within the generator
-// state), within 8% elsewhere (the peak moves between ops as the shape changes; GPT-2 with
-// bf16 parameters at twice the width is the 8%, from ExecutorBlockBackwardBytes).
+// (ExecutorBlockBackwardBytes). Checked with the counting allocator on a one-block pipeline stage
+// whose block is checkpointed (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
 
 // Bytes one block's backward holds above what was live when it started: the gradients of its
 // intermediates as they appear, less the saved tensors backward frees on the way, and autograd's
 // weight-gradient temporaries. Measured with the counting allocator on a pipeline stage holding
 // one block (tests/executor/memory/activation_estimate_test.cc), with f = s·b·ffn, x = s·b·h and
-// W = h·ffn elements (the attention scores S do not enter: the MLP's backward is the peak):
-//   GPT-2 fp32: 4f + 4W; bf16 compute: 6f − 2W; bf16 parameters: 3f + x
-//   Llama fp32: 8f;      bf16 compute: 4f;      bf16 parameters: 4f
-// Exact on the measured shapes except GPT-2 with bf16 parameters and Llama with bf16 compute
-// (within 16%; the peak moves between ops as the shape changes). The 16-bit figures here and in
-// ExecutorBlockForwardBytes were fitted on a CPU with bf16 instructions (AVX512-BF16); on an
-// AVX2-only CPU LibTorch's fallback kernels allocate less scratch, and these estimates exceed
-// the measurement by up to 29% (GPT-2 with bf16 parameters; the test allows 45%). A stage
-// without the head peaks during a block's backward; with the head, the loss backward's larger
-// transients come first (ExecutorHeadBytes).
+// W = h·ffn elements (the MLP's backward is the peak):
+//   GPT-2 fp32: 4f + 4W; bf16 compute: 2f + 2W + 2x; bf16 parameters: 3f
+//   Llama fp32: 12f;     bf16 compute: 5f;          bf16 parameters: 6f
+// Exact on the measured shapes except where twice the sequence moves the peak to another op
+// (Llama with bf16 compute 10% under, GPT-2 with bf16 parameters 20% over). The 16-bit figures
+// were measured on an AVX2-only AMD EPYC; on a CPU with bf16 instructions (AVX512-BF16)
+// oneDNN's kernels allocate more scratch (up to 40% more measured; the test allows 45%). A stage without the head peaks during a block's
+// backward; with the head, the loss backward's transients come first (ExecutorHeadBytes).
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
 
 // Bytes one block's forward holds at its peak beyond what was live when it started and what it
@@ -122,33 +116,36 @@ int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
 // x = s·b·h and f = s·b·ffn elements, per rank of a tensor-parallel group of t:
 //              t = 1        t >= 2                    t >= 2, sequence parallel
 //   GPT-2 fp32: 20x          12x + 12x/t               as without
-//   bf16:       22x + 4f     12x + (12x + 4f)/t        6x + (18x + 4f)/t
-//   bf16 params 6x + f       6x + 6x/t                 as without
-//   Llama fp32: 8x           8x + 4x/t                 16x + 4x/t
-//   bf16:       22x          16x + 8x/t                10x + 14x/t
-//   bf16 params 6x           6x + 2x/t                 8x + 4x/t
+//   bf16:       16x          12x + 6x/t                6x + 12x/t
+//   bf16 params 10x          6x + 6x/t                 as without
+//   Llama fp32: 5x + 4f      7x + 8x/t                 as without
+//   bf16:       11x          8x + 4x/t                 2x + 9x/t
+//   bf16 params 3x + 2f      4x + 3x/t                 as without
 // The peak moves between ops with t (the all-reduced and gathered copies appear only at t >= 2),
 // so the columns are separate fits, not one formula. Measured with the counting allocator on a
 // pipeline stage holding one block, on a simulated group for t = 2 and 4
-// (tests/executor/memory/activation_estimate_test.cc): GPT-2 within 1% but for bf16 parameters
-// with sequence parallelism and twice the MLP (11%), Llama within 6% (its rotary tables) but with
-// bf16 parameters at t = 1 within 40% — a block's backward
-// (ExecutorBlockBackwardBytes, 4f) exceeds it there in every measured shape, so it never sets
-// the peak. A stage's forward peaks
-// in its last block, holding every micro-batch's kept tensors: on a pipeline stage it competes
-// with the block backward's working memory, on a stage with the head with the loss.
+// (tests/executor/memory/activation_estimate_test.cc) on an AVX2-only AMD EPYC: GPT-2 exact,
+// Llama within 12% (the peak op depends on the head count); 16-bit transients are larger on a
+// CPU with bf16 instructions (ExecutorBlockBackwardBytes). A stage's forward peaks in its last block, holding every
+// micro-batch's kept tensors: on a pipeline stage it competes with the block backward's working
+// memory, on a stage with the head with the loss.
 int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& shape);
 
-// Bytes of the output side for one micro-batch: final norm (GPT-2 fp32 8x + 8n, bf16 6x + 8n,
-// bf16 parameters 4x; Llama fp32 16x, bf16 14x, bf16 parameters 12x), the fp32 log-probabilities the cross-entropy keeps (4·n·V), the
-// targets (8n), with bf16 compute over fp32 parameters the bf16 copy of the output weight (2·V·h), and the backward
-// of the loss, which holds two fp32 n·V gradients at once (log-softmax and logits).
+// Bytes of the output side for one micro-batch at the loss backward's peak: what it keeps
+// (ExecutorHeadKeptBytes) plus the chunked loss's backward (executor/models/ops/
+// chunked_cross_entropy.h): the weight in the product's dtype when it differs from the
+// parameters' (c·V·h), the head input's gradient (c·x), the fp32 weight-gradient accumulator
+// (4·V·h) and, in 16 bits, one chunk's weight-gradient product and its fp32 conversion
+// ((c + 4)·V·h; fp32 adds it in place), one chunk's logits and their gradient (4·r·V in fp32; (4 + c)·r·V in 16 bits, r =
+// ⌈n / chunks⌉ rows) and 13n of target bookkeeping. V is this rank's vocabulary rows (V / t).
+// Measured exactly with the counting allocator on the loss alone
+// (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& shape);
 
-// The part of ExecutorHeadBytes one micro-batch keeps until its backward (the final norm's saved
-// tensors, the fp32 log-probabilities and the targets), without the loss backward's transients
-// and the step's weight copy: what each further micro-batch in flight on a pipeline's last stage
-// adds (GPipe keeps m of them).
+// What one micro-batch keeps from the head's forward until its backward: the final norm's input
+// (p·x, a shard with sequence parallelism) and statistics, the head's input in the product's
+// dtype (c·x), the targets (8n) and the fp32 log-sum-exp (4n); no logits. What each further
+// micro-batch in flight on a pipeline's last stage adds (GPipe keeps m of them).
 int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& shape);
 
 // The per-layer formula of ExecutorKeptBytesPerLayer for `mode` and "x=s·b·h ..." with the

@@ -180,6 +180,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
                                         std::to_string(plan.training().recompute()));
   }
   in.fused_attention = plan.model().attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
+  in.loss_chunks = plan.training().loss_chunks();
 
   for (const ir::MeshAxis& axis : plan.mesh().axes()) {
     const int64_t size = std::max<int64_t>(axis.size(), 1);
@@ -361,6 +362,7 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.bf16_compute = in.compute_bytes == 2;
   s.bf16_params = in.param_bytes == 2;
   s.fused_attention = in.fused_attention;
+  s.loss_chunks = in.loss_chunks;
   s.tp = in.tp;
   s.sequence_parallel = in.sequence_parallel;
   return s;
@@ -502,7 +504,7 @@ int64_t BoundaryBytes(const SharedInputs& c) {
   return c.seq * c.in.micro_batch_size * c.h * c.in.param_bytes / shards;
 }
 
-// The head's term on a stage with the head (0 elsewhere), its loss backward's two fp32 n·V
+// The head's term on a stage with the head (0 elsewhere), its chunked loss backward's
 // transients, and what of the term a block's backward finds freed: the whole term on a single
 // stage, only the transients on a pipeline stage (both measured, bench/memory_bench: GPT-2
 // ZeRO-3 on 4 ranks peaks in the last block's backward 1.51 MB above the live bytes at its
@@ -516,10 +518,8 @@ HeadInBackward HeadInBackwardOf(const SharedInputs& c, const StageLayout& layout
                                 const ExecutorActivationShape& exec_shape) {
   HeadInBackward h;
   if (!layout.has_lm_head) return h;
-  ExecutorActivationShape head_shape = exec_shape;
-  head_shape.vocab = CeilDiv(c.padded_vocab, std::max<int64_t>(c.tp, 1));
-  h.head = ExecutorHeadBytes(head_shape);
-  h.loss_backward = 2 * 4 * c.seq * c.in.micro_batch_size * head_shape.vocab;
+  h.head = ExecutorHeadBytes(exec_shape);
+  h.loss_backward = h.head - ExecutorHeadKeptBytes(exec_shape);
   h.freed = c.pipeline ? h.loss_backward : h.head;
   return h;
 }
@@ -692,10 +692,9 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
   // one microbatch at a time (1F1B on the last virtual stage).
   const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
-  // Under tensor parallelism the head is vocabulary-parallel: its tensors are those of a head
-  // over V/t (executor/models/tensor_parallel.cc VocabParallelCrossEntropy).
-  ExecutorActivationShape head_shape = exec_shape;
-  head_shape.vocab = CeilDiv(padded_vocab, tp);
+  // Under tensor parallelism the head is vocabulary-parallel: the head functions count this
+  // rank's V / t rows (executor/models/ops/chunked_cross_entropy.h).
+  const ExecutorActivationShape& head_shape = exec_shape;
   if (pipeline && executor_layout && awaiting > 0) {
     // A sequence shard with sequence parallelism.
     const int64_t shards = in.sequence_parallel ? tp : 1;
@@ -716,7 +715,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         device(), explain, "logits", (inflight - 1) * kept,
         [&] {
           return N(inflight - 1) + " more microbatch(es) in flight x " + N(kept) +
-                 " B final norm + fp32 log-probs + targets kept for backward";
+                 " B final norm, head input, targets and log-sum-exp kept for backward";
         },
         kExecutorActivationSource);
   }
@@ -725,11 +724,13 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
     SetTerm(
         device(), explain, "logits", head,
         [&] {
-          return "final norm + fp32 log-probs 4*s*b*V + loss backward 2 x 4*s*b*V + targets" +
+          return "final norm + head input + targets and log-sum-exp 12*s*b, then the chunked loss "
+                 "backward: input and weight gradients, one chunk's fp32 logits and their gradient" +
                  std::string(exec_shape.bf16_compute && !exec_shape.bf16_params
                                  ? " + bf16 output-weight copy"
                                  : "") +
-                 ", V_padded" + (tp > 1 ? "/t " + N(head_shape.vocab) : " " + N(padded_vocab)) +
+                 ", V_padded" + (tp > 1 ? "/t " + N(padded_vocab / tp) : " " + N(padded_vocab)) +
+                 " in " + N(in.loss_chunks) + (in.loss_chunks == 1 ? " chunk" : " chunks") +
                  ", s=" + N(seq) + " b=" + N(in.micro_batch_size);
         },
         kExecutorActivationSource);

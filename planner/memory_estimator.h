@@ -52,6 +52,7 @@ struct MemoryInputs {
   bool sequence_parallel = false;
   RecomputeMode recompute = RecomputeMode::kNone;
   bool fused_attention = false;      // model.attention_kernel SDPA
+  int64_t loss_chunks = 0;           // training.loss_chunks (0: ExecutorActivationShape's default)
   int64_t sharding_stage = 0;        // ZeRO 0–3 over dp_shard
   spec::Offload offload = spec::Offload::kNone;
   int64_t bucket_elements = 0;       // reduce bucket

@@ -217,7 +217,9 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const double forward = m * (layers * layer.Total() + (st.has_lm_head ? head : 0.0));
     t.set_forward_flops(forward);
     t.set_backward_flops(BackwardFlops(forward));
-    t.set_recompute_flops(m * layers * LayerRecomputeFlops(layer, in.recompute));
+    // The chunked loss recomputes each chunk's logits in backward: one more head forward.
+    const double head_recompute = st.has_lm_head ? head : 0.0;
+    t.set_recompute_flops(m * (layers * LayerRecomputeFlops(layer, in.recompute) + head_recompute));
     double bytes = m * layers * 3.0 * layer_traffic;
     if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
@@ -235,7 +237,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     }
     t.set_memory_bytes(bytes);
     t.set_matmul_seconds(m * (layers * layer_matmul +
-                              (st.has_lm_head ? head_matmul.forward + head_matmul.backward : 0.0)));
+                              (st.has_lm_head ? 2 * head_matmul.forward + head_matmul.backward : 0.0)));
     t.set_memory_seconds(bytes_per_second > 0 ? bytes / bytes_per_second : 0);
     t.set_elementwise_seconds(
         m * (layers * layer_elementwise + (st.has_lm_head ? head_elementwise : 0.0)));

@@ -380,6 +380,15 @@ std::vector<FieldInfo> BuildFields() {
            "attention core (Korthikanti et al. 2022); `full` keeps only each block's input and "
            "recomputes the rest in backward.")
       .Default(R"("none")");
+  Add(f, AutoIntField("training.loss_chunks", 1, kMaxLossChunks,
+                      +[](JobSpec& s, const FieldValue& v) { s.training.loss_chunks = AutoInt(v); }))
+      .Doc("Blocks of tokens in which the output head and the cross-entropy run, so that the "
+           "vocabulary-sized logits are never held whole: each block's logits are computed, "
+           "reduced to the loss and dropped, and recomputed in backward (one more head matmul per "
+           "step). More blocks hold less at once. `auto`: ceil(vocabulary rows per rank / "
+           "hidden_size), so that one block's logits are about the size of the hidden states "
+           "(Liger-Kernel's rule, Hsu et al. 2024); at most the tokens of a micro batch.")
+      .Default(R"("auto")");
   Add(f, Int("training.sample_tokens", 0, kMaxSampleTokens,
              +[](JobSpec& s, const FieldValue& v) { s.training.sample_tokens = v.integer; }))
       .Doc("Tokens of text to generate from the trained model at the end of the run, as a sanity "

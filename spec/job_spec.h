@@ -107,6 +107,8 @@ struct TrainingSpec {
   int64_t log_every_steps = 10;
   Recompute recompute = Recompute::kNone;
   int64_t sample_tokens = 0;          // tokens of generated text printed at the end
+  // Token blocks of the chunked head + cross-entropy (ir::Training.loss_chunks).
+  AutoOr<int64_t> loss_chunks = AutoOr<int64_t>::Auto();
 };
 
 // `precision:` — dtypes of stored parameters, of compute (autocast) and of gradient reduction.

@@ -92,6 +92,10 @@ inline constexpr int64_t kMaxTrainingSteps = int64_t{1} << 30;
 // training, a smoke check; 65,536 already takes minutes on a CPU.
 inline constexpr int64_t kMaxSampleTokens = 65'536;
 
+// training.loss_chunks: blocks of a micro batch's tokens; a block of one token is the finest
+// split, and micro batches hold at most 2^20 · 2^16 tokens, far beyond any useful count.
+inline constexpr int64_t kMaxLossChunks = int64_t{1} << 20;
+
 // sharding.bucket_size, prefetch_bucket_size, param_persistence_threshold (elements): 64 times
 // the 10^9 DeepSpeed configs use at most; the `auto` values (h², 10h) stay below it.
 inline constexpr int64_t kMaxBucketElements = int64_t{1} << 36;

@@ -11,6 +11,9 @@
 #include "executor/blas_threads.h"
 #include "executor/calibrate/timing.h"
 #include "executor/models/llama.h"
+#include "executor/models/ops/layer_norm.h"
+#include "executor/models/ops/rotary.h"
+#include "executor/models/ops/swiglu.h"
 #include "executor/train/autocast.h"
 
 namespace accel::exec {
@@ -71,8 +74,8 @@ std::vector<Op> Ops() {
   const int64_t rows = 4096, width = 256;
   auto norm_weight = std::make_shared<torch::Tensor>(torch::ones({width}).requires_grad_(true));
   auto norm_bias = std::make_shared<torch::Tensor>(torch::zeros({width}).requires_grad_(true));
-  auto rms = std::make_shared<RmsNorm>(width, 1e-5);
-  // Conv1D's bias, an fp32 parameter (executor/models/gpt2.h).
+  auto rms = std::make_shared<RmsNormModule>(width, 1e-5);
+  // Conv1D's bias, an fp32 parameter that Conv1D adds in the product's dtype (executor/models/gpt2.h).
   auto bias = std::make_shared<torch::Tensor>(torch::zeros({width}).requires_grad_(true));
   // Rotary tables for 512 positions of head_dim 32, in fp32 as LlamaModel casts them to an fp32
   // stage input (fp32 parameters).
@@ -87,14 +90,14 @@ std::vector<Op> Ops() {
   return {
       {"layer_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) {
-         return torch::layer_norm(x[0], {width}, *norm_weight, *norm_bias, 1e-5);
+         return LayerNorm(x[0], *norm_weight, *norm_bias, 1e-5);
        }},
       {"rms_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
-      {"gelu_tanh", {stream}, n,
+      {"gelu_tanh", {matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
       {"silu_mul", {matmul_output, matmul_output}, n,
-       [](const std::vector<torch::Tensor>& x) { return torch::silu(x[0]) * x[1]; }},
+       [](const std::vector<torch::Tensor>& x) { return SwiGlu(x[0], x[1]); }},
       // As executor/models/causal_lm.cc's unfused CausalAttention between its two products.
       {"causal_softmax", {{{16, 256, 256}}}, 16.0 * 256 * 256,
        [](const std::vector<torch::Tensor>& x) {
@@ -105,7 +108,8 @@ std::vector<Op> Ops() {
              future, -std::numeric_limits<double>::infinity());
          return torch::softmax(scores, -1);
        }},
-      // As executor/train/trainer.cc's CausalLmLossOfLogits without tensor parallelism.
+      // The softmax part of the chunked loss (executor/models/ops/chunked_cross_entropy.h), on
+      // the whole rows at once.
       {"cross_entropy", {{{1024, 1024}}}, 1024.0 * 1024,
        [](const std::vector<torch::Tensor>& x) {
          torch::Tensor targets = torch::randint(0, x[0].size(1), {x[0].size(0)}, torch::kLong);
@@ -117,7 +121,7 @@ std::vector<Op> Ops() {
       {"residual_add", {stream, matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return x[0] + x[1]; }},
       {"bias_add", {matmul_output}, n,
-       [=](const std::vector<torch::Tensor>& x) { return x[0] + *bias; }},
+       [=](const std::vector<torch::Tensor>& x) { return x[0] + bias->to(x[0].scalar_type()); }},
   };
 }
 

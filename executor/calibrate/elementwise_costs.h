@@ -23,7 +23,7 @@ struct ElementwiseOpCost {
 // Seconds per element, forward and backward, of every op planner/elementwise_ops.h names, in
 // planner::ElementwiseOp order, for compute dtype `dtype` ("fp32" | "bf16"), on one CPU thread,
 // run as the executor runs them: fp32 parameters, activations in `dtype` (the residual stream,
-// which the norms and the residual add read, and GPT-2's GELU input, in fp32), under the
+// which the norms and the residual add read, in fp32), under the
 // executor's autocast for bf16 (executor/train/autocast.h), on about 2^20 elements (4096 × 256
 // rows for the norms, the MLP activations and the adds, 16 × 256 × 256 scores, 1024 × 1024
 // logits, 8 × 8 × 512 × 32 rotated query values). Each figure is the median of 5 timed runs

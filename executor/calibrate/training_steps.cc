@@ -16,7 +16,7 @@ std::vector<double> TimeTrainingSteps(CausalLm& model, torch::optim::SGD& sgd,
   for (int step = 0; step < steps; ++step) {
     const calibrate::Clock::time_point start = calibrate::Clock::now();
     sgd.zero_grad();
-    torch::Tensor loss = CausalLmLossOfLogits(model, model.Forward(input), targets);
+    torch::Tensor loss = model.ForwardLoss(input, 0, targets);
     loss.backward();
     sgd.step();
     seconds.push_back(calibrate::Seconds(start));

@@ -12,6 +12,7 @@
 #include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
+#include "executor/models/ops/chunked_cross_entropy.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -20,21 +21,35 @@ bool SdpaAvailable() { return TORCH_VERSION_MAJOR >= 2; }
 
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                               bool fused) {
+  TORCH_CHECK(k.size(1) > 0 && q.size(1) % k.size(1) == 0, "query heads ", q.size(1),
+              " are not a multiple of key/value heads ", k.size(1));
+  const int64_t group = q.size(1) / k.size(1);
   if (fused) {
-#if TORCH_VERSION_MAJOR >= 2
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
     return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                            /*is_causal=*/true);
+                                            /*is_causal=*/true, /*scale=*/c10::nullopt,
+                                            /*enable_gqa=*/group > 1);
+#elif TORCH_VERSION_MAJOR >= 2
+    // No enable_gqa before 2.5: the repeats are materialized (and kept) on this path only.
+    return at::scaled_dot_product_attention(q, group > 1 ? k.repeat_interleave(group, 1) : k,
+                                            group > 1 ? v.repeat_interleave(group, 1) : v,
+                                            /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true);
 #else
     TORCH_CHECK(false, "scaled_dot_product_attention needs LibTorch 2.0 or later");
 #endif
   }
-  const int64_t t = q.size(-2);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  // Grouped-query attention without repeating k and v: the `group` query heads that share a
+  // key/value head are stacked along the rows, [b, kv, group·t, d], so one matmul per key/value
+  // head serves them all and autograd keeps k and v once.
+  const int64_t b = q.size(0), heads = q.size(1), t = q.size(-2), d = q.size(-1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const torch::Tensor grouped = q.reshape({b, k.size(1), group * t, d});
+  torch::Tensor scores = torch::matmul(grouped, k.transpose(-2, -1)) * scale;
   torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
                              .triu(/*diagonal=*/1);
-  scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
-  return torch::matmul(torch::softmax(scores, -1), v);
+  scores = scores.view({b, k.size(1), group, t, t}).masked_fill(future, -std::numeric_limits<double>::infinity());
+  torch::Tensor probs = torch::softmax(scores, -1).view({b, k.size(1), group * t, t});
+  return torch::matmul(probs, v).view({b, heads, t, d});
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -55,7 +70,27 @@ torch::Tensor CausalLm::Forward(const torch::Tensor& tokens) {
 torch::Tensor CausalLm::ForwardStage(const torch::Tensor& input, int chunk) {
   TORCH_CHECK(chunk >= 0 && chunk < span_.NumChunks(), "model chunk ", chunk, " of a stage with ",
               span_.NumChunks());
-  return ForwardChunk(input, chunk);
+  return ForwardChunk(input, chunk, torch::Tensor());
+}
+
+torch::Tensor CausalLm::ForwardLoss(const torch::Tensor& input, int chunk, const torch::Tensor& targets) {
+  TORCH_CHECK(chunk >= 0 && chunk < span_.NumChunks() && HeadFollows(chunk), "model chunk ", chunk,
+              " of a stage with ", span_.NumChunks(), " is not followed by the head");
+  TORCH_CHECK(targets.defined() && targets.dim() == 2, "targets must be [batch, seq]");
+  return ForwardChunk(input, chunk, targets);
+}
+
+int64_t CausalLm::loss_chunks() const {
+  if (loss_chunks_ > 0) return loss_chunks_;
+  return DefaultLossChunks(config_.vocab_size / tp_.size(), config_.hidden_size);
+}
+
+torch::Tensor CausalLm::ApplyHead(const torch::Tensor& x, const torch::Tensor& weight,
+                                  const torch::Tensor& targets) const {
+  if (!targets.defined()) return torch::matmul(x, weight.t());
+  TORCH_CHECK(targets.size(0) == x.size(0) && targets.size(1) == x.size(1), "targets ", targets.sizes(),
+              " for hidden states ", x.sizes());
+  return ChunkedCrossEntropy(x.reshape({-1, x.size(-1)}), weight, targets.reshape({-1}), loss_chunks(), tp_);
 }
 
 std::vector<int64_t> CausalLm::HeldLayers() const {

@@ -54,6 +54,18 @@ class CausalLm : public torch::nn::Module {
   // c10::Error on bad shapes or a chunk the span lacks.
   torch::Tensor ForwardStage(const torch::Tensor& input, int chunk = 0);
 
+  // ForwardStage through a chunk the head follows (the whole model's, or a pipeline's last stage's
+  // last chunk), ending in the mean next-token loss of targets [batch, seq] instead of logits: the
+  // head's product and the cross-entropy run in loss_chunks() row blocks and never hold the whole
+  // logits (ChunkedCrossEntropy). Returns a 0-dim fp32 tensor, the same on every tp rank. Throws
+  // c10::Error on bad shapes or a chunk the head does not follow.
+  torch::Tensor ForwardLoss(const torch::Tensor& input, int chunk, const torch::Tensor& targets);
+
+  // Row blocks of the chunked loss (ir::Training.loss_chunks); 0, the default, means
+  // DefaultLossChunks of this rank's vocabulary rows and the hidden size.
+  void set_loss_chunks(int64_t chunks) { loss_chunks_ = chunks; }
+  int64_t loss_chunks() const;
+
   // The Hugging Face name of the word embedding a tied head reads (and a tied copy copies).
   virtual std::string WordEmbeddingName() const = 0;
 
@@ -108,8 +120,12 @@ class CausalLm : public torch::nn::Module {
   }
 
   // ForwardStage's work once `chunk` is checked: embed when EmbedsInput(chunk), run the chunk's
-  // blocks, apply the head when HeadFollows(chunk).
-  virtual torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) = 0;
+  // blocks, apply the head when HeadFollows(chunk): logits, or with targets defined the loss
+  // (HeadLoss).
+  virtual torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk, const torch::Tensor& targets) = 0;
+  // The head on the final norm's output x [b, s, h] with weight [V_local, h]: logits [b, s,
+  // V_local] when targets is undefined, else the chunked mean loss of targets [b, s].
+  torch::Tensor ApplyHead(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& targets) const;
   bool EmbedsInput(int chunk) const { return span_.has_embedding && chunk == 0; }
   bool HeadFollows(int chunk) const { return span_.has_head && chunk == span_.NumChunks() - 1; }
   // Global layer indices of chunk `chunk`'s blocks, [begin, end).
@@ -130,6 +146,7 @@ class CausalLm : public torch::nn::Module {
   UnitHooks* hooks_ = nullptr;
   std::vector<bool> recompute_block_;
   std::vector<bool> recompute_core_;
+  int64_t loss_chunks_ = 0;
 };
 
 // Turns a model's sequence parallelism off for its lifetime, e.g. to sample with contexts of any
@@ -150,11 +167,16 @@ class SequenceParallelPause {
 };
 
 // Scaled dot-product attention with a causal mask (Vaswani et al. 2017): softmax(q k^T / sqrt(d)
-// + mask) v where mask is -inf above the diagonal. q, k, v: [batch, heads, seq, head_dim] (k and v
-// already expanded to the query heads). Returns [batch, heads, seq, head_dim].
+// + mask) v where mask is -inf above the diagonal. q: [batch, heads, seq, head_dim]; k, v:
+// [batch, kv_heads, seq, head_dim] with kv_heads dividing heads, query head i reading key/value
+// head i / (heads / kv_heads) (grouped-query attention, Ainslie et al. 2023). Returns [batch,
+// heads, seq, head_dim]. k and v are never repeated to the query heads (except by a fused kernel
+// before LibTorch 2.5, which lacks enable_gqa): the math path stacks each key/value head's query
+// heads along the rows, so autograd keeps q, k, v, the softmax output and the mask only.
 // fused: LibTorch's scaled_dot_product_attention(is_causal) picks FlashAttention-2 or the
 // memory-efficient kernel on CUDA (the math kernel on CPU) and keeps O(seq) memory for backward;
-// else softmax(q k^T) is materialized. Throws c10::Error for fused on a LibTorch before 2.0.
+// else softmax(q k^T) is materialized. Throws c10::Error for fused on a LibTorch before 2.0, or
+// when kv_heads does not divide heads.
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                               bool fused = false);
 

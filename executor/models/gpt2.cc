@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "absl/strings/match.h"
+#include "executor/models/ops/layer_norm.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -10,6 +11,13 @@ namespace accel::exec {
 Conv1D::Conv1D(int64_t in_features, int64_t out_features) {
   weight_ = register_parameter("weight", torch::zeros({in_features, out_features}));
   bias_ = register_parameter("bias", torch::zeros({out_features}));
+}
+
+torch::Tensor Conv1D::Forward(const torch::Tensor& x) {
+  torch::Tensor y = Project(x);
+  // The bias in the product's dtype: under autocast the output stays bf16 (an fp32 bias would
+  // promote it, and the next op would keep the fp32 copy).
+  return y + bias_.to(y.scalar_type());
 }
 
 torch::Tensor Conv1D::Project(const torch::Tensor& x) {
@@ -38,8 +46,12 @@ Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp)
   mlp_c_proj_ = mlp->register_module("c_proj", std::make_shared<Conv1D>(fl, h));
 }
 
+torch::Tensor Gpt2Block::Norm(const torch::nn::LayerNorm& norm, const torch::Tensor& x) {
+  return LayerNorm(x, norm->weight, norm->bias, norm->options.eps());
+}
+
 torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attention_core) {
-  torch::Tensor a = EnterTensorParallel(ln_1_->forward(x), tp_);  // [b, t, h], every position
+  torch::Tensor a = EnterTensorParallel(Norm(ln_1_, x), tp_);  // [b, t, h], every position
   const int64_t b = a.size(0);
   const int64_t t = a.size(1);
   const int64_t d = head_dim_;
@@ -53,7 +65,7 @@ torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attentio
   torch::Tensor residual =
       x + (ExitTensorParallel(attn_c_proj_->Project(y), tp_) + attn_c_proj_->bias());
   torch::Tensor m =
-      torch::gelu(c_fc_->Forward(EnterTensorParallel(ln_2_->forward(residual), tp_)), "tanh");
+      torch::gelu(c_fc_->Forward(EnterTensorParallel(Norm(ln_2_, residual), tp_)), "tanh");
   return residual + (ExitTensorParallel(mlp_c_proj_->Project(m), tp_) + mlp_c_proj_->bias());
 }
 
@@ -97,7 +109,8 @@ Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan spa
   }
 }
 
-torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk) {
+torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk,
+                                       const torch::Tensor& targets) {
   const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
   if (EmbedsInput(chunk)) {
@@ -120,11 +133,11 @@ torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk) {
   }
   if (!HeadFollows(chunk)) return x;
   EnterUnit(HeadUnit());
-  x = EnterTensorParallel(ln_f_->forward(x), tp_);
+  x = EnterTensorParallel(Gpt2Block::Norm(ln_f_, x), tp_);
   // The head is tied to wte, which the embeddings unit holds (or its copy on a last pipeline
   // stage); under tensor parallelism it gives this rank's vocabulary columns.
   const torch::Tensor& head = span_.has_embedding ? wte_->weight : head_copy_;
-  return ExitUnit(HeadUnit(), torch::matmul(x, head.t()));
+  return ExitUnit(HeadUnit(), ApplyHead(x, head, targets));
 }
 
 }  // namespace accel::exec

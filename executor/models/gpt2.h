@@ -19,7 +19,8 @@ class Conv1D : public torch::nn::Module {
   // BuildCausalLm initializes them.
   Conv1D(int64_t in_features, int64_t out_features);
   // x: [..., in_features] -> [..., out_features].
-  torch::Tensor Forward(const torch::Tensor& x) { return Project(x) + bias_; }
+  // The bias is added in the product's dtype (bf16 under autocast).
+  torch::Tensor Forward(const torch::Tensor& x);
   // x @ weight without the bias (a row-parallel layer adds it once, after the reduction).
   torch::Tensor Project(const torch::Tensor& x);
   const torch::Tensor& bias() const { return bias_; }
@@ -40,6 +41,9 @@ class Gpt2Block : public torch::nn::Module {
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism) -> same shape;
   // causal self-attention, its core checkpointed when recompute_attention_core (AttentionCore).
   torch::Tensor Forward(const torch::Tensor& x, bool recompute_attention_core = false);
+  // `norm`'s parameters applied by LayerNorm (executor/models/ops/layer_norm.h), which keeps x in
+  // its own dtype and two fp32 statistics per row for backward, also under autocast.
+  static torch::Tensor Norm(const torch::nn::LayerNorm& norm, const torch::Tensor& x);
 
  private:
   const TensorParallel& tp_;
@@ -66,7 +70,7 @@ class Gpt2Model : public CausalLm {
   std::string WordEmbeddingName() const override { return "transformer.wte.weight"; }
 
  protected:
-  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) override;
+  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk, const torch::Tensor& targets) override;
   std::string BlockPath(int64_t layer) const override;
   std::string AttentionCoreSuffix() const override { return ".attn.core"; }
 

@@ -3,15 +3,21 @@
 #include <torch/torch.h>
 
 #include "absl/strings/match.h"
+#include "executor/models/ops/rms_norm.h"
+#include "executor/models/ops/rotary.h"
+#include "executor/models/ops/swiglu.h"
+#include "executor/train/autocast.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
 namespace {
 
-// Hugging Face's rotate_half: (x1, x2) -> (-x2, x1) over the two halves of the last dim.
-torch::Tensor RotateHalf(const torch::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+// The input several projections read, once in the matmuls' dtype and contiguous: each
+// nn::Linear would otherwise make, and keep for backward, its own autocast copy (with bf16
+// compute over fp32 parameters) or reshape copy (of a sequence-parallel gather's strided
+// output), 3 copies for q/k/v and 2 for gate/up instead of 1.
+torch::Tensor SharedMatmulInput(const torch::Tensor& x) {
+  return x.to(AutocastMatmulDtype(x)).contiguous();
 }
 
 torch::nn::Linear NoBias(int64_t in, int64_t out) {
@@ -20,19 +26,11 @@ torch::nn::Linear NoBias(int64_t in, int64_t out) {
 
 }  // namespace
 
-torch::Tensor ApplyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  return x * cos + RotateHalf(x) * sin;
-}
-
-RmsNorm::RmsNorm(int64_t hidden, double eps) : eps_(eps) {
+RmsNormModule::RmsNormModule(int64_t hidden, double eps) : eps_(eps) {
   weight_ = register_parameter("weight", torch::ones({hidden}));
 }
 
-torch::Tensor RmsNorm::Forward(const torch::Tensor& x) {
-  torch::Tensor xf = x.to(torch::kFloat);
-  torch::Tensor normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps_);
-  return weight_ * normed.to(x.scalar_type());
-}
+torch::Tensor RmsNormModule::Forward(const torch::Tensor& x) { return RmsNorm(x, weight_, eps_); }
 
 LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
     : tp_(tp),
@@ -57,14 +55,14 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
   up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
   down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
   input_layernorm_ =
-      register_module("input_layernorm", std::make_shared<RmsNorm>(h, config.norm_eps));
+      register_module("input_layernorm", std::make_shared<RmsNormModule>(h, config.norm_eps));
   post_attention_layernorm_ =
-      register_module("post_attention_layernorm", std::make_shared<RmsNorm>(h, config.norm_eps));
+      register_module("post_attention_layernorm", std::make_shared<RmsNormModule>(h, config.norm_eps));
 }
 
 torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
                                   const torch::Tensor& sin, bool recompute_attention_core) {
-  torch::Tensor n = EnterTensorParallel(input_layernorm_->Forward(x), tp_);  // every position
+  torch::Tensor n = SharedMatmulInput(EnterTensorParallel(input_layernorm_->Forward(x), tp_));
   const int64_t b = n.size(0);
   const int64_t t = n.size(1);
   auto heads = [&](const torch::Tensor& y, int64_t count) {
@@ -75,19 +73,14 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   torch::Tensor v = heads(v_proj_->forward(n), num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
-  if (num_kv_heads_ != num_heads_) {
-    const int64_t repeat = num_heads_ / num_kv_heads_;
-    k = k.repeat_interleave(repeat, 1);
-    v = v.repeat_interleave(repeat, 1);
-  }
   torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute_attention_core)
                         .transpose(1, 2)
                         .contiguous()
                         .view({b, t, -1});
   torch::Tensor residual = x + ExitTensorParallel(o_proj_->forward(y), tp_);
-  torch::Tensor m = EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_);
+  torch::Tensor m = SharedMatmulInput(EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_));
   return residual +
-         ExitTensorParallel(down_proj_->forward(torch::silu(gate_proj_->forward(m)) * up_proj_->forward(m)), tp_);
+         ExitTensorParallel(down_proj_->forward(SwiGlu(gate_proj_->forward(m), up_proj_->forward(m))), tp_);
 }
 
 std::string LlamaModel::BlockPath(int64_t layer) const {
@@ -121,7 +114,7 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
     layers_.push_back(list->register_module(std::to_string(i), std::make_shared<LlamaBlock>(config, tp_)));
   }
   if (span_.has_head) {
-    norm_ = model->register_module("norm", std::make_shared<RmsNorm>(config.hidden_size, config.norm_eps));
+    norm_ = model->register_module("norm", std::make_shared<RmsNormModule>(config.hidden_size, config.norm_eps));
     // Untied, or tied on a stage without the embedding (its copy, ir::Parameter.tied_to).
     if (!config.tie_embeddings || !span_.has_embedding) {
       lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
@@ -133,19 +126,21 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
                   .to(torch::kFloat);
 }
 
-torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk) {
+torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk,
+                                       const torch::Tensor& targets) {
   const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
   if (EmbedsInput(chunk)) {
     EnterUnit(0);
     x = ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(input, embed_tokens_->weight, tp_), tp_));
   }
-  // Rotary tables in fp32 as Hugging Face computes them, then cast to the activation dtype.
+  // Rotary tables in fp32 as Hugging Face computes them; ApplyRotary rotates in fp32 and returns
+  // q's and k's dtype.
   torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(input.device()));
   torch::Tensor freqs = torch::outer(positions, inv_freq_.to(input.device()));
   torch::Tensor emb = torch::cat({freqs, freqs}, -1);
-  torch::Tensor cos = emb.cos().to(x.scalar_type());
-  torch::Tensor sin = emb.sin().to(x.scalar_type());
+  torch::Tensor cos = emb.cos();
+  torch::Tensor sin = emb.sin();
   const auto [begin, end] = ChunkLayers(chunk);
   for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
@@ -161,8 +156,7 @@ torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk) {
   x = EnterTensorParallel(norm_->Forward(x), tp_);
   // A tied head reads embed_tokens, which the embeddings unit holds; under tensor parallelism
   // either head gives this rank's vocabulary columns.
-  torch::Tensor logits = lm_head_ ? lm_head_->forward(x) : torch::matmul(x, embed_tokens_->weight.t());
-  return ExitUnit(HeadUnit(), logits);
+  return ExitUnit(HeadUnit(), ApplyHead(x, lm_head_ ? lm_head_->weight : embed_tokens_->weight, targets));
 }
 
 }  // namespace accel::exec

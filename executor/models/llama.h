@@ -10,23 +10,17 @@
 
 namespace accel::exec {
 
-// RMSNorm (Zhang & Sennrich 2019): y = weight * x / sqrt(mean(x^2) + eps), computed in fp32 and cast
-// back to the input dtype as Hugging Face LlamaRMSNorm does. Parameter: weight [hidden].
-class RmsNorm : public torch::nn::Module {
+// RMSNorm's parameter holder: weight [hidden], applied by RmsNorm (executor/models/ops/rms_norm.h).
+class RmsNormModule : public torch::nn::Module {
  public:
-  RmsNorm(int64_t hidden, double eps);
-  // x: [..., hidden] -> same shape and dtype.
+  RmsNormModule(int64_t hidden, double eps);
+  // x: [..., hidden] -> same shape, in the promoted dtype of x and the weight.
   torch::Tensor Forward(const torch::Tensor& x);
 
  private:
   torch::Tensor weight_;
   double eps_;
 };
-
-// Rotary position embedding (Su et al. 2021) as Hugging Face's apply_rotary_pos_emb:
-// x·cos + rotate_half(x)·sin, rotate_half mapping the last dim's halves (x1, x2) to (−x2, x1).
-// x: [batch, heads, seq, head_dim]; cos, sin: [seq, head_dim]. Returns x's shape and dtype.
-torch::Tensor ApplyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
 // with rotary positions and grouped-query attention (query head i uses key/value head
@@ -49,8 +43,8 @@ class LlamaBlock : public torch::nn::Module {
   int64_t num_kv_heads_;  // this rank's
   int64_t head_dim_;
   bool fused_attention_;  // ModelConfig::fused_attention
-  std::shared_ptr<RmsNorm> input_layernorm_;
-  std::shared_ptr<RmsNorm> post_attention_layernorm_;
+  std::shared_ptr<RmsNormModule> input_layernorm_;
+  std::shared_ptr<RmsNormModule> post_attention_layernorm_;
   torch::nn::Linear q_proj_{nullptr};
   torch::nn::Linear k_proj_{nullptr};
   torch::nn::Linear v_proj_{nullptr};
@@ -74,14 +68,14 @@ class LlamaModel : public CausalLm {
   std::string WordEmbeddingName() const override { return "model.embed_tokens.weight"; }
 
  protected:
-  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk) override;
+  torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk, const torch::Tensor& targets) override;
   std::string BlockPath(int64_t layer) const override;
   std::string AttentionCoreSuffix() const override { return ".self_attn.core"; }
 
  private:
   torch::nn::Embedding embed_tokens_{nullptr};
   std::vector<std::shared_ptr<LlamaBlock>> layers_;  // HeldLayers(), chunk by chunk
-  std::shared_ptr<RmsNorm> norm_;
+  std::shared_ptr<RmsNormModule> norm_;
   torch::nn::Linear lm_head_{nullptr};
   // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer.
   torch::Tensor inv_freq_;

@@ -85,4 +85,11 @@ AutocastStateScope::~AutocastStateScope() {
   Apply(previous_);
 }
 
+c10::ScalarType AutocastMatmulDtype(const at::Tensor& x) {
+  const AutocastState state = CurrentAutocastState();
+  if (x.is_cuda() && state.cuda_enabled) return state.cuda_dtype;
+  if (x.is_cpu() && state.cpu_enabled) return state.cpu_dtype;
+  return x.scalar_type();
+}
+
 }  // namespace accel::exec

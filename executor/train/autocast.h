@@ -3,6 +3,7 @@
 #ifndef ACCEL_EXECUTOR_TRAIN_AUTOCAST_H_
 #define ACCEL_EXECUTOR_TRAIN_AUTOCAST_H_
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
@@ -42,6 +43,9 @@ struct AutocastState {
 
 // Reads the calling thread's autocast state.
 AutocastState CurrentAutocastState();
+
+// The dtype a matmul on x runs in now: autocast's for x's device when it is on there, else x's.
+c10::ScalarType AutocastMatmulDtype(const at::Tensor& x);
 
 // While alive, the calling thread runs under `state` (all fields); restores the previous state on
 // destruction. Counts as an autocast region like torch.autocast: the weight cache is cleared when

@@ -108,12 +108,12 @@ absl::Status StageRun::Forward(int chunk, int mb) {
   if (!input.defined()) {
     return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": forward before its activation was received"));
   }
-  at::Tensor out = compute_.forward(input, chunk);
   if (c_.LastChunk(chunk)) {
-    losses_[at] = compute_.loss(out, batch.narrow(1, 1, seq));
+    losses_[at] = compute_.loss(input, chunk, batch.narrow(1, 1, seq));
     loss_sum_ += losses_[at].item<double>();
     return absl::OkStatus();
   }
+  at::Tensor out = compute_.forward(input, chunk);
   ACCEL_RETURN_IF_ERROR(CheckActivation(out, chunk, mb));
   outputs_[at] = out;
   return absl::OkStatus();

@@ -60,12 +60,13 @@ absl::StatusOr<PipelineContext> PipelineContextFromPlan(const ir::Plan& plan, in
 
 // The compute of one stage, supplied by the trainer (autocast and the model live there).
 struct StageCompute {
-  // Forward of one microbatch through model chunk `chunk` (0 unless interleaved): tokens
-  // [b, seq] (first virtual stage) or received hidden states → hidden states
-  // (activation_shape) or, on the last virtual stage, logits.
+  // Forward of one microbatch through model chunk `chunk` (0 unless interleaved) of any virtual
+  // stage but the last: tokens [b, seq] (first virtual stage) or received hidden states → hidden
+  // states (activation_shape).
   std::function<at::Tensor(const at::Tensor& input, int chunk)> forward;
-  // The last stage's mean loss of one microbatch from its logits and targets [b, seq].
-  std::function<at::Tensor(const at::Tensor& logits, const at::Tensor& targets)> loss;
+  // The last virtual stage's forward, ending in the mean loss of one microbatch with targets
+  // [b, seq] (CausalLm::ForwardLoss).
+  std::function<at::Tensor(const at::Tensor& input, int chunk, const at::Tensor& targets)> loss;
 };
 
 // One op as executed, for the trace the tests compare with the plan.

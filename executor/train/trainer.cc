@@ -38,21 +38,11 @@ std::vector<at::Device> GeneratorDevices(const std::vector<torch::Tensor>& param
 
 }  // namespace
 
-torch::Tensor CausalLmLossOfLogits(const CausalLm& model, const torch::Tensor& logits,
-                                   const torch::Tensor& targets) {
-  torch::Tensor flat = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
-  if (model.tensor_parallel().enabled()) {
-    // This rank holds only its vocabulary columns: never gather the logits.
-    return VocabParallelCrossEntropy(flat, targets.reshape({-1}), model.tensor_parallel()).mean();
-  }
-  return torch::nn::functional::cross_entropy(flat, targets.reshape({-1}));
-}
-
 LossFn CausalLmLoss() {
   return [](torch::nn::Module& module, const torch::Tensor& batch) {
     auto& model = dynamic_cast<CausalLm&>(module);
     const int64_t seq = batch.size(1) - 1;
-    return CausalLmLossOfLogits(model, model.Forward(batch.narrow(1, 0, seq)), batch.narrow(1, 1, seq));
+    return model.ForwardLoss(batch.narrow(1, 0, seq), 0, batch.narrow(1, 1, seq));
   };
 }
 
@@ -202,9 +192,9 @@ absl::StatusOr<double> Trainer::RunPipelineMicroSteps(const std::vector<torch::T
     AutocastScope autocast(device.type(), options_.precision);
     return model.ForwardStage(input, chunk);
   };
-  compute.loss = [&](const torch::Tensor& logits, const torch::Tensor& targets) {
+  compute.loss = [&](const torch::Tensor& input, int chunk, const torch::Tensor& targets) {
     AutocastScope autocast(device.type(), options_.precision);
-    return CausalLmLossOfLogits(model, logits, targets);
+    return model.ForwardLoss(input, chunk, targets);
   };
   std::vector<torch::Tensor> on_device;
   for (const torch::Tensor& b : micro_batches) on_device.push_back(b.to(device));

@@ -38,14 +38,10 @@ using LossFn = std::function<torch::Tensor(torch::nn::Module& module, const torc
 
 // Next-token cross-entropy of a CausalLm (Shannon; the standard LM objective, as in Hugging Face's
 // causal-LM loss): batch is [b, seq+1] token ids; inputs batch[:, :-1], targets batch[:, 1:],
-// mean over b*seq positions, computed in fp32; vocabulary-parallel (VocabParallelCrossEntropy)
-// under tensor parallelism, the same value on every tp rank.
+// mean over b*seq positions, the softmax in fp32; the head and the loss run in chunks of tokens
+// (CausalLm::ForwardLoss), vocabulary-parallel under tensor parallelism, the same value on every
+// tp rank.
 LossFn CausalLmLoss();
-
-// The same loss from a CausalLm's logits [b, seq, vocab / tp] and targets [b, seq] (a pipeline's
-// last stage, which receives hidden states rather than tokens).
-torch::Tensor CausalLmLossOfLogits(const CausalLm& model, const torch::Tensor& logits,
-                                   const torch::Tensor& targets);
 
 // Optimizer family. kAdamW: decoupled weight decay (Loshchilov & Hutter 2019), torch::optim::AdamW;
 // weight decay applies to parameters with >= 2 dims (matrices and embeddings), not to biases and

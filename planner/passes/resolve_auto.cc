@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
 #include "common/diag_codes.h"
 #include "common/units.h"
 #include "ir/plan_access.h"
@@ -53,6 +54,7 @@ class ResolveAutoPass : public Pass {
     ResolveBatch(context);
     ResolveSharding(context);
     ResolveTopology(context);
+    ResolveLossChunks(context);
   }
 
  private:
@@ -558,6 +560,30 @@ class ResolveAutoPass : public Pass {
                            "(FlashAttention-2 / memory-efficient), O(s) activation memory"
                          : "cluster.device cpu: softmax(QK^T)V as separate operators, "
                            "b*a*s^2 scores kept (Debian's LibTorch 1.13 has no fused SDPA)");
+  }
+
+  // The head and loss run in blocks of tokens whose logits are about the size of the hidden
+  // states (Liger-Kernel's fused linear cross-entropy, Hsu et al. 2024 §3.2): ceil(V_local / h).
+  void ResolveLossChunks(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    ir::Training* training = context.plan().mutable_training();
+    if (!s.training.loss_chunks.is_auto) {
+      training->set_loss_chunks(s.training.loss_chunks.value);
+      return;
+    }
+    const ir::Model& m = context.plan().model();
+    const int64_t tp = std::max<int64_t>(tp_, 1);
+    const int64_t vocab = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
+    const int64_t v_local = vocab / tp;
+    const int64_t h = std::max<int64_t>(m.hidden_size(), 1);
+    const int64_t tokens = std::max<int64_t>(context.plan().batch().micro_batch_size() * context.plan().batch().seq_len(), 1);
+    const int64_t chunks = std::min(std::max<int64_t>(1, (v_local + h - 1) / h), tokens);
+    training->set_loss_chunks(chunks);
+    context.Resolve("training.loss_chunks", Str(chunks),
+                    absl::StrCat("ceil(vocabulary rows per rank ", v_local, " / hidden_size ", h,
+                                 "): each block's fp32 logits are about the hidden states' size, and "
+                                 "the whole logits (", FormatBytes(4 * tokens * v_local),
+                                 " in fp32 per micro batch) are never held"));
   }
 
   void ResolveTopology(PlanContext& context) {

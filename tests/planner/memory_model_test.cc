@@ -275,27 +275,49 @@ ExecutorActivationShape ProbeShape(bool gpt2, bool bf16_compute, bool bf16_param
   return s;
 }
 
-// x = s*b*h = 65,536, f = s*b*ffn, S = b*a*s^2 = 131,072, n = 512, s^2 = 4,096. The byte counts
-// in the comments are what the counting CPU allocator measured for one block of accel's executor
-// at these shapes (2-block minus 1-block model after forward; executor_memory_test repeats the
-// measurement at smaller shapes in CI).
+// x = s*b*h = 65,536, f = s*b*ffn (GPT-2 262,144, Llama 176,128), k = s*b*kv*d = 32,768,
+// S = b*a*s^2 = 131,072, n = 512, s^2 = 4,096. The lean blocks' terms (executor_activations.h);
+// tests/executor/memory/activation_estimate_test.cc measures them exactly at smaller shapes.
 TEST_CASE("accel executor activations per block: GPT-2 and Llama, fp32, bf16, bf16 params") {
-  // 32x + 8f + 4S + 16n + s^2; measured 4,730,880.
+  // 32x + 8f + 16n + 4S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, false, false)) == 4'730'880);
-  // 20x + 6f + 2S + 16n + s^2 + 2 B x (4h^2 + 2h*ffn) weight copies; measured 3,551,232.
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, false)) == 3'551'232);
-  // 16x + 4f + 2S + 8n + s^2; measured 2,367,488.
+  // 20x + 4f + 16n + 2S + s^2 + 2 B x (4h^2 + 2h*ffn) weight copies.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, false)) == 3'026'944);
+  // 16x + 4f + 8n + 2S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, true)) == 2'367'488);
-  // 48x + 16f + 4S + 8n + s^2 = 6,496,256; measured 6,496,320.
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, false, false)) == 6'496'256);
-  // 42x + 8f + 2S + 8n + s^2 + 2 B x (2h^2 + 2h*kv*d + 3h*ffn) = 4,794,368; measured 4,794,432.
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, false)) == 4'794'368);
-  // 32x + 8f + 2S + 8n + s^2 = 3,776,512; measured 3,776,576.
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, true)) == 3'776'512);
+  // 24x + 8k + 12f + 8n + 4S + s^2.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, false, false)) == 4'481'024);
+  // 16x + 4k + 6f + 8n + 2S + s^2 + 2 B x (2h^2 + 2h*kv*d + 3h*ffn).
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, false)) == 2'869'248);
+  // 12x + 4k + 6f + 8n + 2S + s^2.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, true)) == 2'244'608);
 }
 
-// Fused attention (SDPA, the plan's kernel on cuda) keeps its output at the compute dtype and an
-// fp32 log-sum-exp per query instead of the scores and the mask: c*S + s^2 -> c*x + 4*b*a*s.
+TEST_CASE("accel executor bytes per s*b*h at Llama-3-8B's and GPT-2's shapes") {
+  ExecutorActivationShape llama;
+  llama.gpt2 = false;
+  llama.seq_len = 8192;
+  llama.micro_batch = 1;
+  llama.hidden = 4096;
+  llama.heads = 32;
+  llama.kv_heads = 8;
+  llama.ffn = 14336;
+  llama.vocab = 128256;
+  llama.bf16_compute = llama.bf16_params = true;
+  // 12x + 4k + 6f with k = x/4, f = 3.5x: 12 + 1 + 21.
+  CHECK(ExecutorBytesPerSbh(llama) == Approx(34.0).margin(0.01));
+  ExecutorActivationShape gpt2 = llama;
+  gpt2.gpt2 = true;
+  gpt2.kv_heads = gpt2.heads;
+  gpt2.ffn = 4 * 4096;
+  CHECK(ExecutorBytesPerSbh(gpt2) == Approx(32.0).margin(0.01));
+  // fp32 parameters with bf16 autocast: the residual stream and the norms' inputs stay fp32.
+  llama.bf16_params = false;
+  CHECK(ExecutorBytesPerSbh(llama) == Approx(38.0).margin(0.01));
+}
+
+// Fused attention (SDPA, the plan's kernel on cuda) keeps an fp32 log-sum-exp per query instead of
+// the scores and the mask (its output is the attention output the block counts anyway).
 TEST_CASE("accel executor activations with fused attention replace the scores") {
   for (bool gpt2 : {true, false}) {
     for (auto [bf16_compute, bf16_params] : {std::pair{false, false}, {true, false}, {true, true}}) {
@@ -303,11 +325,10 @@ TEST_CASE("accel executor activations with fused attention replace the scores") 
       ExecutorActivationShape fused = math;
       fused.fused_attention = true;
       const int64_t c = bf16_compute ? 2 : 4;
-      const int64_t x = 65'536, scores = 131'072, mask = 4'096;
+      const int64_t scores = 131'072, mask = 4'096;
       const int64_t lse = 4 * math.micro_batch * math.heads * math.seq_len;
       INFO((gpt2 ? "gpt2" : "llama") << " bf16 compute " << bf16_compute << " params " << bf16_params);
-      CHECK(ExecutorActivationBytesPerLayer(fused) ==
-            ExecutorActivationBytesPerLayer(math) - (c * scores + mask) + c * x + lse);
+      CHECK(ExecutorActivationBytesPerLayer(fused) == ExecutorActivationBytesPerLayer(math) - (c * scores + mask) + lse);
       // Selective recompute drops the same core either way.
       CHECK(ExecutorKeptBytesPerLayer(fused, RecomputeMode::kSelective) ==
             ExecutorKeptBytesPerLayer(math, RecomputeMode::kSelective));
@@ -316,9 +337,8 @@ TEST_CASE("accel executor activations with fused attention replace the scores") 
   ExecutorActivationShape llama = ProbeShape(false, true, false);
   llama.fused_attention = true;
   CHECK_THAT(ExecutorActivationFormula(llama),
-             Catch::StartsWith("42x + 8f + 8n + 2x sdpa output + 4 B x b*a*s log-sum-exp + 2 B x "
-                               "bf16 weight copies (accel executor, llama, bf16 compute, sdpa "
-                               "attention)"));
+             Catch::StartsWith("16x + 4k + 6f + 8n + 4 B x b*a*s sdpa log-sum-exp + 2 B x bf16 weight copies "
+                               "(accel executor, llama, bf16 compute, sdpa attention; 34.2 B per s*b*h"));
 }
 
 TEST_CASE("Korthikanti's activations without the score term under fused attention") {
@@ -334,16 +354,29 @@ TEST_CASE("Korthikanti's activations without the score term under fused attentio
   CHECK(ActivationBytesPerLayer(s, RecomputeMode::kNone) == selective);
 }
 
-TEST_CASE("accel executor output side: final norm, log-probs, loss backward, weight copy") {
-  // GPT-2 fp32: 8x + 8n + 4nV + 8n + 2 x 4nV = 524,288 + 4,096 + 524,288 + 4,096 + 1,048,576.
-  CHECK(ExecutorHeadBytes(ProbeShape(true, false, false)) == 2'105'344);
-  // GPT-2 bf16: 6x + 8n, plus the bf16 copy of the tied embedding 2Vh = 65,536.
-  CHECK(ExecutorHeadBytes(ProbeShape(true, true, false)) == 2'105'344 - 131'072 + 65'536);
-  // Llama bf16 parameters: 12x, no weight copy.
-  CHECK(ExecutorHeadBytes(ProbeShape(false, true, true)) == 786'432 + 524'288 + 4'096 + 1'048'576);
+TEST_CASE("accel executor output side: final norm, head input, targets and the chunked loss") {
+  // GPT-2 fp32, V = 256 in ceil(256 / 128) = 2 chunks of 256 rows: kept 4x + 8n + 4x + 12n; the
+  // backward: input gradient 4x, the weight-gradient accumulator 4Vh (chunks add in place), one chunk's
+  // fp32 logits, turned into their gradient in place, 4 x 256 x 256, and 13n of targets.
+  const int64_t x = 65'536, n = 512, vh = 256 * 128;
+  const int64_t gpt2_kept = 8 * x + 20 * n;
+  CHECK(ExecutorHeadKeptBytes(ProbeShape(true, false, false)) == gpt2_kept);
+  CHECK(ExecutorHeadBytes(ProbeShape(true, false, false)) == gpt2_kept + 4 * x + 4 * vh + 4 * 256 * 256 + 13 * n);
+  // With bf16 compute the head input is kept in bf16, the loss casts the weight (2Vh), the bf16
+  // weight-gradient product is converted to fp32 (2Vh + 4Vh) and a chunk's logits exist in bf16
+  // and fp32 (6 B per element).
+  const int64_t bf16_kept = 4 * x + 8 * n + 2 * x + 12 * n;
+  CHECK(ExecutorHeadKeptBytes(ProbeShape(true, true, false)) == bf16_kept);
+  CHECK(ExecutorHeadBytes(ProbeShape(true, true, false)) == bf16_kept + 2 * vh + 2 * x + 10 * vh + 6 * 256 * 256 + 13 * n);
+  // Llama with bf16 parameters: 2x + 4n norm, 2x input, no weight copy; 3 chunks set by hand.
+  ExecutorActivationShape llama = ProbeShape(false, true, true);
+  llama.loss_chunks = 3;
+  const int64_t llama_kept = 2 * x + 4 * n + 2 * x + 12 * n;
+  CHECK(ExecutorHeadKeptBytes(llama) == llama_kept);
+  CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * x + 10 * vh + 6 * 171 * 256 + 13 * n);
   CHECK_THAT(ExecutorActivationFormula(ProbeShape(true, true, false)),
-             Catch::StartsWith("20x + 6f + 2S + 16n + s^2 + 2 B x bf16 weight copies (accel "
-                               "executor, gpt2, bf16 compute)"));
+             Catch::StartsWith("20x + 4f + 16n + 2S + s^2 + 2 B x bf16 weight copies (accel "
+                               "executor, gpt2, bf16 compute; 36.1 B per s*b*h"));
 }
 
 }  // namespace

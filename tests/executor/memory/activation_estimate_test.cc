@@ -16,6 +16,7 @@
 #include "executor/memory/counting_allocator.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/models/causal_lm.h"
+#include "executor/models/ops/chunked_cross_entropy.h"
 #include "executor/train/autocast.h"
 #include "executor/train/trainer.h"
 #include "planner/executor_activations.h"
@@ -24,21 +25,21 @@
 namespace accel::exec {
 namespace {
 
-// The bf16 coefficients of planner/executor_activations.h were fitted on a CPU with bf16
-// instructions (CpuHasBf16Instructions), whose oneDNN kernels allocate more scratch than
-// LibTorch's fallback: on an AVX2-only AMD EPYC VM (2026-11-24) a GPT-2 block with bf16
-// parameters measured up to 29% fewer transient bytes (forward 81,920 B against 114,688
-// estimated, backward 163,840 against 212,992), Llama with bf16 compute 16% fewer. There an
-// estimate may exceed the measurement by up to 45% but fall short of it by no more than its
-// stated tolerance.
+// The 16-bit transient coefficients of planner/executor_activations.h (a block's forward and
+// backward working memory) were fitted on an AVX2-only AMD EPYC VM (2026-11-27). On a CPU with
+// bf16 instructions (CpuHasBf16Instructions) oneDNN's kernels allocate more scratch: the fits of
+// the blocks before the lean ops, made on such a CPU, measured up to 40% more there (a GPT-2
+// block with bf16 parameters: forward 114,688 B against 81,920 on the EPYC). On that kind of
+// CPU an estimate may fall short of the measurement by up to 45%; on the fitting kind it stays
+// within its stated tolerance, and may exceed the measurement by up to that tolerance.
 
 // measured against estimated for 16-bit shapes whose stated tolerance is `percent`, on either
 // kind of CPU (CpuHasBf16Instructions).
 bool WithinBf16Tolerance(int64_t measured, int64_t estimated, int64_t percent) {
   static const bool native = CpuHasBf16Instructions();
-  const int64_t over = native ? percent : std::max<int64_t>(percent, 45);
-  return measured - estimated <= measured * percent / 100 &&
-         estimated - measured <= measured * over / 100;
+  const int64_t under = native ? std::max<int64_t>(percent, 45) : percent;
+  return measured - estimated <= measured * under / 100 &&
+         estimated - measured <= measured * percent / 100;
 }
 
 struct Case {
@@ -278,12 +279,12 @@ TEST_CASE("executor activation formula: a block's backward working memory", "[me
       const int64_t measured = BlockBackwardBytes(s);
       const int64_t estimated = planner::ExecutorBlockBackwardBytes(s);
       INFO(c.name << " variant " << variant << ": measured " << measured << " B, estimated " << estimated << " B");
-      const bool exact = (c.shape.gpt2 && !c.shape.bf16_params) || (!c.shape.gpt2 && c.shape.bf16_params) ||
-                         (!c.shape.gpt2 && !c.shape.bf16_compute);
-      if (exact) {
+      if (!c.shape.bf16_compute) {
         CHECK(measured == estimated);
       } else {
-        CHECK(WithinBf16Tolerance(measured, estimated, 16));
+        // Exact but where twice the sequence moves the peak to another op: Llama with bf16
+        // compute (10% under), GPT-2 with bf16 parameters (20% over).
+        CHECK(WithinBf16Tolerance(measured, estimated, c.shape.gpt2 && c.shape.bf16_params ? 20 : 10));
       }
     }
   }
@@ -307,15 +308,12 @@ TEST_CASE("executor activation formula: a block's forward transients, per rank o
           INFO(c.name << " variant " << variant << " tp " << tp << (sp ? " sp" : "") << ": measured " << measured
                       << " B, estimated " << estimated << " B");
           // The tolerances planner/executor_activations.h states.
-          const bool loose = !c.shape.gpt2 && c.shape.bf16_params && tp == 1;
-          const int64_t percent = c.shape.gpt2 ? (c.shape.bf16_params ? 12 : 1) : loose ? 40 : 6;
+          const int64_t percent = c.shape.gpt2 ? 0 : 12;
           if (c.shape.bf16_compute) {
             CHECK(WithinBf16Tolerance(measured, estimated, percent));
           } else {
             CHECK(std::abs(measured - estimated) <= measured * percent / 100);
           }
-          // Where the fit is loose, the block's backward sets the peak instead.
-          if (loose) CHECK(measured < planner::ExecutorBlockBackwardBytes(s));
         }
       }
     }
@@ -359,13 +357,15 @@ TEST_CASE("executor activation formula: one block keeps what the planner estimat
     // formula leaves out (at most a few hundred bytes per head here, < 1% of a block).
     CHECK(std::abs(measured - estimated) <= estimated / 100);
     if (c.shape.gpt2) CHECK(measured == estimated);
-    // The output side: final norm, log-probabilities, targets, weight copy (the loss backward's
-    // two transients are not alive after forward, so they are left out of this comparison).
-    const int64_t head_without_backward =
-        planner::ExecutorHeadBytes(c.shape) - 2 * 4 * c.shape.seq_len * c.shape.micro_batch * c.shape.vocab;
-    const int64_t measured_head = one - measured;
-    INFO("head measured " << measured_head << " B, estimated " << head_without_backward << " B");
-    CHECK(std::abs(measured_head - head_without_backward) <= head_without_backward / 50);
+    // The output side: final norm, the head's input, targets and log-sum-exp (no logits). The
+    // 1-block model keeps besides its block and head only the input side's positions (GPT-2's
+    // int64 position ids, Llama's two fp32 rotary tables [s, head_dim]) and the 0-dim loss.
+    const int64_t s = c.shape.seq_len;
+    const int64_t input_side = (c.shape.gpt2 ? 8 * s : 2 * 4 * s * (c.shape.hidden / c.shape.heads)) + 4;
+    const int64_t measured_head = one - measured - input_side;
+    const int64_t estimated_head = planner::ExecutorHeadKeptBytes(c.shape);
+    INFO("head measured " << measured_head << " B, estimated " << estimated_head << " B");
+    CHECK(measured_head == estimated_head);
   }
 }
 
@@ -385,7 +385,41 @@ TEST_CASE("executor activation formula under selective and full recompute", "[me
   }
 }
 
+// The chunked loss's backward transients (ExecutorHeadBytes less ExecutorHeadKeptBytes), measured
+// on ChunkedCrossEntropy alone as the head calls it: hidden [n, h] in the parameters' dtype,
+// weight [V, h] a parameter whose gradient already exists (the second round is measured).
+TEST_CASE("executor activation formula: the chunked loss's backward peak", "[memory][estimate]") {
+  InstallCountingCpuAllocator();
+  at::set_num_threads(1);
+  for (const Case& c : AllCases()) {
+    for (int64_t chunks : {1, 3, 0}) {
+      planner::ExecutorActivationShape s = c.shape;
+      s.vocab = 1024;
+      s.loss_chunks = chunks;
+      const int64_t n = s.seq_len * s.micro_batch;
+      const auto dtype = s.bf16_params ? torch::kBFloat16 : torch::kFloat;
+      torch::Tensor weight = (torch::randn({s.vocab, s.hidden}) * 0.02).to(dtype).requires_grad_(true);
+      const torch::Tensor targets = torch::randint(0, s.vocab, {n}, torch::kLong);
+      const int64_t resolved = chunks > 0 ? chunks : DefaultLossChunks(s.vocab, s.hidden);
+      int64_t measured = 0;
+      for (int round = 0; round < 2; ++round) {
+        torch::Tensor hidden = torch::randn({n, s.hidden}).to(dtype).requires_grad_(true);
+        torch::Tensor loss;
+        {
+          AutocastScope autocast(c10::kCPU, s.bf16_compute ? ComputePrecision::kBf16 : ComputePrecision::kFp32);
+          loss = ChunkedCrossEntropy(hidden, weight, targets, resolved, TensorParallel{});
+        }
+        const int64_t before = LiveTensorBytes();
+        ResetPeakTensorBytes();
+        loss.backward();
+        measured = PeakTensorBytes() - before;
+      }
+      const int64_t estimated = planner::ExecutorHeadBytes(s) - planner::ExecutorHeadKeptBytes(s);
+      INFO(c.name << " chunks " << resolved << ": measured " << measured << " B, estimated " << estimated << " B");
+      CHECK(std::abs(measured - estimated) <= measured / 20);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace accel::exec
-
-

@@ -1,0 +1,128 @@
+#include "executor/models/ops/chunked_cross_entropy.h"
+
+#include <torch/autograd.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "executor/communicator.h"
+#include "executor/models/tensor_parallel.h"
+#include "executor/train/autocast.h"
+
+namespace accel::exec {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+void Check(const absl::Status& status) {
+  if (!status.ok()) throw std::runtime_error(std::string(status.message()));
+}
+
+// Row ranges [begin, end) of `chunks` near-equal blocks of n rows.
+std::pair<int64_t, int64_t> ChunkRows(int64_t n, int64_t chunks, int64_t c) {
+  const int64_t size = (n + chunks - 1) / chunks;
+  return {std::min(n, c * size), std::min(n, (c + 1) * size)};
+}
+
+// Where targets fall in this rank's vocabulary rows [begin, begin + v_local): their local index
+// (0 outside) and the mask of those outside.
+std::pair<at::Tensor, at::Tensor> LocalTargets(const at::Tensor& targets, int64_t begin, int64_t v_local) {
+  const at::Tensor outside = (targets < begin).logical_or(targets >= begin + v_local);
+  return {(targets - begin).masked_fill(outside, 0), outside};
+}
+
+struct ChunkedCrossEntropyFunction : torch::autograd::Function<ChunkedCrossEntropyFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
+                            const at::Tensor& targets, int64_t chunks, int64_t comm_handle) {
+    auto* comm = reinterpret_cast<Communicator*>(static_cast<intptr_t>(comm_handle));
+    const int64_t n = hidden.size(0), v_local = weight.size(0);
+    const at::ScalarType dtype = AutocastMatmulDtype(hidden);
+    const at::Tensor h = hidden.to(dtype);
+    const at::Tensor w = weight.to(dtype);
+    const int64_t begin = comm != nullptr ? comm->Rank() * v_local : 0;
+    auto [local, outside] = LocalTargets(targets, begin, v_local);
+    const at::ScalarType acc = dtype == at::kDouble ? at::kDouble : at::kFloat;
+    at::Tensor lse = at::empty({n}, hidden.options().dtype(acc));
+    at::Tensor target_logit = at::empty({n}, lse.options());
+    for (int64_t c = 0; c < chunks; ++c) {
+      const auto [r0, r1] = ChunkRows(n, chunks, c);
+      if (r0 == r1) continue;
+      const at::Tensor z = at::matmul(h.slice(0, r0, r1), w.t()).to(acc);
+      lse.slice(0, r0, r1).copy_(at::logsumexp(z, 1));
+      target_logit.slice(0, r0, r1).copy_(z.gather(1, local.slice(0, r0, r1).unsqueeze(1)).squeeze(1));
+    }
+    target_logit.masked_fill_(outside, 0.0);
+    if (comm != nullptr) {
+      // log Σ_ranks exp(lse_rank), shifted by the largest for range.
+      at::Tensor max = lse.clone();
+      Check(comm->AllReduce(max, ReduceOp::kMax));
+      at::Tensor sum = (lse - max).exp_();
+      Check(comm->AllReduce(sum, ReduceOp::kSum));
+      lse = sum.log_().add_(max);
+      Check(comm->AllReduce(target_logit, ReduceOp::kSum));
+    }
+    ctx->save_for_backward({h, weight, targets, lse});
+    ctx->saved_data["chunks"] = chunks;
+    ctx->saved_data["begin"] = begin;
+    ctx->saved_data["hidden_dtype"] = static_cast<int64_t>(hidden.scalar_type());
+    return (lse - target_logit).mean();
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& h = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor& lse = saved[3];
+    const int64_t chunks = ctx->saved_data["chunks"].toInt();
+    const int64_t n = h.size(0), v_local = weight.size(0);
+    auto [local, outside] = LocalTargets(saved[2], ctx->saved_data["begin"].toInt(), v_local);
+    const at::ScalarType acc = lse.scalar_type();
+    const at::Tensor inside = outside.logical_not().to(acc);
+    const at::Tensor scale = grads[0].to(acc) / static_cast<double>(n);
+    const at::Tensor w = weight.to(h.scalar_type());
+    at::Tensor grad_h = at::empty_like(h);
+    at::Tensor grad_w = at::zeros(weight.sizes(), weight.options().dtype(acc));
+    for (int64_t c = 0; c < chunks; ++c) {
+      const auto [r0, r1] = ChunkRows(n, chunks, c);
+      if (r0 == r1) continue;
+      const at::Tensor rows = h.slice(0, r0, r1);
+      // softmax − one-hot of the target (zero where it lies on another rank), times dL/dloss / n.
+      at::Tensor dz = at::matmul(rows, w.t()).to(acc).sub_(lse.slice(0, r0, r1).unsqueeze(1)).exp_();
+      dz.scatter_add_(1, local.slice(0, r0, r1).unsqueeze(1), -inside.slice(0, r0, r1).unsqueeze(1));
+      const at::Tensor dz_c = dz.mul_(scale).to(h.scalar_type());
+      grad_h.slice(0, r0, r1).copy_(at::matmul(dz_c, w));
+      if (dz_c.scalar_type() == acc) {
+        grad_w.addmm_(dz_c.t(), rows);  // in place: no weight-sized product per chunk
+      } else {
+        grad_w.add_(at::matmul(dz_c.t(), rows));
+      }
+    }
+    const auto hidden_dtype = static_cast<at::ScalarType>(ctx->saved_data["hidden_dtype"].toInt());
+    return {grad_h.to(hidden_dtype), grad_w.to(weight.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor ChunkedCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                               int64_t chunks, const TensorParallel& tp) {
+  TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1),
+              "chunked cross-entropy: hidden ", hidden.sizes(), " and weight ", weight.sizes(),
+              " are not [n, h] and [V, h]");
+  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == hidden.size(0), "chunked cross-entropy: targets ",
+              targets.sizes(), " for ", hidden.size(0), " tokens");
+  TORCH_CHECK(chunks >= 1, "chunked cross-entropy: ", chunks, " chunks");
+  const int64_t handle = tp.enabled() ? reinterpret_cast<intptr_t>(tp.group.get()) : 0;
+  return ChunkedCrossEntropyFunction::apply(hidden, weight, targets,
+                                            std::min(chunks, std::max<int64_t>(hidden.size(0), 1)), handle);
+}
+
+int64_t DefaultLossChunks(int64_t v_local, int64_t h) {
+  if (v_local <= 0 || h <= 0) return 1;
+  return std::max<int64_t>(1, (v_local + h - 1) / h);
+}
+
+}  // namespace accel::exec

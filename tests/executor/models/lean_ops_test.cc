@@ -1,0 +1,173 @@
+// The lean ops of executor/models/ops/: each one's values and gradients against the eager formula
+// it replaces, in fp64 (gradients to 1e-10), and exactly which bytes each keeps for backward,
+// counted by the counting CPU allocator.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "executor/memory/counting_allocator.h"
+#include "executor/models/causal_lm.h"
+#include "executor/models/ops/chunked_cross_entropy.h"
+#include "executor/models/ops/layer_norm.h"
+#include "executor/models/ops/rms_norm.h"
+#include "executor/models/ops/rotary.h"
+#include "executor/models/ops/swiglu.h"
+#include "executor/models/tensor_parallel.h"
+#include "executor/train/autocast.h"
+
+namespace accel::exec {
+namespace {
+
+using Fn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+// Values and the gradients of Σ out·w (w a fixed random weight) of `lean` and `eager` on the same
+// fp64 inputs agree within `tolerance`.
+void CheckAgainstEager(const Fn& lean, const Fn& eager, const std::vector<torch::Tensor>& inputs,
+                       double tolerance = 1e-10) {
+  auto run = [&](const Fn& f) {
+    std::vector<torch::Tensor> in;
+    for (const torch::Tensor& t : inputs) in.push_back(t.detach().clone().requires_grad_(t.is_floating_point()));
+    torch::Tensor out = f(in);
+    torch::manual_seed(11);
+    const torch::Tensor w = torch::randn(out.sizes(), out.options());
+    (out * w).sum().backward();
+    std::vector<torch::Tensor> results = {out.detach()};
+    for (const torch::Tensor& t : in) {
+      if (t.is_floating_point()) results.push_back(t.grad().defined() ? t.grad() : torch::zeros_like(t));
+    }
+    return results;
+  };
+  const std::vector<torch::Tensor> a = run(lean), b = run(eager);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("result " << i << " (0: values, then each input's gradient)");
+    CHECK((a[i] - b[i]).abs().max().item<double>() <= tolerance);
+  }
+}
+
+// Bytes that `f` leaves alive after a forward whose inputs already exist (its output dropped
+// only when `drop_output`).
+int64_t KeptBytes(const Fn& f, const std::vector<torch::Tensor>& inputs) {
+  InstallCountingCpuAllocator();
+  std::vector<torch::Tensor> in;
+  for (const torch::Tensor& t : inputs) in.push_back(t.detach().clone().requires_grad_(t.is_floating_point()));
+  const int64_t before = LiveTensorBytes();
+  torch::Tensor out = f(in);
+  const int64_t with_output = LiveTensorBytes() - before;
+  return with_output - static_cast<int64_t>(out.numel() * out.element_size());
+}
+
+const torch::TensorOptions kF64 = torch::TensorOptions().dtype(torch::kDouble);
+
+TEST_CASE("lean RMSNorm: values and gradients as the composed ops; keeps x and 1/rms") {
+  torch::manual_seed(1);
+  const torch::Tensor x = torch::randn({3, 5, 16}, kF64);
+  const torch::Tensor w = torch::randn({16}, kF64);
+  const double eps = 1e-6;
+  CheckAgainstEager([&](const auto& in) { return RmsNorm(in[0], in[1], eps); },
+                    [&](const auto& in) {
+                      return in[1] * (in[0] * torch::rsqrt(in[0].pow(2).mean(-1, true) + eps));
+                    },
+                    {x, w});
+  // fp32 input of 15 rows: x itself is an input (kept by reference) and 15 fp32 1/rms values.
+  const int64_t kept = KeptBytes([&](const auto& in) { return RmsNorm(in[0], in[1], eps); },
+                                 {torch::randn({3, 5, 16}), torch::ones({16})});
+  CHECK(kept == 15 * 4);
+}
+
+TEST_CASE("lean LayerNorm: values and gradients as torch::layer_norm; keeps mean and 1/std") {
+  torch::manual_seed(2);
+  const torch::Tensor x = torch::randn({4, 6, 8}, kF64);
+  CheckAgainstEager([](const auto& in) { return LayerNorm(in[0], in[1], in[2], 1e-5); },
+                    [](const auto& in) { return torch::layer_norm(in[0], {8}, in[1], in[2], 1e-5); },
+                    {x, torch::randn({8}, kF64), torch::randn({8}, kF64)});
+  const int64_t kept = KeptBytes([](const auto& in) { return LayerNorm(in[0], in[1], in[2], 1e-5); },
+                                 {torch::randn({4, 6, 8}).to(torch::kBFloat16), torch::ones({8}).to(torch::kBFloat16),
+                                  torch::zeros({8}).to(torch::kBFloat16)});
+  // mean and 1/std per row, in the kernel's dtype (LibTorch 1.13's CPU kernel: x's); x is the caller's.
+  CHECK(kept == 24 * 2 * 2);
+  // Under autocast its output stays in x's dtype (torch::layer_norm's would be fp32).
+  AutocastScope autocast(c10::kCPU, ComputePrecision::kBf16);
+  const torch::Tensor y = LayerNorm(torch::randn({2, 8}).to(torch::kBFloat16), torch::ones({8}).to(torch::kBFloat16),
+                                    torch::zeros({8}).to(torch::kBFloat16), 1e-5);
+  CHECK(y.scalar_type() == torch::kBFloat16);
+}
+
+torch::Tensor RotateHalfEager(const torch::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+TEST_CASE("lean rotary: values and gradients as Hugging Face's formula; keeps nothing new") {
+  torch::manual_seed(3);
+  const torch::Tensor freqs = torch::outer(torch::arange(7, kF64), torch::rand({4}, kF64));
+  const torch::Tensor cos = torch::cat({freqs, freqs}, -1).cos(), sin = torch::cat({freqs, freqs}, -1).sin();
+  // A transposed view, as LlamaBlock passes q and k.
+  const torch::Tensor x = torch::randn({2, 7, 3, 8}, kF64).transpose(1, 2);
+  CheckAgainstEager([&](const auto& in) { return ApplyRotary(in[0], cos.to(torch::kFloat), sin.to(torch::kFloat)).to(torch::kDouble); },
+                    [&](const auto& in) { return (in[0] * cos + RotateHalfEager(in[0]) * sin).to(torch::kFloat).to(torch::kDouble); },
+                    {x}, 1e-6);
+  const torch::Tensor c32 = cos.to(torch::kFloat), s32 = sin.to(torch::kFloat);
+  CHECK(KeptBytes([&](const auto& in) { return ApplyRotary(in[0], c32, s32); }, {torch::randn({2, 3, 7, 8})}) == 0);
+  // bf16 in, bf16 out.
+  CHECK(ApplyRotary(torch::randn({1, 1, 7, 8}).to(torch::kBFloat16), c32, s32).scalar_type() == torch::kBFloat16);
+}
+
+TEST_CASE("lean SwiGLU: values and gradients as silu(gate) * up, bit for bit; keeps gate and up only") {
+  torch::manual_seed(4);
+  const torch::Tensor gate = torch::randn({5, 12}), up = torch::randn({5, 12});
+  CheckAgainstEager([](const auto& in) { return SwiGlu(in[0], in[1]); },
+                    [](const auto& in) { return torch::silu(in[0]) * in[1]; }, {gate, up}, 0.0);
+  CHECK(KeptBytes([](const auto& in) { return SwiGlu(in[0], in[1]); }, {gate, up}) == 0);
+  CHECK(KeptBytes([](const auto& in) { return torch::silu(in[0]) * in[1]; }, {gate, up}) == 5 * 12 * 4);
+}
+
+TEST_CASE("grouped-query attention without repeats equals attention over repeated k and v") {
+  torch::manual_seed(5);
+  const torch::Tensor q = torch::randn({2, 6, 9, 4}, kF64), k = torch::randn({2, 2, 9, 4}, kF64),
+                      v = torch::randn({2, 2, 9, 4}, kF64);
+  CheckAgainstEager([](const auto& in) { return CausalAttention(in[0], in[1], in[2]); },
+                    [](const auto& in) {
+                      return CausalAttention(in[0], in[1].repeat_interleave(3, 1), in[2].repeat_interleave(3, 1));
+                    },
+                    {q, k, v});
+  CHECK_THROWS_WITH(CausalAttention(q, torch::randn({2, 4, 9, 4}, kF64), torch::randn({2, 4, 9, 4}, kF64)),
+                    Catch::Contains("query heads 6 are not a multiple of key/value heads 4"));
+}
+
+TEST_CASE("chunked cross-entropy equals cross_entropy of the whole logits, for any chunk count") {
+  torch::manual_seed(6);
+  const torch::Tensor hidden = torch::randn({10, 8}, kF64), weight = torch::randn({13, 8}, kF64);
+  const torch::Tensor targets = torch::randint(0, 13, {10}, torch::kLong);
+  for (int64_t chunks : {1, 3, 4, 10, 50}) {
+    INFO(chunks << " chunks");
+    CheckAgainstEager(
+        [&](const auto& in) { return ChunkedCrossEntropy(in[0], in[1], targets, chunks, TensorParallel{}); },
+        [&](const auto& in) { return torch::nn::functional::cross_entropy(torch::matmul(in[0], in[1].t()), targets); },
+        {hidden, weight});
+  }
+  CHECK_THROWS_WITH(ChunkedCrossEntropy(hidden, torch::randn({13, 7}, kF64), targets, 2, TensorParallel{}),
+                    Catch::Contains("are not [n, h] and [V, h]"));
+  CHECK_THROWS_WITH(ChunkedCrossEntropy(hidden, weight, targets.narrow(0, 0, 9), 2, TensorParallel{}),
+                    Catch::Contains("targets [9] for 10 tokens"));
+}
+
+TEST_CASE("chunked cross-entropy keeps 12 B per token and no logits") {
+  const int64_t n = 64, h = 16, v = 512;
+  const torch::Tensor targets = torch::randint(0, v, {n}, torch::kLong);
+  const int64_t kept = KeptBytes(
+      [&](const auto& in) { return ChunkedCrossEntropy(in[0], in[1], targets, 8, TensorParallel{}); },
+      {torch::randn({n, h}), torch::randn({v, h})});
+  // hidden and weight are inputs (kept by reference); the fp32 log-sum-exp per token is new (the
+  // targets are the caller's here).
+  CHECK(kept == n * 4);
+  CHECK(DefaultLossChunks(128'256, 4'096) == 32);
+  CHECK(DefaultLossChunks(256, 192) == 2);
+  CHECK(DefaultLossChunks(100, 4'096) == 1);
+}
+
+}  // namespace
+}  // namespace accel::exec
