@@ -11,7 +11,9 @@
 # summary.json: the estimate per category for the rank's pipeline stage (device terms without
 # runtime_overhead, which the counting allocator cannot see) and the peak live tensor bytes the
 # counting CPU allocator measured on each rank (executor/memory/counting_allocator.h). Prints one
-# row per layout and pipeline stage with measured/estimate for the rank with the largest peak. Target: within ±5%.
+# row per layout and pipeline stage with measured/estimate for the rank with the largest peak, and
+# the block's activation bytes per s·b·h element the plan states (B/sbh: at t = 1, without the
+# attention core and autocast's weight copies). Target: within ±5%.
 # Benchmarks are run by hand, never asserted on in tests.
 set -euo pipefail
 
@@ -40,6 +42,8 @@ LAYOUTS=(
   "stage 2, micro 16 seq 128|$Z2|data.micro_batch_size=16 data.seq_len=128 data.global_batch_size=128"
   "stage 2, offload optimizer|$Z2|sharding.offload=optimizer"
   "stage 3, offload all|$Z2|sharding.stage=3 sharding.offload=all"
+  "stage 2, loss in 1 chunk|$Z2|training.loss_chunks=1"
+  "stage 2, loss in 16 chunks|$Z2|training.loss_chunks=16"
   "stage 2, recompute selective|$Z2|training.recompute=selective"
   "stage 2, recompute full|$Z2|training.recompute=full"
   "stage 3, fp32, recompute full|$Z2|sharding.stage=3 precision.compute=fp32 training.recompute=full"
@@ -72,8 +76,21 @@ for entry in "${LAYOUTS[@]}"; do
   if ! "$ACCEL" run "$spec" "${sets[@]}" --run-dir "$dir" >"$dir.log" 2>&1; then
     echo "FAILED: $name (log: tail below)" >&2; tail -5 "$dir.log" >&2; continue
   fi
-  python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({"name": sys.argv[2], "memory": s["memory"]}))' \
-    "$dir/summary.json" "$name" >>"$ROWS"
+  # The plan's activation formula gives the block's bytes per s·b·h (at t = 1, without the core).
+  "$ACCEL" plan "$spec" "${sets[@]}" --format json >"$dir.plan.json" 2>/dev/null || true
+  python3 -c 'import json,re,sys
+s = json.load(open(sys.argv[1]))
+sbh = None
+try:
+    plan = json.load(open(sys.argv[3]))
+    for est in plan.get("memory", []):
+        for t in est.get("device", []):
+            m = re.search(r"([0-9.]+) B per s\*b\*h", t.get("formula", ""))
+            if t.get("category") == "activations" and m: sbh = float(m.group(1))
+except (OSError, ValueError):
+    pass
+print(json.dumps({"name": sys.argv[2], "memory": s["memory"], "sbh": sbh}))' \
+    "$dir/summary.json" "$name" "$dir.plan.json" >>"$ROWS"
 done
 
 python3 - "$ROWS" <<'PY'
@@ -82,8 +99,8 @@ cats = ["parameters", "gradients", "master_weights", "optimizer_states", "activa
         "communication_buffers"]
 short = ["params", "grads", "master", "optim", "activ", "logits", "comm"]
 def mib(b): return b / 2**20
-print("| layout | " + " | ".join(short) + " | host | estimate | measured | measured/estimate |")
-print("|---|" + "---:|" * (len(short) + 4))
+print("| layout | B/sbh | " + " | ".join(short) + " | host | estimate | measured | measured/estimate |")
+print("|---|" + "---:|" * (len(short) + 5))
 worst = 0
 for line in open(sys.argv[1]):
     row = json.loads(line)
@@ -100,7 +117,8 @@ for line in open(sys.argv[1]):
         ratio = top["measured_over_estimate"]
         worst = max(worst, abs(ratio - 1))
         name = row["name"] + (f", stage {stage}" if len(stages) > 1 else "")
-        print(f'| {name} | ' + " | ".join(terms) +
+        sbh = f'{row["sbh"]:.1f}' if row.get("sbh") is not None else "-"
+        print(f'| {name} | {sbh} | ' + " | ".join(terms) +
               f' | {mib(top["estimate_tensor_bytes"]):.2f} | {mib(top["peak_tensor_bytes"]):.2f} | {ratio:.3f} |')
 print(f"\nMiB per rank (rank with the largest peak). Largest deviation: {worst*100:.1f}% (target 5%)")
 PY
