@@ -19,6 +19,7 @@
 
 #include "common/diagnostics.h"
 #include "common/remove_tree.h"
+#include "tests/common/temp_dir.h"
 #include "launcher/fatal_signal.h"
 #include "launcher/job_token.h"
 #include "launcher/launch_layout.h"
@@ -36,21 +37,10 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
 // A fresh directory under the system temporary directory, removed at scope exit.
-class TempDir {
+// Every TempDir here names this test in its path.
+class TempDir : public accel::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "accel_launcher_test.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    RemoveTree(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : accel::testing::TempDir("accel_launcher_test") {}
 };
 
 std::string ReadAll(const std::string& path) {

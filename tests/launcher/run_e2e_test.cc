@@ -26,6 +26,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/safetensors.h"
 #include "common/remove_tree.h"
+#include "tests/common/temp_dir.h"
 #include "nlohmann/json.hpp"
 
 extern char** environ;
@@ -36,20 +37,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-class TempDir {
+// Every TempDir here names this test in its path.
+class TempDir : public accel::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "accel_run_e2e.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    RemoveTree(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
+  TempDir() : accel::testing::TempDir("accel_run_e2e") {}
 };
 
 std::string ReadAll(const std::string& path) {
