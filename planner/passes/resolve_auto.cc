@@ -2,6 +2,7 @@
 // that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
 // divisibility, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "absl/numeric/int128.h"
@@ -579,10 +580,14 @@ class ResolveAutoPass : public Pass {
     const int64_t tokens = std::max<int64_t>(context.plan().batch().micro_batch_size() * context.plan().batch().seq_len(), 1);
     const int64_t chunks = std::min(std::max<int64_t>(1, (v_local + h - 1) / h), tokens);
     training->set_loss_chunks(chunks);
+    // In 128 bits: at the spec's limits s·b·V·4 passes 2^63 (the message then reads the maximum).
+    const __int128 logits = __int128{4} * tokens * v_local;
+    const int64_t logits_bytes = static_cast<int64_t>(
+        std::min<__int128>(logits, std::numeric_limits<int64_t>::max()));
     context.Resolve("training.loss_chunks", Str(chunks),
                     absl::StrCat("ceil(vocabulary rows per rank ", v_local, " / hidden_size ", h,
                                  "): each block's fp32 logits are about the hidden states' size, and "
-                                 "the whole logits (", FormatBytes(4 * tokens * v_local),
+                                 "the whole logits (", FormatBytes(logits_bytes),
                                  " in fp32 per micro batch) are never held"));
   }
 
