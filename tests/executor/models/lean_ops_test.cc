@@ -48,8 +48,8 @@ void CheckAgainstEager(const Fn& lean, const Fn& eager, const std::vector<torch:
   }
 }
 
-// Bytes that `f` leaves alive after a forward whose inputs already exist (its output dropped
-// only when `drop_output`).
+// Bytes that `f` keeps alive for backward after a forward whose inputs already exist: everything
+// its forward left allocated but its output.
 int64_t KeptBytes(const Fn& f, const std::vector<torch::Tensor>& inputs) {
   InstallCountingCpuAllocator();
   std::vector<torch::Tensor> in;
