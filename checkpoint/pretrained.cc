@@ -9,7 +9,6 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "checkpoint/mapped_file.h"
 #include "checkpoint/safetensors.h"
 #include "nlohmann/json.hpp"
@@ -19,10 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Headers beyond this are not safetensors written by anyone (transformers' are < 1 MiB).
-constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
-
-absl::Status Corrupt(const std::string& file, const std::string& why) {
+absl::Status NotSafetensors(const std::string& file, const std::string& why) {
   return absl::DataLossError(absl::StrCat(file, ": not a safetensors file: ", why));
 }
 
@@ -32,43 +28,43 @@ absl::Status IndexFile(const MappedFile& mapped, PretrainedIndex& index) {
   const std::string& file = mapped.path();
   const std::string_view bytes = mapped.bytes();
   const uint64_t size = bytes.size();
-  if (size < 8) return Corrupt(file, "shorter than its 8-byte header length");
+  if (size < 8) return NotSafetensors(file, "shorter than its 8-byte header length");
   uint64_t n = 0;
   for (int k = 7; k >= 0; --k) n = (n << 8) | static_cast<unsigned char>(bytes[k]);
-  if (n > kMaxHeaderBytes || n > size - 8) return Corrupt(file, "header length beyond the file");
+  if (n > kMaxSafetensorsHeaderBytes || n > size - 8) return NotSafetensors(file, "header length beyond the file");
   const std::string_view header = bytes.substr(8, n);
   const nlohmann::json json = nlohmann::json::parse(header.begin(), header.end(), nullptr,
                                                     /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) return Corrupt(file, "header is not a JSON object");
+  if (json.is_discarded() || !json.is_object()) return NotSafetensors(file, "header is not a JSON object");
   const uint64_t data_begin = 8 + n;
   for (const auto& [name, entry] : json.items()) {
     if (name == "__metadata__") continue;
     if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
         !entry.contains("shape") || !entry["shape"].is_array() || !entry.contains("data_offsets") ||
         !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2) {
-      return Corrupt(file, absl::StrCat("entry ", name, " lacks dtype, shape or data_offsets"));
+      return NotSafetensors(file, absl::StrCat("entry ", name, " lacks dtype, shape or data_offsets"));
     }
     PretrainedTensor t;
     t.file = file;
     t.dtype = entry["dtype"].get<std::string>();
     const int element = SafetensorsDtypeSize(t.dtype);
-    if (element == 0) return Corrupt(file, absl::StrCat("entry ", name, " has unknown dtype ", t.dtype));
+    if (element == 0) return NotSafetensors(file, absl::StrCat("entry ", name, " has unknown dtype ", t.dtype));
     unsigned __int128 tensor_bytes = static_cast<unsigned>(element);
     for (const nlohmann::json& d : entry["shape"]) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t{INT64_MAX}) {
-        return Corrupt(file, absl::StrCat("entry ", name, " has a bad shape"));
+        return NotSafetensors(file, absl::StrCat("entry ", name, " has a bad shape"));
       }
       t.shape.push_back(d.get<int64_t>());
       tensor_bytes *= d.get<uint64_t>();
-      if (tensor_bytes > size) return Corrupt(file, absl::StrCat("entry ", name, " is larger than the file"));
+      if (tensor_bytes > size) return NotSafetensors(file, absl::StrCat("entry ", name, " is larger than the file"));
     }
     const nlohmann::json& offsets = entry["data_offsets"];
     if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-      return Corrupt(file, absl::StrCat("entry ", name, " has bad data_offsets"));
+      return NotSafetensors(file, absl::StrCat("entry ", name, " has bad data_offsets"));
     }
     const uint64_t b = offsets[0].get<uint64_t>(), e = offsets[1].get<uint64_t>();
     if (b > e || e - b != tensor_bytes || e > size - data_begin) {
-      return Corrupt(file, absl::StrCat("entry ", name, "'s data_offsets do not match its shape or "
+      return NotSafetensors(file, absl::StrCat("entry ", name, "'s data_offsets do not match its shape or "
                                         "leave the file"));
     }
     t.begin = data_begin + b;
@@ -117,10 +113,6 @@ absl::Status IndexSharded(const fs::path& dir, const fs::path& index_file, Mappe
 
 bool IsFloat(const std::string& dtype) {
   return dtype == "F64" || dtype == "F32" || dtype == "F16" || dtype == "BF16";
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 }  // namespace

@@ -10,19 +10,20 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace accel::exec {
 namespace {
-
-// The reference implementation refuses headers above 100 MB; so do we, which also bounds the
-// allocation a corrupt length field can cause.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 absl::Status Corrupt(const std::string& source, const std::string& what) {
   return absl::DataLossError(absl::StrCat(source, ": safetensors ", what));
 }
 
 }  // namespace
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
 
 int SafetensorsDtypeSize(std::string_view dtype) {
   if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
@@ -70,7 +71,7 @@ absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view bytes, const s
   if (bytes.size() < 8) return Corrupt(source, "file shorter than its 8-byte header length");
   uint64_t n = 0;
   for (int k = 7; k >= 0; --k) n = (n << 8) | static_cast<uint8_t>(bytes[k]);
-  if (n > kMaxHeaderBytes || n > bytes.size() - 8) {
+  if (n > kMaxSafetensorsHeaderBytes || n > bytes.size() - 8) {
     return Corrupt(source, absl::StrCat("header length ", n, " exceeds the file (", bytes.size(), " bytes)"));
   }
   nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n), nullptr, /*allow_exceptions=*/false);

@@ -34,6 +34,13 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
+// The largest header accel reads: the reference implementation refuses headers above 100 MB
+// (safetensors' MAX_HEADER_SIZE), which also bounds what a corrupt length field can allocate.
+inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+
+// A shape as messages print it: "[4096, 11008]".
+std::string ShapeText(const std::vector<int64_t>& shape);
+
 // Bytes per element of a safetensors dtype, or 0 for an unknown dtype.
 int SafetensorsDtypeSize(std::string_view dtype);
 

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/safetensors.h"
@@ -21,7 +20,6 @@ constexpr char kShardFormat[] = "accel-shard";
 constexpr char kShardVersion[] = "1";
 constexpr char kLegacyModelFile[] = "model.safetensors";
 
-std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 std::string RangeText(int64_t begin, int64_t end) { return absl::StrCat("[", begin, ", ", end, ")"); }
 

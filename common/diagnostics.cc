@@ -98,14 +98,6 @@ void DiagnosticSink::Append(const DiagnosticSink& other) {
 
 namespace {
 
-std::string Where(const std::string& file, SourceLocation location) {
-  std::string out = file;
-  if (location.known()) {
-    out += ":" + std::to_string(location.line) + ":" + std::to_string(location.column);
-  }
-  return out;
-}
-
 // Quotes the source line and puts a caret under `column`. Tabs are copied into the caret
 // line so the caret stays under the right character whatever the terminal's tab width.
 void AppendSnippet(std::string& out, std::string_view line, int column) {
@@ -124,7 +116,7 @@ void AppendSnippet(std::string& out, std::string_view line, int column) {
 std::string RenderText(const std::vector<Diagnostic>& diagnostics, const SourceManager& sources) {
   std::string out;
   for (const Diagnostic& d : diagnostics) {
-    std::string where = Where(d.file, d.location);
+    std::string where = FileLocationText(d.file, d.location);
     if (!where.empty()) out += where + ": ";
     out += SeverityName(d.severity);
     if (!d.code.empty()) out += "[" + d.code + "]";
@@ -137,7 +129,7 @@ std::string RenderText(const std::vector<Diagnostic>& diagnostics, const SourceM
       if (!line.empty()) AppendSnippet(out, line, d.location.column);
     }
     for (const DiagnosticNote& note : d.notes) {
-      std::string note_where = Where(note.file, note.location);
+      std::string note_where = FileLocationText(note.file, note.location);
       if (!note_where.empty()) out += note_where + ": ";
       out += "note: " + note.message + "\n";
     }
@@ -215,7 +207,7 @@ std::string RenderGithub(const std::vector<Diagnostic>& diagnostics) {
     std::string message = d.message;
     for (const DiagnosticNote& note : d.notes) {
       message += "\n";
-      std::string where = Where(note.file, note.location);
+      std::string where = FileLocationText(note.file, note.location);
       if (!where.empty()) message += where + ": ";
       message += "note: " + note.message;
     }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 
 namespace accel {
 namespace {
@@ -218,10 +219,6 @@ size_t DeepOffset(std::string_view text, int max_depth) {
   return 0;
 }
 
-std::string Where(const std::string& file, SourceLocation location) {
-  return absl::StrCat(file, ":", location.line, ":", location.column);
-}
-
 }  // namespace
 
 std::string FieldName(const FieldPath& path) {
@@ -292,7 +289,7 @@ std::optional<nlohmann::json> ParseJson(std::string_view text, JsonSyntaxError& 
 absl::StatusOr<JsonDocument> JsonDocument::Parse(std::string file, std::string text) {
   JsonSyntaxError error;
   std::optional<Json> root = ParseJson(text, error);
-  if (!root) return absl::InvalidArgumentError(absl::StrCat(Where(file, error.location), ": invalid JSON: ", error.detail));
+  if (!root) return absl::InvalidArgumentError(absl::StrCat(FileLocationText(file, error.location), ": invalid JSON: ", error.detail));
   JsonDocument document;
   document.root_ = std::make_shared<const Json>(std::move(*root));
   document.file_ = std::make_shared<const std::string>(std::move(file));
@@ -302,7 +299,7 @@ absl::StatusOr<JsonDocument> JsonDocument::Parse(std::string file, std::string t
 
 absl::Status JsonDocument::Error(const FieldPath& field, const std::string& message) const {
   return absl::InvalidArgumentError(
-      absl::StrCat(Where(*file_, LocateJsonPath(*text_, field)), ": ", FieldName(field), ": ", message));
+      absl::StrCat(FileLocationText(*file_, LocateJsonPath(*text_, field)), ": ", FieldName(field), ": ", message));
 }
 
 const nlohmann::json* JsonDocument::Find(const FieldPath& path) const {
@@ -321,6 +318,12 @@ const nlohmann::json* JsonDocument::Find(const FieldPath& path) const {
     }
   }
   return node->is_null() ? nullptr : node;
+}
+
+std::string ShownJsonValue(const nlohmann::json& value, size_t max_bytes) {
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return CutUtf8(value.dump(), max_bytes);
 }
 
 }  // namespace accel

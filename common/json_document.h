@@ -62,6 +62,11 @@ bool CheckJsonSyntax(std::string_view text, JsonSyntaxError& error, int max_dept
 // is not JSON.
 std::optional<nlohmann::json> ParseJson(std::string_view text, JsonSyntaxError& error);
 
+// A JSON value as a message quotes it: scalars as JSON text cut to `max_bytes` (CutUtf8), arrays
+// and objects by kind only ("an array", "an object"). Dumping a container would quote the whole
+// file and recurse as deep as it nests (a config.json of 100,000 nested '[' overflowed the stack).
+std::string ShownJsonValue(const nlohmann::json& value, size_t max_bytes);
+
 // A JSON file parsed once, with its text kept for locating fields. Cheap to copy (shared
 // contents).
 class JsonDocument {

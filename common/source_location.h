@@ -2,6 +2,7 @@
 #define ACCEL_COMMON_SOURCE_LOCATION_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace accel {
@@ -29,6 +30,12 @@ inline SourceLocation LocationOfByte(std::string_view text, size_t offset) {
     }
   }
   return location;
+}
+
+// "file:line:column" as compilers print a position, or just "file" when `location` is unknown.
+inline std::string FileLocationText(const std::string& file, SourceLocation location) {
+  if (!location.known()) return file;
+  return file + ":" + std::to_string(location.line) + ":" + std::to_string(location.column);
 }
 
 }  // namespace accel

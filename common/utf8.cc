@@ -62,4 +62,11 @@ std::string ReplaceInvalidUtf8(std::string_view text) { return Replace(text, fal
 
 std::string DecodeUtf8Lossy(std::string_view text) { return Replace(text, true); }
 
+std::string CutUtf8(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 }  // namespace accel

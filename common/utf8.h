@@ -19,6 +19,10 @@ struct Utf8Sequence {
 };
 Utf8Sequence Utf8SequenceAt(std::string_view text, size_t i);
 
+// The length of the UTF-8 sequence a lead byte starts: 1 for ASCII and for a stray continuation
+// byte, 2, 3 or 4 otherwise (it does not check the bytes that follow; Utf8SequenceAt does).
+inline size_t Utf8LengthOfLead(unsigned char b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
+
 // True when every byte of text belongs to a whole character.
 bool IsValidUtf8(std::string_view text);
 
@@ -29,6 +33,11 @@ std::string ReplaceInvalidUtf8(std::string_view text);
 // text with each maximal subpart of an ill-formed sequence replaced by one U+FFFD, as Rust's
 // String::from_utf8_lossy and the WHATWG TextDecoder do.
 std::string DecodeUtf8Lossy(std::string_view text);
+
+// `text` (valid UTF-8) cut to at most `max_bytes` at a character boundary, with "..." for the rest,
+// for quoting untrusted values in messages: a cut inside a character would leave a message that
+// is not UTF-8, which `--format json` output cannot carry.
+std::string CutUtf8(std::string_view text, size_t max_bytes);
 
 }  // namespace accel
 

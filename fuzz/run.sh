@@ -3,18 +3,18 @@
 #   fuzz/run.sh spec_plan_fuzzer -max_total_time=600
 #   fuzz/run.sh safetensors_fuzzer -runs=1000000
 #   fuzz/run.sh spec_plan_fuzzer path/to/crash-input   # reproduce one input (no fuzzing)
-# Build the targets first: cmake --preset fuzz && cmake --build --preset fuzz -j2.
+# Build the targets first: cmake --preset asan && cmake --build --preset fuzz -j2.
 #
 # Seeds: the target's checked-in inputs (fuzz/corpus/TARGET, written by fuzz/make_seeds.py), the
 # repository files of its format (job specs, config.json files; copied at run time so they never go
 # stale), and every past finding (fuzz/regressions/TARGET). New inputs libFuzzer finds go to
-# $ACCEL_FUZZ_WORK/corpus/TARGET (default build-fuzz/fuzz-work) and crashes to
+# $ACCEL_FUZZ_WORK/corpus/TARGET (default build-asan/fuzz-work) and crashes to
 # $ACCEL_FUZZ_WORK/artifacts/TARGET/; a crash, leak, timeout (10 s) or more than 2 GiB of memory
 # ends the run with a non-zero exit status.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${ACCEL_FUZZ_BUILD:-$root/build-fuzz}"
+build="${ACCEL_FUZZ_BUILD:-$root/build-asan}"
 work="${ACCEL_FUZZ_WORK:-$build/fuzz-work}"
 
 if [ $# -lt 1 ]; then
@@ -26,7 +26,7 @@ target="$1"
 shift
 binary="$build/fuzz/$target"
 if [ ! -x "$binary" ]; then
-  echo "fuzz/run.sh: $binary is not built (cmake --preset fuzz && cmake --build --preset fuzz -j2)" >&2
+  echo "fuzz/run.sh: $binary is not built (cmake --preset asan && cmake --build --preset fuzz -j2)" >&2
   exit 2
 fi
 

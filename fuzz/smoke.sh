@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The fuzzing smoke run of `make test` (target test-fuzz): builds the `fuzz` preset (clang,
+# The fuzzing smoke run of `make test` (target test-fuzz): builds the fuzz targets of the `asan` preset (clang,
 # libFuzzer, AddressSanitizer + UBSan, core only), then runs every target of fuzz/ on its seeds and
 # past findings (fuzz/regressions) followed by a few seconds of fuzzing: by default 3 s per
 # target, JOBS (2) targets at a time, under a minute in all (ACCEL_FUZZ_SMOKE_SECONDS changes the
 # seconds). Any crash, sanitizer report, timeout or out-of-memory fails the run; the input is kept
-# under build-fuzz/fuzz-smoke/artifacts/TARGET/ and reproduces with `fuzz/run.sh TARGET FILE`.
+# under build-asan/fuzz-smoke/artifacts/TARGET/ and reproduces with `fuzz/run.sh TARGET FILE`.
 # Long runs: see docs/fuzzing.md and fuzz/run.sh.
 set -euo pipefail
 
@@ -14,11 +14,11 @@ seconds="${ACCEL_FUZZ_SMOKE_SECONDS:-3}"
 jobs="${JOBS:-2}"
 
 start=$(date +%s)
-cmake --preset fuzz >/dev/null
+cmake --preset asan >/dev/null
 cmake --build --preset fuzz -j "$jobs"
 built=$(date +%s)
 
-work="$root/build-fuzz/fuzz-smoke"
+work="$root/build-asan/fuzz-smoke"
 rm -rf "$work"
 mkdir -p "$work"
 status=0

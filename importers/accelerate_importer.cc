@@ -9,12 +9,6 @@ namespace accel::importers {
 namespace {
 
 // A value read from the source with the key path it came from, for the output's comments.
-struct Sourced {
-  int64_t value = 0;
-  std::string path;
-  SourceLocation at;  // of the value
-};
-
 // The facts that combine several keys; filled by the key rules, applied by Finish.
 struct AccelerateState {
   std::string dist = "NO";

@@ -8,12 +8,6 @@
 namespace accel::importers {
 namespace {
 
-struct Sourced {
-  int64_t value = 0;
-  std::string path;
-  SourceLocation at;
-};
-
 // The facts that combine several keys; filled by the key rules, applied by Finish.
 struct DeepSpeedState {
   std::optional<Sourced> train_batch, micro_batch, accum;

@@ -19,6 +19,15 @@ namespace accel::importers {
 
 using spec::YamlNode;
 
+// An integer read from the source file with where it came from, for the facts an importer combines
+// after the walk (a batch size checked against two others, a degree against the world size): the
+// value, the dotted path of its key ("zero_optimization.stage") and the value's position.
+struct Sourced {
+  int64_t value = 0;
+  std::string path;
+  SourceLocation at = {};
+};
+
 // One key of a source mapping as a handler sees it: the key and value nodes and the dotted path
 // of the key in the source file ("zero_optimization.stage").
 struct SourceKey {

@@ -9,12 +9,6 @@
 namespace accel::importers {
 namespace {
 
-struct Sourced {
-  int64_t value = 0;
-  std::string path;
-  SourceLocation at = {};  // of the value
-};
-
 // The facts that combine several keys; filled by the key rules, applied by Finish.
 struct TorchtitanState {
   std::optional<Sourced> replicate, shard, tensor, context, pipeline;

@@ -13,7 +13,6 @@
 namespace accel::ir {
 namespace {
 
-std::string S(int64_t v) { return std::to_string(v); }
 
 // sum += value; false (sum unchanged) when the result does not fit in int64. A plan read from a
 // file (`accel worker --plan`) can hold any numbers: the verifier must report them, not overflow.
@@ -34,14 +33,14 @@ bool VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
   }
   static const char* kNames[] = {"pp", "dp_replicate", "dp_shard", "cp", "tp"};
   if (mesh.axes_size() != 5) {
-    out.push_back("mesh has " + S(mesh.axes_size()) + " axes, expected 5");
+    out.push_back("mesh has " + std::to_string(mesh.axes_size()) + " axes, expected 5");
     return false;
   }
   int64_t product = 1;
   bool sizes_ok = true;
   for (int i = 0; i < 5; ++i) {
     if (mesh.axes(i).name() != kNames[i]) {
-      out.push_back("mesh axis " + S(i) + " is '" + mesh.axes(i).name() + "', expected '" +
+      out.push_back("mesh axis " + std::to_string(i) + " is '" + mesh.axes(i).name() + "', expected '" +
                     kNames[i] + "'");
     }
     if (mesh.axes(i).size() < 1) {
@@ -55,11 +54,11 @@ bool VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
   if (!sizes_ok) return false;
   const int64_t world = plan.topology().world_size();
   if (world > 0 && product != world) {
-    out.push_back("mesh product " + S(product) + " != world size " + S(world));
+    out.push_back("mesh product " + std::to_string(product) + " != world size " + std::to_string(world));
   }
   if (plan.ranks_size() == 0) return true;
   if (plan.ranks_size() != product) {
-    out.push_back("plan has " + S(plan.ranks_size()) + " rank placements for " + S(product) +
+    out.push_back("plan has " + std::to_string(plan.ranks_size()) + " rank placements for " + std::to_string(product) +
                   " ranks");
     return false;
   }
@@ -67,16 +66,16 @@ bool VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
   for (int r = 0; r < plan.ranks_size(); ++r) {
     const RankPlacement& p = plan.ranks(r);
     if (p.rank() != r) {
-      out.push_back("placement " + S(r) + " has rank " + S(p.rank()));
+      out.push_back("placement " + std::to_string(r) + " has rank " + std::to_string(p.rank()));
       return false;
     }
     if (per_node > 0 && (p.node() != r / per_node || p.local_rank() != r % per_node)) {
-      out.push_back("rank " + S(r) + " placed on node " + S(p.node()) + " device " +
-                    S(p.local_rank()));
+      out.push_back("rank " + std::to_string(r) + " placed on node " + std::to_string(p.node()) + " device " +
+                    std::to_string(p.local_rank()));
       return false;
     }
     if (p.coords_size() != 5) {
-      out.push_back("rank " + S(r) + " has " + S(p.coords_size()) + " coordinates");
+      out.push_back("rank " + std::to_string(r) + " has " + std::to_string(p.coords_size()) + " coordinates");
       return false;
     }
     int64_t rebuilt = 0;
@@ -87,15 +86,15 @@ bool VerifyMeshAndRanks(const Plan& plan, std::vector<std::string>& out) {
              CheckedAdd(rebuilt, term);
     }
     if (!fits) {
-      out.push_back("rank " + S(r) + " coordinates overflow 64 bits");
+      out.push_back("rank " + std::to_string(r) + " coordinates overflow 64 bits");
       return false;
     }
     if (rebuilt != r) {
-      out.push_back("rank " + S(r) + " coordinates give rank " + S(rebuilt));
+      out.push_back("rank " + std::to_string(r) + " coordinates give rank " + std::to_string(rebuilt));
       return false;
     }
     if (p.stage() != p.coords(0)) {
-      out.push_back("rank " + S(r) + " stage " + S(p.stage()) + " != pp coordinate");
+      out.push_back("rank " + std::to_string(r) + " stage " + std::to_string(p.stage()) + " != pp coordinate");
       return false;
     }
   }
@@ -131,14 +130,14 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
                                      g.ranks_size() == set.groups(0).ranks_size()
                                : g.ranks_size() == expected_size;
       if (!size_ok) {
-        out.push_back("group set " + set.name() + " has a group of " + S(g.ranks_size()) +
-                      " ranks, expected " + S(expected_size));
+        out.push_back("group set " + set.name() + " has a group of " + std::to_string(g.ranks_size()) +
+                      " ranks, expected " + std::to_string(expected_size));
         return;
       }
       const RankPlacement* first = nullptr;
       for (int32_t r : g.ranks()) {
         if (r < 0 || r >= world) {
-          out.push_back("group set " + set.name() + " names rank " + S(r));
+          out.push_back("group set " + set.name() + " names rank " + std::to_string(r));
           return;
         }
         ++seen[r];
@@ -149,8 +148,8 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
         }
         for (int a = 0; a < p.coords_size(); ++a) {
           if (!in_set[a] && p.coords(a) != first->coords(a)) {
-            out.push_back("group set " + set.name() + " mixes ranks " + S(first->rank()) +
-                          " and " + S(r) + " that differ on axis " + plan.mesh().axes(a).name());
+            out.push_back("group set " + set.name() + " mixes ranks " + std::to_string(first->rank()) +
+                          " and " + std::to_string(r) + " that differ on axis " + plan.mesh().axes(a).name());
             return;
           }
         }
@@ -158,7 +157,7 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
     }
     for (int r = 0; r < world; ++r) {
       if (seen[r] > 1 || (seen[r] == 0 && !set.partial())) {
-        out.push_back("rank " + S(r) + " is in " + S(seen[r]) + " groups of set " + set.name());
+        out.push_back("rank " + std::to_string(r) + " is in " + std::to_string(seen[r]) + " groups of set " + set.name());
         return;
       }
     }
@@ -175,25 +174,25 @@ std::vector<std::pair<int64_t, int64_t>> VirtualStageRanges(const Pipeline& pipe
   for (int s = 0; s < p; ++s) {
     const PipelineStage& stage = pipeline.stages(s);
     if (v == 1) {
-      if (stage.chunks_size() > 0) out.push_back("stage " + S(s) + " has chunks but virtual_stages is 1");
+      if (stage.chunks_size() > 0) out.push_back("stage " + std::to_string(s) + " has chunks but virtual_stages is 1");
       ranges[s] = {stage.layer_begin(), stage.layer_end()};
       continue;
     }
     if (stage.chunks_size() != v) {
-      out.push_back("stage " + S(s) + " has " + S(stage.chunks_size()) + " chunks for virtual_stages " + S(v));
+      out.push_back("stage " + std::to_string(s) + " has " + std::to_string(stage.chunks_size()) + " chunks for virtual_stages " + std::to_string(v));
       return {};
     }
     for (int c = 0; c < v; ++c) {
       const ModelChunk& chunk = stage.chunks(c);
       if (chunk.virtual_stage() != c * p + s) {
-        out.push_back("stage " + S(s) + " chunk " + S(c) + " is virtual stage " +
-                      S(chunk.virtual_stage()) + ", expected " + S(c * p + s));
+        out.push_back("stage " + std::to_string(s) + " chunk " + std::to_string(c) + " is virtual stage " +
+                      std::to_string(chunk.virtual_stage()) + ", expected " + std::to_string(c * p + s));
         return {};
       }
       ranges[static_cast<size_t>(chunk.virtual_stage())] = {chunk.layer_begin(), chunk.layer_end()};
     }
     if (stage.layer_begin() != stage.chunks(0).layer_begin() || stage.layer_end() != stage.chunks(0).layer_end()) {
-      out.push_back("stage " + S(s) + " blocks differ from its chunk 0");
+      out.push_back("stage " + std::to_string(s) + " blocks differ from its chunk 0");
     }
   }
   return ranges;
@@ -205,7 +204,7 @@ void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
   int64_t params = 0;
   for (int s = 0; s < pipeline.stages_size(); ++s) {
     const PipelineStage& stage = pipeline.stages(s);
-    if (stage.index() != s) out.push_back("stage " + S(s) + " has index " + S(stage.index()));
+    if (stage.index() != s) out.push_back("stage " + std::to_string(s) + " has index " + std::to_string(stage.index()));
     if (stage.has_embedding() != (s == 0)) out.push_back("embedding not on the first stage");
     if (stage.has_lm_head() != (s == pipeline.stages_size() - 1)) {
       out.push_back("head not on the last stage");
@@ -221,19 +220,19 @@ void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
   const auto ranges = VirtualStageRanges(pipeline, out);
   for (size_t k = 0; k < ranges.size(); ++k) {
     const auto [begin, end] = ranges[k];
-    if (begin != next) out.push_back(unit + S(k) + " starts at layer " + S(begin) + ", expected " + S(next));
-    if (end <= begin) out.push_back(unit + S(k) + " is empty");
+    if (begin != next) out.push_back(unit + std::to_string(k) + " starts at layer " + std::to_string(begin) + ", expected " + std::to_string(next));
+    if (end <= begin) out.push_back(unit + std::to_string(k) + " is empty");
     next = end;
   }
   if (!ranges.empty() && next != plan.model().num_layers()) {
-    out.push_back("stages cover " + S(next) + " of " + S(plan.model().num_layers()) + " layers");
+    out.push_back("stages cover " + std::to_string(next) + " of " + std::to_string(plan.model().num_layers()) + " layers");
   }
   if (params != plan.model().parameters().total_count()) {
-    out.push_back("stage parameters sum to " + S(params) + ", model has " +
-                  S(plan.model().parameters().total_count()));
+    out.push_back("stage parameters sum to " + std::to_string(params) + ", model has " +
+                  std::to_string(plan.model().parameters().total_count()));
   }
   if (plan.mesh().axes_size() == 5 && pipeline.stages_size() != plan.mesh().axes(0).size()) {
-    out.push_back(S(pipeline.stages_size()) + " stages for pp " + S(plan.mesh().axes(0).size()));
+    out.push_back(std::to_string(pipeline.stages_size()) + " stages for pp " + std::to_string(plan.mesh().axes(0).size()));
   }
 }
 
@@ -281,8 +280,8 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
       // ceil(local / degree), written so that it cannot overflow.
       const int64_t ceil_shard = p.local_count() / degree + (p.local_count() % degree != 0);
       if (p.shard_count() != ceil_shard) {
-        out.push_back("parameter " + p.name() + " shard_count " + S(p.shard_count()) +
-                      " != ceil(" + S(p.local_count()) + " / " + S(degree) + ")");
+        out.push_back("parameter " + p.name() + " shard_count " + std::to_string(p.shard_count()) +
+                      " != ceil(" + std::to_string(p.local_count()) + " / " + std::to_string(degree) + ")");
       }
       if (p.persistent() && sharding.stage() != 3) {
         out.push_back("parameter " + p.name() + " is persistent outside sharding stage 3");
@@ -299,13 +298,13 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
     }
     if (local != unit.local_count()) out.push_back("unit " + unit.name() + " count mismatch");
     if (shard != unit.shard_count()) {
-      out.push_back("unit " + unit.name() + " shard_count " + S(unit.shard_count()) +
-                    " != sum of its parameters " + S(shard));
+      out.push_back("unit " + unit.name() + " shard_count " + std::to_string(unit.shard_count()) +
+                    " != sum of its parameters " + std::to_string(shard));
     }
   }
   if (total != plan.model().parameters().total_count()) {
-    out.push_back("shard units hold " + S(total) + " parameters, model has " +
-                  S(plan.model().parameters().total_count()));
+    out.push_back("shard units hold " + std::to_string(total) + " parameters, model has " +
+                  std::to_string(plan.model().parameters().total_count()));
   }
   if (sharding.buckets_size() == 0) return;
   std::set<std::string> bucketed;
@@ -314,25 +313,25 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
     for (const std::string& name : bucket.parameters()) {
       auto it = params.find(name);
       if (it == params.end()) {
-        out.push_back("bucket " + S(bucket.index()) + " names unknown parameter " + name);
+        out.push_back("bucket " + std::to_string(bucket.index()) + " names unknown parameter " + name);
         continue;
       }
       if (it->second.first != bucket.stage()) {
-        out.push_back("bucket " + S(bucket.index()) + " mixes stages");
+        out.push_back("bucket " + std::to_string(bucket.index()) + " mixes stages");
       }
       if (!bucketed.insert(name).second) out.push_back("parameter " + name + " in two buckets");
       if (!CheckedAdd(elements, it->second.second)) {
-        out.push_back("bucket " + S(bucket.index()) + " elements overflow 64 bits");
+        out.push_back("bucket " + std::to_string(bucket.index()) + " elements overflow 64 bits");
         return;
       }
     }
     if (elements != bucket.elements()) {
-      out.push_back("bucket " + S(bucket.index()) + " elements " + S(bucket.elements()) +
-                    " != sum of its parameters " + S(elements));
+      out.push_back("bucket " + std::to_string(bucket.index()) + " elements " + std::to_string(bucket.elements()) +
+                    " != sum of its parameters " + std::to_string(elements));
     }
   }
   if (bucketed.size() != params.size()) {
-    out.push_back("buckets cover " + S(bucketed.size()) + " of " + S(params.size()) +
+    out.push_back("buckets cover " + std::to_string(bucketed.size()) + " of " + std::to_string(params.size()) +
                   " parameters");
   }
 }
@@ -346,7 +345,7 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
   if (p == 0 || pipeline.stages(0).ops_size() == 0) return;
   const int64_t m = pipeline.microbatches();
   if (m < 1) {
-    out.push_back("pipeline has " + S(m) + " microbatches");
+    out.push_back("pipeline has " + std::to_string(m) + " microbatches");
     return;
   }
   const int64_t v = VirtualStages(pipeline);
@@ -355,7 +354,7 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
     // Every microbatch needs a forward and a backward op per chunk: fewer ops than 2·m·v cannot
     // be a complete schedule (and m is not trusted for the allocations below).
     if (m > static_cast<int64_t>(ops.size()) / 2 / v) {
-      out.push_back("stage " + S(s) + " has " + S(ops.size()) + " ops for " + S(m) +
+      out.push_back("stage " + std::to_string(s) + " has " + std::to_string(ops.size()) + " ops for " + std::to_string(m) +
                     " microbatches");
       return;
     }
@@ -365,38 +364,38 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
     for (int i = 0; i < ops.size(); ++i) {
       const PipelineOp& op = ops[i];
       if (op.microbatch() < 0 || op.microbatch() >= m) {
-        out.push_back("stage " + S(s) + " op " + S(i) + " has microbatch " + S(op.microbatch()));
+        out.push_back("stage " + std::to_string(s) + " op " + std::to_string(i) + " has microbatch " + std::to_string(op.microbatch()));
         return;
       }
       if (op.chunk() < 0 || op.chunk() >= v) {
-        out.push_back("stage " + S(s) + " op " + S(i) + " has chunk " + S(op.chunk()));
+        out.push_back("stage " + std::to_string(s) + " op " + std::to_string(i) + " has chunk " + std::to_string(op.chunk()));
         return;
       }
       const int64_t at = op.chunk() * m + op.microbatch();
       if (op.kind() == FORWARD) peak = std::max(peak, ++alive);
       if (op.kind() == BACKWARD) --alive;
       if (op.kind() == FORWARD) {
-        if (forward_at[at] >= 0) out.push_back("stage " + S(s) + " repeats F");
+        if (forward_at[at] >= 0) out.push_back("stage " + std::to_string(s) + " repeats F");
         forward_at[at] = i;
       } else if (op.kind() == BACKWARD) {
-        if (backward_at[at] >= 0) out.push_back("stage " + S(s) + " repeats B");
+        if (backward_at[at] >= 0) out.push_back("stage " + std::to_string(s) + " repeats B");
         backward_at[at] = i;
       }
     }
     for (int64_t at = 0; at < m * v; ++at) {
-      const std::string what = S(at % m) + (v > 1 ? " in chunk " + S(at / m) : "");
+      const std::string what = std::to_string(at % m) + (v > 1 ? " in chunk " + std::to_string(at / m) : "");
       if (forward_at[at] < 0 || backward_at[at] < 0) {
-        out.push_back("stage " + S(s) + " misses microbatch " + what);
+        out.push_back("stage " + std::to_string(s) + " misses microbatch " + what);
         return;
       }
       if (backward_at[at] < forward_at[at]) {
-        out.push_back("stage " + S(s) + " runs backward of " + what + " before its forward");
+        out.push_back("stage " + std::to_string(s) + " runs backward of " + what + " before its forward");
       }
     }
     // The memory estimate reads max_inflight_microbatches: it must be the op list's peak.
     if (pipeline.stages(s).max_inflight_microbatches() != peak) {
-      out.push_back("stage " + S(s) + " max_inflight_microbatches " +
-                    S(pipeline.stages(s).max_inflight_microbatches()) + " != " + S(peak) +
+      out.push_back("stage " + std::to_string(s) + " max_inflight_microbatches " +
+                    std::to_string(pipeline.stages(s).max_inflight_microbatches()) + " != " + std::to_string(peak) +
                     " activations alive at once in its ops");
     }
   }
@@ -421,12 +420,12 @@ void VerifyKvReplicaGroups(const Plan& plan, int64_t tp, std::vector<std::string
   const int64_t replicas = plan.model().kv_head_replicas();
   if (replicas <= 1) return;
   if (tp % replicas != 0) {
-    out.push_back("kv_head_replicas " + S(replicas) + " does not divide tp " + S(tp));
+    out.push_back("kv_head_replicas " + std::to_string(replicas) + " does not divide tp " + std::to_string(tp));
     return;
   }
   const ProcessGroupSet* kv = FindGroupSet(plan, "tp_kv");
   if (kv == nullptr) {
-    if (plan.process_groups_size() > 0) out.push_back("kv_head_replicas " + S(replicas) + " without a tp_kv group");
+    if (plan.process_groups_size() > 0) out.push_back("kv_head_replicas " + std::to_string(replicas) + " without a tp_kv group");
     return;
   }
   const int tp_axis = static_cast<int>(Axis::kTp);
@@ -439,8 +438,8 @@ void VerifyKvReplicaGroups(const Plan& plan, int64_t tp, std::vector<std::string
            plan.ranks(g.ranks(0)).coords(tp_axis) % replicas == 0;
     }
     if (!ok) {
-      out.push_back("a tp_kv group is not " + S(replicas) + " consecutive tp ranks starting at a multiple of " +
-                    S(replicas));
+      out.push_back("a tp_kv group is not " + std::to_string(replicas) + " consecutive tp ranks starting at a multiple of " +
+                    std::to_string(replicas));
       return;
     }
   }
@@ -451,9 +450,9 @@ void VerifyKvReplicaGroups(const Plan& plan, int64_t tp, std::vector<std::string
 void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
   const int64_t tp = AxisSize(plan, Axis::kTp);
   if (plan.mesh().sequence_parallel()) {
-    if (tp <= 1) out.push_back("sequence_parallel is set but tp is " + S(tp));
+    if (tp <= 1) out.push_back("sequence_parallel is set but tp is " + std::to_string(tp));
     if (tp > 1 && plan.batch().seq_len() % tp != 0) {
-      out.push_back("sequence_parallel: seq_len " + S(plan.batch().seq_len()) + " does not divide by tp " + S(tp));
+      out.push_back("sequence_parallel: seq_len " + std::to_string(plan.batch().seq_len()) + " does not divide by tp " + std::to_string(tp));
     }
   }
   for (const ShardUnit& unit : plan.sharding().units()) {
@@ -465,23 +464,23 @@ void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
         continue;
       }
       if (p.tp_dim() >= p.shape_size()) {
-        out.push_back("parameter " + p.name() + " tp_dim " + S(p.tp_dim()) + " is not a dim of its shape");
+        out.push_back("parameter " + p.name() + " tp_dim " + std::to_string(p.tp_dim()) + " is not a dim of its shape");
         continue;
       }
       const int64_t extent = p.shape(p.tp_dim());
       const int64_t replicas = std::max(1, p.tp_replicas());
       if (replicas > 1 && (replicas != plan.model().kv_head_replicas() || tp % replicas != 0)) {
-        out.push_back("parameter " + p.name() + " tp_replicas " + S(replicas) + " is not kv_head_replicas " +
-                      S(plan.model().kv_head_replicas()) + " dividing tp " + S(tp));
+        out.push_back("parameter " + p.name() + " tp_replicas " + std::to_string(replicas) + " is not kv_head_replicas " +
+                      std::to_string(plan.model().kv_head_replicas()) + " dividing tp " + std::to_string(tp));
         continue;
       }
       const int64_t slices = tp / replicas;
       // Vocabulary-parallel tensors (dim 0 rows) are padded: their rows need not divide.
       const bool padded = p.tp_dim() == 0 && p.local_count() * tp > p.count();
       if (!padded && (extent % parts != 0 || (extent / parts) % slices != 0)) {
-        out.push_back("parameter " + p.name() + ": dim " + S(p.tp_dim()) + " of " + S(extent) + " in " +
-                      S(parts) + " part(s) does not divide by " +
-                      (replicas > 1 ? "tp / tp_replicas = " + S(slices) : "tp " + S(tp)));
+        out.push_back("parameter " + p.name() + ": dim " + std::to_string(p.tp_dim()) + " of " + std::to_string(extent) + " in " +
+                      std::to_string(parts) + " part(s) does not divide by " +
+                      (replicas > 1 ? "tp / tp_replicas = " + std::to_string(slices) : "tp " + std::to_string(tp)));
       }
     }
   }
@@ -498,14 +497,14 @@ void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
       mode == RECOMPUTE_FULL || mode == RECOMPUTE_SELECTIVE ? plan.model().num_layers() : 0;
   if (listed != expected) {
     out.push_back("recompute " + std::string(Name(mode)) + " lists " +
-                  S(listed) + " modules, expected " + S(expected));
+                  std::to_string(listed) + " modules, expected " + std::to_string(expected));
   }
   std::set<std::string> seen;
   for (const std::string& module : training.recompute_modules()) {
     if (!seen.insert(module).second) out.push_back("recompute module " + module + " is listed twice");
   }
   if (training.loss_chunks() < 0) {
-    out.push_back("training.loss_chunks is " + S(training.loss_chunks()) + ", expected at least 0");
+    out.push_back("training.loss_chunks is " + std::to_string(training.loss_chunks()) + ", expected at least 0");
   }
 }
 
@@ -517,7 +516,7 @@ void VerifyEnum(const char* field, E value, bool (*known)(int), bool optional,
   if (value == 0) {
     if (!optional) out.push_back(std::string(field) + " is unspecified");
   } else if (!known(value)) {
-    out.push_back(std::string(field) + " has unknown value " + S(value));
+    out.push_back(std::string(field) + " has unknown value " + std::to_string(value));
   }
 }
 

@@ -46,7 +46,6 @@ std::string PlanToBinary(const Plan& plan) {
 
 namespace {
 
-std::string S(int64_t v) { return std::to_string(v); }
 
 // The spec's word for an enum value (ir/enum_names.h), as a string to concatenate.
 template <typename E>
@@ -66,10 +65,10 @@ std::string RankList(const RankGroup& group, int max_ranks) {
   const int n = group.ranks_size();
   std::string out = "[";
   if (n <= max_ranks) {
-    for (int i = 0; i < n; ++i) out += (i ? "," : "") + S(group.ranks(i));
+    for (int i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(group.ranks(i));
   } else {
-    for (int i = 0; i < 3; ++i) out += S(group.ranks(i)) + ",";
-    out += "…," + S(group.ranks(n - 1));
+    for (int i = 0; i < 3; ++i) out += std::to_string(group.ranks(i)) + ",";
+    out += "…," + std::to_string(group.ranks(n - 1));
   }
   return out + "]";
 }
@@ -78,7 +77,7 @@ std::string RankList(const RankGroup& group, int max_ranks) {
 std::string RecomputeText(const Training& t) {
   const int n = t.recompute_modules_size();
   if (n == 0) return N(t.recompute());
-  std::string text = N(t.recompute()) + " (" + S(n) + (n == 1 ? " module: " : " modules: ") +
+  std::string text = N(t.recompute()) + " (" + std::to_string(n) + (n == 1 ? " module: " : " modules: ") +
                      t.recompute_modules(0);
   if (n > 1) text += (n > 2 ? " … " : ", ") + t.recompute_modules(n - 1);
   return text + ")";
@@ -141,7 +140,7 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
                     " tokens/s, MFU " + Fmt("%.1f%%", 100.0 * e.mfu()) + " = compute " +
                     Seconds(e.compute_seconds()) + " + exposed communication " +
                     Seconds(e.exposed_communication_seconds()) + " + bubble " +
-                    Seconds(e.bubble_seconds()) + " (stage " + S(e.slowest_stage()) +
+                    Seconds(e.bubble_seconds()) + " (stage " + std::to_string(e.slowest_stage()) +
                     HiddenBubbleNote(e, f) + ")\n";
   out += "  profile " + p.name() + (p.file().empty() ? "" : " (" + p.file() + ")") +
          ": matmul fp32 " + Si(p.matmul_fp32_flops_per_second(), "FLOP/s") + ", bf16 " +
@@ -152,7 +151,7 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
          Seconds(p.intra_node_latency_seconds()) + " in a node, " +
          Si(p.inter_node_bytes_per_second(), "B/s") + " / " +
          Seconds(p.inter_node_latency_seconds()) + " across, x " + Fmt("%g", p.link_efficiency()) +
-         (p.shared_cores_per_node() > 0 ? "; per core, " + S(p.shared_cores_per_node()) +
+         (p.shared_cores_per_node() > 0 ? "; per core, " + std::to_string(p.shared_cores_per_node()) +
                                               " cores per node"
                                         : "") +
          (p.host_link_bytes_per_second() > 0
@@ -181,15 +180,15 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
     }
     std::string scaling;
     for (const WorkerScaling& w : p.worker_scaling()) {
-      scaling += (scaling.empty() ? "" : ", ") + S(w.workers_per_node()) + " x " +
+      scaling += (scaling.empty() ? "" : ", ") + std::to_string(w.workers_per_node()) + " x " +
                  Fmt("%.2f", w.efficiency());
     }
     out += "  measured: matmul throughput by shape for " + (grids.empty() ? "no dtype" : grids) +
-           "; " + S(p.elementwise_costs_size()) + " elementwise op costs" +
+           "; " + std::to_string(p.elementwise_costs_size()) + " elementwise op costs" +
            (scaling.empty() ? "" : "; worker efficiency by workers per node " + scaling) + "\n";
   }
   for (const StageComputeTime& st : e.stages()) {
-    out += "  compute stage " + S(st.stage()) + ": " + Seconds(st.seconds()) + " = matmul " +
+    out += "  compute stage " + std::to_string(st.stage()) + ": " + Seconds(st.seconds()) + " = matmul " +
            Seconds(st.matmul_seconds()) + " (forward " + Si(st.forward_flops(), "FLOP") +
            ", backward " + Si(st.backward_flops(), "FLOP") + ", recompute " +
            Si(st.recompute_flops(), "FLOP") + ") + memory " + Seconds(st.memory_seconds()) +
@@ -206,9 +205,9 @@ std::string StepTimeSummary(const StepTimeEstimate& e, double f) {
            "\n";
   }
   for (const CommunicationTime& c : e.communication()) {
-    out += "  " + c.group() + " " + N(c.collective()) + " x" + S(c.calls()) + ": " +
+    out += "  " + c.group() + " " + N(c.collective()) + " x" + std::to_string(c.calls()) + ": " +
            Seconds(c.seconds()) + ", exposed " + Seconds(c.exposed_seconds()) + " (" +
-           Si(static_cast<double>(c.bytes()), "B") + " over " + S(c.group_size()) + " ranks, " +
+           Si(static_cast<double>(c.bytes()), "B") + " over " + std::to_string(c.group_size()) + " ranks, " +
            N(c.link()) + "; " + c.what() + ")\n";
   }
   return out;
@@ -231,22 +230,22 @@ void AppendModel(const Plan& plan, SummaryLines& line) {
   const Model& m = plan.model();
   std::string model = N(m.arch());
   if (!m.model_type().empty() && m.model_type() != model) model += " (" + m.model_type() + ")";
-  model += ": hidden " + S(m.hidden_size()) + ", layers " + S(m.num_layers()) + ", heads " +
-           S(m.num_heads());
+  model += ": hidden " + std::to_string(m.hidden_size()) + ", layers " + std::to_string(m.num_layers()) + ", heads " +
+           std::to_string(m.num_heads());
   if (m.num_kv_heads() != m.num_heads()) {
-    model += " (kv " + S(m.num_kv_heads());
-    if (m.kv_head_replicas() > 1) model += ", each on " + S(m.kv_head_replicas()) + " tp ranks";
+    model += " (kv " + std::to_string(m.num_kv_heads());
+    if (m.kv_head_replicas() > 1) model += ", each on " + std::to_string(m.kv_head_replicas()) + " tp ranks";
     model += ")";
   }
-  model += ", ffn " + S(m.ffn_hidden_size()) + ", vocab " + S(m.vocab_size());
-  if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + S(m.padded_vocab_size()) + ")";
-  model += ", max_seq_len " + S(m.max_seq_len());
+  model += ", ffn " + std::to_string(m.ffn_hidden_size()) + ", vocab " + std::to_string(m.vocab_size());
+  if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + std::to_string(m.padded_vocab_size()) + ")";
+  model += ", max_seq_len " + std::to_string(m.max_seq_len());
   line("model", model);
   const ParameterCount& c = m.parameters();
   std::string params = FormatCount(c.total_count()) + " parameters = embedding " +
                        FormatCount(c.embedding_count());
   if (c.position_embedding_count()) params += " + positions " + FormatCount(c.position_embedding_count());
-  params += " + " + S(m.num_layers()) + " x " + FormatCount(c.per_layer_count()) + " + norm " +
+  params += " + " + std::to_string(m.num_layers()) + " x " + FormatCount(c.per_layer_count()) + " + norm " +
             FormatCount(c.final_norm_count());
   params += c.lm_head_count() ? " + lm_head " + FormatCount(c.lm_head_count()) : " (head tied)";
   line("", params);
@@ -255,18 +254,18 @@ void AppendModel(const Plan& plan, SummaryLines& line) {
 // Batch, training, precision, topology, data and checkpoint: one line each.
 void AppendJob(const Plan& plan, SummaryLines& line) {
   const Batch& b = plan.batch();
-  line("batch", "global " + S(b.global_batch_size()) + " = micro " + S(b.micro_batch_size()) +
-                    " x dp " + S(b.data_parallel_size()) + " x accumulation " +
-                    S(b.grad_accum_steps()) + "; seq_len " + S(b.seq_len()) + "; " +
-                    FormatCount(b.tokens_per_step()) + " tokens/step; " + S(b.steps()) +
+  line("batch", "global " + std::to_string(b.global_batch_size()) + " = micro " + std::to_string(b.micro_batch_size()) +
+                    " x dp " + std::to_string(b.data_parallel_size()) + " x accumulation " +
+                    std::to_string(b.grad_accum_steps()) + "; seq_len " + std::to_string(b.seq_len()) + "; " +
+                    FormatCount(b.tokens_per_step()) + " tokens/step; " + std::to_string(b.steps()) +
                     " steps (" + FormatCount(b.total_tokens()) + " tokens)");
   const Training& t = plan.training();
   line("training", N(t.optimizer().kind()) + " lr " + Fmt("%g", t.optimizer().lr()) + ", " +
                        N(t.lr_schedule().kind()) + " schedule, warmup " +
-                       S(t.lr_schedule().warmup_steps()) + ", clip " +
+                       std::to_string(t.lr_schedule().warmup_steps()) + ", clip " +
                        Fmt("%g", t.grad_clip_norm()) + ", recompute " + RecomputeText(t) +
-                       ", loss in " + S(t.loss_chunks()) + (t.loss_chunks() == 1 ? " chunk" : " chunks") +
-                       ", seed " + S(t.seed()));
+                       ", loss in " + std::to_string(t.loss_chunks()) + (t.loss_chunks() == 1 ? " chunk" : " chunks") +
+                       ", seed " + std::to_string(t.seed()));
   const Precision& p = plan.precision();
   line("precision", "params " + N(p.param_dtype()) + ", compute " + N(p.compute_dtype()) +
                         ", reduce " + N(p.reduce_dtype()) +
@@ -275,15 +274,15 @@ void AppendJob(const Plan& plan, SummaryLines& line) {
   const Topology& topo = plan.topology();
   std::string device = N(topo.device_type());
   if (!topo.device_model().empty()) device += " " + topo.device_model();
-  line("topology", S(topo.nodes()) + " node(s) x " + S(topo.devices_per_node()) + " " + device +
+  line("topology", std::to_string(topo.nodes()) + " node(s) x " + std::to_string(topo.devices_per_node()) + " " + device +
                        " (" + FormatBytes(topo.device_memory_bytes()) + " each) = " +
-                       S(topo.world_size()) + " ranks, backend " + N(plan.job().backend()));
+                       std::to_string(topo.world_size()) + " ranks, backend " + N(plan.job().backend()));
   const Data& data = plan.data();
   line("data", data.path() + " (" + N(data.format()) + ", tokenizer " + N(data.tokenizer()) +
                    (data.tokenizer_path().empty() ? "" : " " + data.tokenizer_path()) + ")");
   const Checkpoint& ckpt = plan.checkpoint();
-  line("checkpoint", ckpt.dir() + ", every " + S(ckpt.every_steps()) + " steps, keep " +
-                         S(ckpt.keep()) + ", resume " + N(ckpt.resume()) +
+  line("checkpoint", ckpt.dir() + ", every " + std::to_string(ckpt.every_steps()) + " steps, keep " +
+                         std::to_string(ckpt.keep()) + ", resume " + N(ckpt.resume()) +
                          (ckpt.skip_final() ? ", none at the end" : ""));
 }
 
@@ -316,26 +315,26 @@ std::vector<std::pair<const ProcessGroupSet*, std::string>> ShownGroupSets(const
 void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& line) {
   std::string mesh, strides;
   for (const MeshAxis& a : plan.mesh().axes()) {
-    mesh += (mesh.empty() ? "" : " x ") + a.name() + " " + S(a.size());
-    strides += (strides.empty() ? "" : ", ") + S(a.stride());
+    mesh += (mesh.empty() ? "" : " x ") + a.name() + " " + std::to_string(a.size());
+    strides += (strides.empty() ? "" : ", ") + std::to_string(a.stride());
   }
   line("mesh", mesh + "  (strides " + strides + ")" +
                    (plan.mesh().sequence_parallel() ? "; sequence parallel over tp" : ""));
   for (const auto& [set, name] : ShownGroupSets(plan)) {
     const int size = set->groups(0).ranks_size();
-    std::string text = name + ": " + S(set->groups_size()) + " x " + S(size) + " ";
+    std::string text = name + ": " + std::to_string(set->groups_size()) + " x " + std::to_string(size) + " ";
     const int shown = std::min(set->groups_size(), options.max_groups_shown);
     for (int i = 0; i < shown; ++i) {
       text += (i ? " " : "") + RankList(set->groups(i), options.max_ranks_in_group);
     }
-    if (set->groups_size() > shown) text += " … " + S(set->groups_size() - shown) + " more";
+    if (set->groups_size() > shown) text += " … " + std::to_string(set->groups_size() - shown) + " more";
     line("groups", text);
   }
 }
 
 // One stage's line: its blocks, parameters, what else it holds, and activations in flight.
 std::string StageText(const Plan& plan, const PipelineStage& s) {
-  std::string text = "stage " + S(s.index()) + ": layers " + StageLayersText(s) + ", " +
+  std::string text = "stage " + std::to_string(s.index()) + ": layers " + StageLayersText(s) + ", " +
                      FormatCount(s.parameter_count()) + " params";
   if (s.has_embedding()) text += ", embedding";
   if (s.has_lm_head()) text += ", head + loss";
@@ -346,7 +345,7 @@ std::string StageText(const Plan& plan, const PipelineStage& s) {
       }
     }
   }
-  return text + ", " + S(s.max_inflight_microbatches()) +
+  return text + ", " + std::to_string(s.max_inflight_microbatches()) +
          (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
 }
 
@@ -354,21 +353,21 @@ void AppendPipelineAndSharding(const Plan& plan, SummaryLines& line) {
   const Pipeline& pipe = plan.pipeline();
   if (pipe.stages_size() > 1) {
     std::string shape;
-    for (int64_t d : pipe.activation_shape()) shape += (shape.empty() ? "" : ", ") + S(d);
+    for (int64_t d : pipe.activation_shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     const std::string chunks =
-        VirtualStages(pipe) > 1 ? " with " + S(VirtualStages(pipe)) + " model chunks per stage" : "";
-    line("pipeline", N(pipe.schedule()) + chunks + ", " + S(pipe.microbatches()) + " microbatches, bubble " +
+        VirtualStages(pipe) > 1 ? " with " + std::to_string(VirtualStages(pipe)) + " model chunks per stage" : "";
+    line("pipeline", N(pipe.schedule()) + chunks + ", " + std::to_string(pipe.microbatches()) + " microbatches, bubble " +
                          Fmt("%.1f%%", 100.0 * pipe.bubble_fraction()) + "; stages exchange [" +
                          shape + "] " + N(pipe.activation_dtype()) + " activations and gradients");
   } else {
-    line("pipeline", "none (one stage); " + S(pipe.microbatches()) +
+    line("pipeline", "none (one stage); " + std::to_string(pipe.microbatches()) +
                          " micro-step(s) per optimizer step");
   }
   for (const PipelineStage& s : pipe.stages()) line("", StageText(plan, s));
   const Sharding& sh = plan.sharding();
-  line("sharding", "stage " + S(sh.stage()) + " over dp_shard " + S(sh.degree()) +
+  line("sharding", "stage " + std::to_string(sh.stage()) + " over dp_shard " + std::to_string(sh.degree()) +
                        (sh.hybrid() ? " (hybrid)" : "") + ", offload " + N(sh.offload()) + "; " +
-                       S(sh.units_size()) + " shard units, " + S(sh.buckets_size()) +
+                       std::to_string(sh.units_size()) + " shard units, " + std::to_string(sh.buckets_size()) +
                        " buckets of <= " + FormatCount(sh.bucket_elements()) + " elements");
 }
 
@@ -386,7 +385,7 @@ std::string MemoryTable(const Plan& plan) {
   header += Pad("total", 9) + Pad("limit", 9) + Pad("host", 8) + "fits";
   out += header + "\n";
   for (const MemoryEstimate& e : plan.memory()) {
-    std::string row = "  " + Pad(S(e.stage()), 7);
+    std::string row = "  " + Pad(std::to_string(e.stage()), 7);
     for (const auto& [category, label] : kColumns) {
       const int64_t bytes = CategoryBytes(e, category);
       row += Pad(bytes >= 0 ? GiB(bytes) : "-", 9);
@@ -421,7 +420,7 @@ std::string PlanSummary(const Plan& plan, const SummaryOptions& options) {
   std::string out;
   SummaryLines line(out);
   const Job& job = plan.job();
-  out += "plan " + job.name() + " (accel.ir v" + S(plan.ir_version()) + ", " + job.spec_file();
+  out += "plan " + job.name() + " (accel.ir v" + std::to_string(plan.ir_version()) + ", " + job.spec_file();
   for (const std::string& o : job.overrides()) out += ", --set " + o;
   out += ")\n\n";
   AppendModel(plan, line);

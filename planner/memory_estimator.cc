@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "common/ceil_div.h"
 #include "absl/status/status.h"
 #include "common/status_macros.h"
 #include "common/units.h"
@@ -90,7 +91,6 @@ const char* LayoutFormula(const MemoryInputs& in) {
             : "s*b*h*(10 + 8 + 4*ffn/h + 5*a*s/h) (no parallelism)";
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
 
 absl::StatusOr<int64_t> BytesOf(ir::Dtype dtype, const char* what) {
   const int bytes = ir::DtypeBytes(dtype);

@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/ceil_div.h"
 #include "absl/status/status.h"
 #include "common/units.h"
 
 namespace accel::planner {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
 
 struct DeviceEntry {
   const char* name;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/ceil_div.h"
 #include "ir/plan_access.h"
 #include "planner/ir_enums.h"
 
@@ -33,7 +34,6 @@ Dims ResolveDims(const ir::Model& m) {
   return d;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Builds one entry. A split dimension keeps ceil(size / tp) rows per rank, so uneven splits
 // (which validate-spec rejects for heads) still never undercount.

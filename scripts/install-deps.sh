@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   # core (spec, schemas, planner, ir, cli)
   libyaml-cpp-dev nlohmann-json3-dev libabsl-dev libprotobuf-dev protobuf-compiler
   libgraphviz-dev graphviz libcli11-dev libvalijson-dev catch2

@@ -4,8 +4,9 @@
 #   configure  the `default` preset (with the executor when LibTorch is installed)
 #   build      everything in build/
 #   tests      every CTest test of build/ (core and executor)
-#   asan       the `asan` preset (AddressSanitizer + UBSan, core only) and its core tests
-#   fuzz       the `fuzz` preset (clang, libFuzzer) and each target's smoke run (fuzz/smoke.sh)
+#   asan       the `asan` preset (clang, AddressSanitizer + UBSan, core only): the core tests and
+#              the libFuzzer targets, compiled once for both, then the core tests
+#   fuzz       each fuzz target's smoke run (fuzz/smoke.sh) on the asan build
 # Stops at the first failing phase; the times are printed either way. JOBS (default 2) is the
 # parallelism of builds and tests.
 set -uo pipefail

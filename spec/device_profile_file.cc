@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diag_codes.h"
+#include "common/json_document.h"
+#include "common/utf8.h"
 #include "common/spellcheck.h"
 #include "spec/file_reader.h"
 #include "spec/json_object.h"
@@ -69,23 +71,10 @@ constexpr NumberKey kNumberKeys[] = {
 
 // Values and keys quoted in messages are cut to this many bytes, so a hostile file cannot flood
 // the terminal.
-constexpr size_t kMaxShownBytes = 40;
+constexpr size_t kMaxShownProfileBytes = 40;
 
-// `text` (valid UTF-8, as nlohmann reads and writes it) cut to kMaxShownBytes at a character
-// boundary, with "..." for the rest. A cut inside a character left a message that is not UTF-8,
-// which `accel validate --format json` could not print (nlohmann's dump threw).
-std::string Cut(const std::string& text) {
-  if (text.size() <= kMaxShownBytes) return text;
-  size_t cut = kMaxShownBytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
-}
-
-std::string Shown(const Json& value) {
-  if (value.is_array()) return "an array";
-  if (value.is_object()) return "an object";
-  return Cut(value.dump());
-}
+std::string Cut(const std::string& text) { return CutUtf8(text, kMaxShownProfileBytes); }
+std::string Shown(const Json& value) { return ShownJsonValue(value, kMaxShownProfileBytes); }
 
 void Issue(DeviceProfileResult& result, std::string message) {
   result.issues.push_back({codes::kDeviceProfileInvalid, std::move(message), {}});

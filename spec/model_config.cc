@@ -5,6 +5,8 @@
 
 #include "absl/status/status.h"
 #include "common/diag_codes.h"
+#include "common/json_document.h"
+#include "common/utf8.h"
 #include "spec/field_registry.h"
 #include "spec/file_reader.h"
 #include "spec/json_object.h"
@@ -16,20 +18,7 @@ namespace {
 using Json = nlohmann::json;
 
 // Strings and numbers quoted in messages are cut to this many bytes.
-constexpr size_t kMaxShownBytes = 60;
-
-// A JSON value as a message quotes it: scalars as JSON text, cut to kMaxShownBytes (at a UTF-8
-// character boundary); arrays and objects by kind only. Dumping a container would quote the whole
-// file and recurse as deep as it nests: a config.json of 100,000 nested '[' overflowed the stack.
-std::string Shown(const Json& value) {
-  if (value.is_array()) return "an array";
-  if (value.is_object()) return "an object";
-  std::string text = value.dump();
-  if (text.size() <= kMaxShownBytes) return text;
-  size_t cut = kMaxShownBytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
-}
+constexpr size_t kMaxShownConfigBytes = 60;
 
 // Collects values from the JSON object and remembers every problem, so a config.json with
 // three missing keys gets three errors.
@@ -53,7 +42,7 @@ class ConfigReader {
       return;
     }
     if (!value->is_number_integer() || value->get<int64_t>() < 1) {
-      Issue(codes::kModelConfigInvalid, std::string("has '") + used + "' = " + Shown(*value) +
+      Issue(codes::kModelConfigInvalid, std::string("has '") + used + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
                                             "; it must be a positive integer");
       return;
     }
@@ -71,7 +60,7 @@ class ConfigReader {
       return false;
     }
     Issue(codes::kModelConfigInvalid,
-          std::string("has '") + key + "' = " + Shown(value) + "; accel accepts at most " +
+          std::string("has '") + key + "' = " + ShownJsonValue(value, kMaxShownConfigBytes) + "; accel accepts at most " +
               std::to_string(static_cast<int64_t>(*field->maximum)) + " (the limit of " +
               spec_path + ")");
     return true;
@@ -82,7 +71,7 @@ class ConfigReader {
     const Json* value = Find(key);
     if (value == nullptr) return;
     if (!value->is_number() || !(value->get<double>() > 0) || !std::isfinite(value->get<double>())) {
-      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + Shown(*value) +
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
                                             "; it must be a positive number");
       return;
     }
@@ -95,7 +84,7 @@ class ConfigReader {
     const Json* value = Find(key);
     if (value == nullptr) return;
     if (!value->is_boolean()) {
-      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + Shown(*value) +
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
                                             "; it must be true or false");
       return;
     }

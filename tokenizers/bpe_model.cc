@@ -2,6 +2,7 @@
 
 #include <queue>
 
+#include "common/utf8.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tokenizers/byte_level.h"
@@ -11,13 +12,6 @@ namespace accel::tok {
 namespace {
 
 using Json = nlohmann::json;
-
-size_t Utf8Length(unsigned char b) {
-  if (b < 0xC0) return 1;
-  if (b < 0xE0) return 2;
-  if (b < 0xF0) return 3;
-  return 4;
-}
 
 // A merge candidate in the queue: lowest rank first, then leftmost (tokenizers word.rs).
 struct Candidate {
@@ -193,7 +187,7 @@ void BpeModel::InitialSymbols(std::string_view word, std::vector<uint32_t>& symb
     return;
   }
   for (size_t i = 0; i < word.size();) {
-    size_t len = std::min(Utf8Length(static_cast<unsigned char>(word[i])), word.size() - i);
+    size_t len = std::min(Utf8LengthOfLead(static_cast<unsigned char>(word[i])), word.size() - i);
     std::string_view ch = word.substr(i, len);
     i += len;
     if (std::optional<uint32_t> id = FindRaw(ch)) {

@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "common/utf8.h"
 #include "absl/strings/str_cat.h"
 
 namespace accel::tok {
@@ -33,14 +34,6 @@ struct MatchScratch {
 MatchScratch& Scratch() {
   thread_local MatchScratch scratch;
   return scratch;
-}
-
-// Length of the UTF-8 sequence starting with lead byte b (1 for stray continuation bytes).
-size_t Utf8Length(unsigned char b) {
-  if (b < 0xC0) return 1;
-  if (b < 0xE0) return 2;
-  if (b < 0xF0) return 3;
-  return 4;
 }
 
 }  // namespace
@@ -86,7 +79,7 @@ void Regex::ForEachMatch(std::string_view text, const std::function<void(size_t,
       on_match(begin, end);
       start = end;
     } else {
-      start = begin + Utf8Length(static_cast<unsigned char>(text[begin]));
+      start = begin + Utf8LengthOfLead(static_cast<unsigned char>(text[begin]));
     }
   }
 }

@@ -14,13 +14,6 @@ namespace {
 
 constexpr std::string_view kSpaceSymbol = "\xe2\x96\x81";  // U+2581, "▁"
 
-size_t Utf8Length(unsigned char b) {
-  if (b < 0xC0) return 1;
-  if (b < 0xE0) return 2;
-  if (b < 0xF0) return 3;
-  return 4;
-}
-
 // A symbol of the text being merged: a view into the normalized text, linked to its neighbours.
 struct Symbol {
   std::string_view piece;
@@ -130,7 +123,7 @@ std::string SentencePieceTokenizer::Normalize(std::string_view text) const {
   while (!text.empty()) {
     // One user-defined symbol or one character (identity normalization).
     size_t length = MatchUserDefined(text);
-    if (length == 0) length = std::min(Utf8Length(static_cast<unsigned char>(text.front())), text.size());
+    if (length == 0) length = std::min(Utf8LengthOfLead(static_cast<unsigned char>(text.front())), text.size());
     std::string_view unit = text.substr(0, length);
     text.remove_prefix(length);
     while (previous_space && !unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
@@ -186,7 +179,7 @@ void SentencePieceTokenizer::EncodeInto(std::string_view text, std::vector<uint3
   for (std::string_view rest = normalized; !rest.empty();) {
     size_t length = MatchUserDefined(rest);
     bool frozen = length > 0;
-    if (!frozen) length = std::min(Utf8Length(static_cast<unsigned char>(rest.front())), rest.size());
+    if (!frozen) length = std::min(Utf8LengthOfLead(static_cast<unsigned char>(rest.front())), rest.size());
     int index = static_cast<int>(symbols.size());
     symbols.push_back({rest.substr(0, length), index - 1, rest.size() > length ? index + 1 : -1, frozen});
     rest.remove_prefix(length);

@@ -24,6 +24,7 @@
 
 #include "checkpoint/checkpoint_store.h"
 #include "tests/common/temp_root.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
@@ -75,12 +76,7 @@ void Drill(const fs::path& root, const fs::path& report, bool try_mount) {
   out << "published: " << Steps(store) << "\n";
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 TEST_CASE("a checkpoint that does not fit leaves the previous one intact and says why",
           "[checkpoint][fault]") {

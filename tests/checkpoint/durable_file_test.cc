@@ -12,18 +12,14 @@
 #include "checkpoint/checkpoint_store.h"
 #include "common/durable_file.h"
 #include "tests/common/temp_root.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 std::string Refusal(const fs::path& link) {
   return "refusing to write " + link.string() +

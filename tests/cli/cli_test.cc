@@ -15,6 +15,7 @@
 
 #include "cli/searched_spec.h"
 #include "common/remove_tree.h"
+#include "tests/common/files.h"
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -23,10 +24,7 @@ namespace {
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  accel::RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 struct Result {
   int exit_code = -1;
@@ -34,12 +32,7 @@ struct Result {
   std::string err;
 };
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using accel::testing::ReadAll;
 
 // Runs `accel ARGS` from the repository root (so example paths are relative) and captures
 // stdout and stderr in temporary files.

@@ -8,17 +8,12 @@
 
 #include "data/sample_text.h"
 #include "tokenizers/tokenizer.h"
+#include "tests/tokenizers/tokenizer_files.h"
 
 namespace accel::exec {
 namespace {
 
-std::unique_ptr<tok::Tokenizer> LoadOrDie(const std::string& name) {
-  absl::StatusOr<std::unique_ptr<tok::Tokenizer>> t =
-      tok::Tokenizer::Load(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name);
-  INFO(t.status().ToString());
-  REQUIRE(t.ok());
-  return std::move(*t);
-}
+using accel::testing::LoadTokenizerOrDie;
 
 std::vector<int64_t> Wide(const std::vector<uint32_t>& ids) { return std::vector<int64_t>(ids.begin(), ids.end()); }
 
@@ -28,7 +23,7 @@ TEST_CASE("sample with bytes: one byte per id, printable ASCII and newlines") {
 }
 
 TEST_CASE("sample with a tokenizer.json: the decoded text, special tokens shown") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   // Sampling starts after BOS, as every training document does.
   CHECK(SampleContext(t.get()) == std::vector<int64_t>{274});
   const std::string text = "It's caf\u00e9 \u65e5\u672c\n\tthe end";
@@ -40,7 +35,7 @@ TEST_CASE("sample with a tokenizer.json: the decoded text, special tokens shown"
 }
 
 TEST_CASE("sample with a SentencePiece model: the decoded text") {
-  auto t = LoadOrDie("fortunes_bpe.model");
+  auto t = LoadTokenizerOrDie("fortunes_bpe.model");
   CHECK(SampleContext(t.get()) == std::vector<int64_t>{1});
   const std::string text = "  Hello, world! \u65e5\u672c";
   CHECK(SampleTextOf(Wide(t->Encode(text, false)), t.get()) == text);

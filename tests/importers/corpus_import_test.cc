@@ -15,6 +15,7 @@
 #include "planner/planner.h"
 #include "spec/loader.h"
 #include "tests/importers/import_test_util.h"
+#include "tests/common/files.h"
 
 namespace fs = std::filesystem;
 
@@ -32,12 +33,7 @@ std::vector<fs::path> CorpusFiles() {
   return files;
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using accel::testing::ReadAll;
 
 enum class Outcome { kClean, kWarnings, kRefused };
 

@@ -29,6 +29,7 @@
 #include "launcher/worker_env.h"
 #include "planner/planner.h"
 #include "spec/loader.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
@@ -43,12 +44,7 @@ class TempDir : public accel::testing::TempDir {
   TempDir() : accel::testing::TempDir("accel_launcher_test") {}
 };
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 ProcessSpec Shell(int rank, const std::string& script, const TempDir& dir,
                   std::vector<std::pair<std::string, std::string>> env = {}) {

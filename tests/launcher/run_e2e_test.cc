@@ -30,6 +30,7 @@
 #include "common/remove_tree.h"
 #include "tests/common/temp_dir.h"
 #include "nlohmann/json.hpp"
+#include "tests/common/files.h"
 
 extern char** environ;
 
@@ -45,12 +46,7 @@ class TempDir : public accel::testing::TempDir {
   TempDir() : accel::testing::TempDir("accel_run_e2e") {}
 };
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 int CountLines(const std::string& path) {
   std::string text = ReadAll(path);

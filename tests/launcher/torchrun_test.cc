@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/remove_tree.h"
+#include "tests/common/files.h"
 
 // Debian's interpreter, which has python3-torch (a python3 earlier on PATH may not).
 #define ACCEL_PYTHON "/usr/bin/python3"
@@ -30,17 +31,9 @@ namespace fs = std::filesystem;
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 // A port nothing listens on right now (bound and released).
 int FreePort() {

@@ -17,17 +17,13 @@
 
 #include "common/diagnostics.h"
 #include "spec/loader.h"
+#include "tests/common/files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using accel::testing::ReadAll;
 
 std::vector<std::string> ReadLines(const fs::path& path) {
   std::vector<std::string> lines;

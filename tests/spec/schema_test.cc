@@ -13,6 +13,7 @@
 #include "spec/loader.h"
 #include "spec/spec_json.h"
 #include "spec/yaml_tree.h"
+#include "tests/common/files.h"
 
 using namespace accel;
 using namespace accel::spec;
@@ -101,12 +102,7 @@ void Walk(const json& object, const std::string& prefix, std::map<std::string, S
   }
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using accel::testing::ReadAll;
 
 }  // namespace
 

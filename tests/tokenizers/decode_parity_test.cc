@@ -15,15 +15,11 @@
 
 #include "common/utf8.h"
 #include "tokenizers/tokenizer.h"
+#include "tests/common/files.h"
 
 namespace {
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using accel::testing::ReadAll;
 
 // The byte offset of the first difference of a and b.
 size_t FirstDifference(const std::string& a, const std::string& b) {

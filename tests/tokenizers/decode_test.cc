@@ -11,20 +11,14 @@
 #include "common/utf8.h"
 #include "tokenizers/hf_tokenizer.h"
 #include "tokenizers/tokenizer.h"
+#include "tests/tokenizers/tokenizer_files.h"
 
 namespace accel::tok {
 namespace {
 
 using Ids = std::vector<uint32_t>;
 
-std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name; }
-
-std::unique_ptr<Tokenizer> LoadOrDie(const std::string& name) {
-  absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load(DataPath(name));
-  INFO(t.status().ToString());
-  REQUIRE(t.ok());
-  return std::move(*t);
-}
+using accel::testing::LoadTokenizerOrDie;
 
 // A Llama-2-style tokenizer.json (no pre-tokenizer, byte_fallback) with the given "decoder" JSON;
 // its vocabulary and merges are too small to encode words, only to decode ids.
@@ -57,7 +51,7 @@ const char* kLlama2Decoder = R"({"type": "Sequence", "decoders": [
    {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]})";
 
 TEST_CASE("byte-level: decode(encode(text)) is the text, special tokens shown or skipped") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   const std::string text = "It's 12345 caf\u00e9 \u65e5\u672c\n\n\tx  \U0001f642";
   CHECK(t->Decode(t->Encode(text, false)) == text);
   // <s> A </s> around it; tokenizers' decode shows them unless skip_special_tokens.
@@ -71,7 +65,7 @@ TEST_CASE("byte-level: decode(encode(text)) is the text, special tokens shown or
 }
 
 TEST_CASE("byte-level: bytes that are not UTF-8 become U+FFFD, one per maximal subpart") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   // Ids 0-255 are the bytes. E6 97 is 日 (E6 97 A5) cut short: one U+FFFD, as from_utf8_lossy.
   CHECK(t->Decode({0xE6, 0x97, 'a'}) == "\uFFFDa");
   CHECK(t->Decode({0xE6, 0x97, 0xA5}) == "\u65e5");
@@ -112,7 +106,7 @@ TEST_CASE("Metaspace decoder and no decoder") {
 }
 
 TEST_CASE("SentencePiece decode: dummy prefix, byte pieces, control and unknown pieces") {
-  auto t = LoadOrDie("fortunes_bpe.model");
+  auto t = LoadTokenizerOrDie("fortunes_bpe.model");
   CHECK(t->Decode(t->Encode("Hello, world!")) == "Hello, world!");
   // remove_extra_whitespaces is off in this model: spaces come back as they were.
   CHECK(t->Decode(t->Encode("  It's 12345.\n\ttabs  ")) == "  It's 12345.\n\ttabs  ");

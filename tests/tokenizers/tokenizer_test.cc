@@ -10,23 +10,17 @@
 #include "tokenizers/byte_level.h"
 #include "tokenizers/split_behavior.h"
 #include "tokenizers/tokenizer.h"
+#include "tests/tokenizers/tokenizer_files.h"
 
 namespace accel::tok {
 namespace {
 
 using Ids = std::vector<uint32_t>;
 
-std::string DataPath(const std::string& name) { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/tokenizers/" + name; }
-
-std::unique_ptr<Tokenizer> LoadOrDie(const std::string& name) {
-  absl::StatusOr<std::unique_ptr<Tokenizer>> t = Tokenizer::Load(DataPath(name));
-  INFO(t.status().ToString());
-  REQUIRE(t.ok());
-  return std::move(*t);
-}
+using accel::testing::LoadTokenizerOrDie;
 
 TEST_CASE("tiny BPE: merges, whitespace, contractions, numbers, unicode and special tokens") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   CHECK(t->id_limit() == 276);
   CHECK(t->prefix_tokens() == Ids{274});
   CHECK(t->suffix_tokens() == Ids{275});
@@ -47,7 +41,7 @@ TEST_CASE("tiny BPE: merges, whitespace, contractions, numbers, unicode and spec
 }
 
 TEST_CASE("tiny BPE with \"a b\" string merges and ignore_merges") {
-  auto t = LoadOrDie("tiny_bpe_string_merges.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe_string_merges.json");
   // ignore_merges: words in the vocabulary are one token ("hello" 270, "Ġhello" 271).
   CHECK(t->Encode("hello the in", false) == Ids{270, 258, 260});
   CHECK(t->Encode(" hello  hello", false) == Ids{271, 32, 271});
@@ -56,13 +50,13 @@ TEST_CASE("tiny BPE with \"a b\" string merges and ignore_merges") {
 }
 
 TEST_CASE("invalid UTF-8 is encoded as U+FFFD") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   CHECK(t->Encode("a\xff" "b\xc3", false) == t->Encode("a\xEF\xBF\xBD" "b\xEF\xBF\xBD", false));
   CHECK(ReplaceInvalidUtf8("ok \xe6\x97\xa5 \xed\xa0\x80") == "ok \xe6\x97\xa5 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST_CASE("a long word without merges stays one symbol per byte") {
-  auto t = LoadOrDie("tiny_bpe.json");
+  auto t = LoadTokenizerOrDie("tiny_bpe.json");
   std::string word(5000, 'z');
   Ids ids = t->Encode(word, false);
   CHECK(ids == Ids(5000, 'z'));

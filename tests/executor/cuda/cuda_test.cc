@@ -20,6 +20,7 @@
 #include "common/remove_tree.h"
 #include "executor/models/model_config.h"
 #include "nlohmann/json.hpp"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
@@ -91,12 +92,7 @@ Output RunAccel(const std::string& args) {
   return out;
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using accel::testing::ReadAll;
 
 std::vector<nlohmann::json> Metrics(const fs::path& run_dir) {
   std::vector<nlohmann::json> out;

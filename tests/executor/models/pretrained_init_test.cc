@@ -24,6 +24,7 @@
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
 #include "tests/executor/multi_rank.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
@@ -32,10 +33,7 @@ namespace fs = std::filesystem;
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 ModelConfig Gpt2Config() {
   ModelConfig c;

@@ -19,16 +19,14 @@
 #include "executor/models/causal_lm.h"
 #include "executor/train/loss_scaler.h"
 #include "executor/train/trainer.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 std::shared_ptr<CausalLm> TinyModel() {
   ModelConfig c;

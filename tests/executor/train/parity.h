@@ -27,6 +27,13 @@
 
 namespace accel::exec::testing {
 
+// The parity tolerances of the tests that train a parallel layout against one rank (fp32, SGD):
+// the layouts change only the order of fp32 sums, a few ulps per step, and each test file states
+// what it measured against these; a bug these tests guard (a missing all-reduce, a wrong slice, a
+// stage left out of the gradient norm) changes weights by O(1).
+inline constexpr double kLossEps = 1e-6;    // relative, per-step losses
+inline constexpr double kWeightRel = 1e-5;  // relative, final weights
+
 // Tiny models for parity runs. gpt2: tied head; llama: grouped-query attention (4 query heads,
 // 2 key/value heads), q/k/v biases and an untied head.
 inline constexpr const char* kTinyGpt2 =

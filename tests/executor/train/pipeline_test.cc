@@ -22,16 +22,14 @@
 #include "executor/process_groups.h"
 #include "executor/train/trainer.h"
 #include "ir/plan_access.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 using testing::Expect;
 using testing::CheckpointPlan;
@@ -51,8 +49,8 @@ using testing::RunRanks;
 // (linear in the gradient, so no amplification) that stays below 1e-5, while a missing tied
 // gradient sum, a stage left out of the gradient norm (clipping acts here) or a gradient sent
 // back to the wrong microbatch changes weights by far more (leaving out the tied sum: 1.5).
-constexpr double kLossEps = 1e-6;
-constexpr double kWeightRel = 1e-5;
+using testing::kLossEps;    // 1e-6 relative (parity.h)
+using testing::kWeightRel;  // 1e-5 relative
 
 const char* kGpt2 =
     "model: {arch: gpt2, hidden_size: 32, num_layers: 4, num_heads: 4, vocab_size: 256, max_seq_len: 16}\n";

@@ -19,6 +19,7 @@
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
 #include "parity.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
@@ -27,10 +28,7 @@ namespace fs = std::filesystem;
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 using testing::RankOutcome;
 using testing::TinyPlan;
@@ -42,8 +40,8 @@ using Weights = std::map<std::string, torch::Tensor>;
 // embedding's two gradient contributions), a few ulps per step; through 2 SGD steps that stays
 // below 1e-5 relative in weights and 1e-6 in losses, while a parameter loaded from the wrong
 // range or slice differs by O(1).
-constexpr double kLossEps = 1e-6;
-constexpr double kWeightRel = 1e-5;
+using testing::kLossEps;    // 1e-6 relative (parity.h)
+using testing::kWeightRel;  // 1e-5 relative
 
 // Writes a seeded model of `plan`'s dimensions (not Train's seed, and norm weights and biases
 // away from 1 and 0, so a parameter left at its initialization shows) as an fp32

@@ -25,16 +25,14 @@
 #include "executor/process_groups.h"
 #include "executor/train/trainer.h"
 #include "ir/plan_access.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 using testing::Expect;
 using testing::kTinyGpt2;
@@ -55,8 +53,8 @@ using testing::RunRanks;
 // losses within 9e-8 relative, weights within 1.8e-6), while a missing or doubled all-reduce
 // changes gradients by O(1) relative and a wrong slice by O(1) absolute (dropping the backward
 // all-reduce of EnterTensorParallel fails every parity case here).
-constexpr double kLossEps = 1e-6;
-constexpr double kWeightRel = 1e-5;
+using testing::kLossEps;    // 1e-6 relative (parity.h)
+using testing::kWeightRel;  // 1e-5 relative
 
 void CheckParity(const ir::Plan& plan, const std::vector<RankOutcome>& ranks, const RankOutcome& reference) {
   const int tp = static_cast<int>(ir::AxisSize(plan, ir::Axis::kTp));

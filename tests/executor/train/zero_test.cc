@@ -25,16 +25,14 @@
 #include "ir/enum_names.h"
 #include "planner/planner.h"
 #include "spec/loader.h"
+#include "tests/common/files.h"
 
 namespace accel::exec {
 namespace {
 
 // Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
 // removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
-void RemoveDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  RemoveTree(dir.string(), ec);
-}
+using accel::testing::RemoveDir;
 
 using testing::Ok;
 using testing::RunRanks;
@@ -73,7 +71,7 @@ ModelConfig ConfigOf(const ir::Model& m) {
 }
 
 // What one rank saw: per-step losses and the final whole weights.
-struct RankOutcome {
+struct ZeroRankOutcome {
   std::vector<double> losses;
   std::map<std::string, torch::Tensor> weights;
   std::vector<CollectiveRecord> trace;
@@ -85,15 +83,15 @@ struct RankOutcome {
 // micro-step.
 // Where Train saves (after update save_after, when > 0) or resumes from (resume: the newest
 // checkpoint under root), through the sharded checkpoint protocol the worker uses.
-struct CheckpointPlan {
+struct ZeroCheckpoint {
   std::string root;
   int save_after = 0;
   bool resume = false;
 };
 
-std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
+std::vector<ZeroRankOutcome> TrainZero(const ir::Plan& plan, int steps, double clip = 0,
                                OptimizerKind optimizer = OptimizerKind::kAdamW,
-                               const CheckpointPlan& ckpt = {}) {
+                               const ZeroCheckpoint& ckpt = {}) {
   const int world = static_cast<int>(plan.topology().world_size());
   const int64_t micro = plan.batch().micro_batch_size();
   const int64_t accum = plan.batch().grad_accum_steps();
@@ -101,7 +99,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
   const int64_t seq = plan.batch().seq_len();
   torch::manual_seed(7);
   torch::Tensor data = torch::randint(0, plan.model().vocab_size(), {steps, accum, dp * micro, seq + 1}, torch::kLong);
-  std::vector<RankOutcome> out(world);
+  std::vector<ZeroRankOutcome> out(world);
   std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
     auto trace = std::make_shared<CollectiveTrace>();
     auto world_comm = rdzv.CreateWorld(CommBackend::kGloo);
@@ -159,7 +157,7 @@ std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, double clip = 0,
 }
 
 // Largest |a - b| / (|b| + 1e-3) over every weight.
-double MaxRelativeDifference(const RankOutcome& a, const RankOutcome& b) {
+double MaxRelativeDifference(const ZeroRankOutcome& a, const ZeroRankOutcome& b) {
   double worst = 0;
   for (const auto& [name, w] : b.weights) {
     torch::Tensor diff = (a.weights.at(name) - w).abs() / (w.abs() + 1e-3);
@@ -168,7 +166,7 @@ double MaxRelativeDifference(const RankOutcome& a, const RankOutcome& b) {
   return worst;
 }
 
-bool BitwiseEqual(const RankOutcome& a, const RankOutcome& b) {
+bool BitwiseEqual(const ZeroRankOutcome& a, const ZeroRankOutcome& b) {
   if (a.losses != b.losses) return false;
   for (const auto& [name, w] : b.weights) {
     if (!torch::equal(a.weights.at(name), w)) return false;
@@ -187,10 +185,10 @@ std::string Layout(const char* format, int stage) {
 TEST_CASE("ZeRO stages 1, 2 and 3 on 2 ranks equal stage 0 bitwise") {
   // Same arithmetic: with two ranks every reduction is a + b then / 2 whatever the buffer layout,
   // and AdamW is elementwise, so sharding its update changes no bit.
-  const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
+  const ZeroRankOutcome reference = TrainZero(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
   for (int stage = 1; stage <= 3; ++stage) {
     INFO("stage " << stage);
-    std::vector<RankOutcome> ranks = Train(PlanFor(2, Layout(kTwoRanks, stage)), 3);
+    std::vector<ZeroRankOutcome> ranks = TrainZero(PlanFor(2, Layout(kTwoRanks, stage)), 3);
     CHECK(BitwiseEqual(ranks[0], reference));
     CHECK(BitwiseEqual(ranks[1], reference));
   }
@@ -199,12 +197,12 @@ TEST_CASE("ZeRO stages 1, 2 and 3 on 2 ranks equal stage 0 bitwise") {
 TEST_CASE("recompute full and selective under ZeRO-3 equal stage 0 without recompute bitwise") {
   // Recompute re-runs the same ops on the same inputs, and stage 3 re-gathers a block's exact
   // parameters before its recompute, so nothing changes a bit.
-  const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
+  const ZeroRankOutcome reference = TrainZero(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
   for (const char* mode : {"full", "selective"}) {
     INFO("recompute " << mode);
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, 3), {std::string("training.recompute=") + mode});
     REQUIRE(plan.training().recompute_modules_size() == 3);
-    std::vector<RankOutcome> ranks = Train(plan, 3);
+    std::vector<ZeroRankOutcome> ranks = TrainZero(plan, 3);
     CHECK(BitwiseEqual(ranks[0], reference));
     CHECK(BitwiseEqual(ranks[1], reference));
   }
@@ -212,13 +210,13 @@ TEST_CASE("recompute full and selective under ZeRO-3 equal stage 0 without recom
 
 TEST_CASE("offloaded optimizer (stages 1-3) and offload all (stage 3) equal stage 0 bitwise") {
   // The optimizer steps on host copies of the same fp32 values: the same arithmetic.
-  const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
+  const ZeroRankOutcome reference = TrainZero(PlanFor(2, Layout(kTwoRanks, 0)), 3)[0];
   for (auto [stage, offload] : {std::pair{1, "optimizer"}, std::pair{2, "optimizer"},
                                 std::pair{3, "optimizer"}, std::pair{3, "all"}}) {
     INFO("stage " << stage << ", offload " << offload);
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, stage), {std::string("sharding.offload=") + offload});
     REQUIRE(ir::Name(plan.sharding().offload()) == offload);
-    std::vector<RankOutcome> ranks = Train(plan, 3);
+    std::vector<ZeroRankOutcome> ranks = TrainZero(plan, 3);
     CHECK(BitwiseEqual(ranks[0], reference));
     CHECK(BitwiseEqual(ranks[1], reference));
   }
@@ -229,11 +227,11 @@ TEST_CASE("saved at ZeRO-2, resumed at ZeRO-3 and at ZeRO-1: bitwise the uninter
   // updates of stage 0 exactly: weights, AdamW moments and step counts all come back.
   const std::string root = std::filesystem::temp_directory_path() / ("accel_zero_resume_" + std::to_string(::getpid()));
   RemoveDir(root);
-  const RankOutcome straight = Train(PlanFor(2, Layout(kTwoRanks, 0)), 4)[0];
-  Train(PlanFor(2, Layout(kTwoRanks, 2)), 2, 0, OptimizerKind::kAdamW, {root, 2, false});
+  const ZeroRankOutcome straight = TrainZero(PlanFor(2, Layout(kTwoRanks, 0)), 4)[0];
+  TrainZero(PlanFor(2, Layout(kTwoRanks, 2)), 2, 0, OptimizerKind::kAdamW, {root, 2, false});
   for (int stage : {3, 1}) {
     INFO("resumed at stage " << stage);
-    std::vector<RankOutcome> resumed = Train(PlanFor(2, Layout(kTwoRanks, stage)), 4, 0, OptimizerKind::kAdamW, {root, 0, true});
+    std::vector<ZeroRankOutcome> resumed = TrainZero(PlanFor(2, Layout(kTwoRanks, stage)), 4, 0, OptimizerKind::kAdamW, {root, 0, true});
     for (const auto& [name, w] : straight.weights) CHECK(torch::equal(resumed[0].weights.at(name), w));
     REQUIRE(resumed[0].losses.size() == 2);
     CHECK(resumed[0].losses[0] == straight.losses[2]);
@@ -249,19 +247,19 @@ TEST_CASE("resharding resume: 4 ranks to 2, any stage to any stage, weights bitw
   // fp32 sums (other ranks, other micro-batches): SGD keeps that at rounding level, as above.
   const std::string root = std::filesystem::temp_directory_path() / ("accel_reshard_" + std::to_string(::getpid()));
   const char* kFourRanks = "parallel: {data_replicate: 1, data_shard: 4}\nsharding: {stage: %d, bucket_size: 3000}\n";
-  const RankOutcome straight = Train(PlanFor(4, Layout(kFourRanks, 3)), 4, 0, OptimizerKind::kSgd)[0];
+  const ZeroRankOutcome straight = TrainZero(PlanFor(4, Layout(kFourRanks, 3)), 4, 0, OptimizerKind::kSgd)[0];
   for (auto [saved_stage, resumed_stage] : {std::pair{3, 0}, std::pair{2, 3}}) {
     INFO("saved at stage " << saved_stage << " on 4 ranks, resumed at stage " << resumed_stage << " on 2");
     RemoveDir(root);
-    const RankOutcome saved =
-        Train(PlanFor(4, Layout(kFourRanks, saved_stage)), 2, 0, OptimizerKind::kSgd, {root, 2, false})[0];
+    const ZeroRankOutcome saved =
+        TrainZero(PlanFor(4, Layout(kFourRanks, saved_stage)), 2, 0, OptimizerKind::kSgd, {root, 2, false})[0];
     const ir::Plan two = PlanFor(2, Layout(kTwoRanks, resumed_stage), {"data.micro_batch_size=4"});
     REQUIRE(two.batch().global_batch_size() == 8);
-    std::vector<RankOutcome> loaded = Train(two, 2, 0, OptimizerKind::kSgd, {root, 0, true});
+    std::vector<ZeroRankOutcome> loaded = TrainZero(two, 2, 0, OptimizerKind::kSgd, {root, 0, true});
     CHECK(loaded[0].losses.empty());
     for (const auto& [name, w] : saved.weights) CHECK(torch::equal(loaded[0].weights.at(name), w));
     for (const auto& [name, w] : saved.weights) CHECK(torch::equal(loaded[1].weights.at(name), w));
-    std::vector<RankOutcome> continued = Train(two, 4, 0, OptimizerKind::kSgd, {root, 0, true});
+    std::vector<ZeroRankOutcome> continued = TrainZero(two, 4, 0, OptimizerKind::kSgd, {root, 0, true});
     REQUIRE(continued[0].losses.size() == 2);
     CHECK(continued[0].losses[0] == Approx(straight.losses[2]).epsilon(1e-6));
     CHECK(MaxRelativeDifference(continued[0], straight) < 1e-5);
@@ -281,10 +279,10 @@ TEST_CASE("ZeRO with gradient accumulation matches stage 0 within fp32 rounding"
     REQUIRE(plan.batch().grad_accum_steps() == 2);
     return plan;
   };
-  const RankOutcome reference = Train(with_accum(0), 3, 0, OptimizerKind::kSgd)[0];
+  const ZeroRankOutcome reference = TrainZero(with_accum(0), 3, 0, OptimizerKind::kSgd)[0];
   for (int stage = 1; stage <= 3; ++stage) {
     INFO("stage " << stage);
-    std::vector<RankOutcome> ranks = Train(with_accum(stage), 3, 0, OptimizerKind::kSgd);
+    std::vector<ZeroRankOutcome> ranks = TrainZero(with_accum(stage), 3, 0, OptimizerKind::kSgd);
     CHECK(MaxRelativeDifference(ranks[0], reference) < 1e-5);
     for (size_t s = 0; s < reference.losses.size(); ++s) {
       CHECK(ranks[0].losses[s] == Approx(reference.losses[s]).epsilon(1e-6));
@@ -304,13 +302,13 @@ std::vector<CollectiveRecord> Kind(const std::vector<CollectiveRecord>& all, con
 TEST_CASE("hybrid sharding (2 replicas x 2 shards, stage 3) matches stage 0 on 4 ranks") {
   // Averages over dp_shard then dp_replicate equal the average over all four ranks up to the
   // order of the fp32 sums (a few ulps per step); same bound, optimizer and argument as above.
-  const RankOutcome reference =
-      Train(PlanFor(4, "parallel: {data_replicate: 4, data_shard: 1}\nsharding: {stage: 0, bucket_size: 3000}\n"), 3, 0,
+  const ZeroRankOutcome reference =
+      TrainZero(PlanFor(4, "parallel: {data_replicate: 4, data_shard: 1}\nsharding: {stage: 0, bucket_size: 3000}\n"), 3, 0,
             OptimizerKind::kSgd)[0];
-  std::vector<RankOutcome> ranks =
-      Train(PlanFor(4, "parallel: {data_replicate: 2, data_shard: 2}\nsharding: {stage: 3, bucket_size: 3000}\n"), 3, 0,
+  std::vector<ZeroRankOutcome> ranks =
+      TrainZero(PlanFor(4, "parallel: {data_replicate: 2, data_shard: 2}\nsharding: {stage: 3, bucket_size: 3000}\n"), 3, 0,
             OptimizerKind::kSgd);
-  for (const RankOutcome& r : ranks) CHECK(MaxRelativeDifference(r, reference) < 1e-5);
+  for (const ZeroRankOutcome& r : ranks) CHECK(MaxRelativeDifference(r, reference) < 1e-5);
   CHECK(BitwiseEqual(ranks[1], ranks[0]));
   CHECK(BitwiseEqual(ranks[3], ranks[2]));
 }
@@ -319,21 +317,21 @@ TEST_CASE("hybrid sharding with accumulation all-reduces over dp_replicate once 
   // Accumulation 2 (global batch 16 = micro 2 x dp 4 x 2): the accumulated fp32 shards are
   // averaged over dp_replicate after the last micro-step only; same bound and argument as above.
   const std::vector<std::string> accum = {"data.global_batch_size=16"};
-  const RankOutcome reference =
-      Train(PlanFor(4, "parallel: {data_replicate: 4, data_shard: 1}\nsharding: {stage: 0, bucket_size: 3000}\n", accum),
+  const ZeroRankOutcome reference =
+      TrainZero(PlanFor(4, "parallel: {data_replicate: 4, data_shard: 1}\nsharding: {stage: 0, bucket_size: 3000}\n", accum),
             3, 0, OptimizerKind::kSgd)[0];
   for (int stage : {2, 3}) {
     INFO("stage " << stage);
     const ir::Plan plan = PlanFor(4, Layout("parallel: {data_replicate: 2, data_shard: 2}\n"
                                             "sharding: {stage: %d, bucket_size: 3000}\n", stage), accum);
     REQUIRE(plan.batch().grad_accum_steps() == 2);
-    std::vector<RankOutcome> ranks = Train(plan, 3, 0, OptimizerKind::kSgd);
-    for (const RankOutcome& r : ranks) CHECK(MaxRelativeDifference(r, reference) < 1e-5);
+    std::vector<ZeroRankOutcome> ranks = TrainZero(plan, 3, 0, OptimizerKind::kSgd);
+    for (const ZeroRankOutcome& r : ranks) CHECK(MaxRelativeDifference(r, reference) < 1e-5);
     CHECK(BitwiseEqual(ranks[1], ranks[0]));
     // One step: dp_replicate (2 ranks) all-reduces each bucket's fp32 shard once; the loss
     // average runs over dp (4 ranks) and the gradient norm's fp64 partial sums over dp_shard.
     std::vector<CollectiveRecord> replicate;
-    for (const CollectiveRecord& r : Kind(Train(plan, 1)[0].trace, "all_reduce")) {
+    for (const CollectiveRecord& r : Kind(TrainZero(plan, 1)[0].trace, "all_reduce")) {
       if (r.group_size == 2 && r.dtype != "Double") replicate.push_back(r);
     }
     REQUIRE(replicate.size() == static_cast<size_t>(plan.sharding().buckets_size()));
@@ -351,8 +349,8 @@ TEST_CASE("hybrid sharding with accumulation all-reduces over dp_replicate once 
 }
 
 TEST_CASE("gradient clipping over sharded gradients equals the unsharded clipping") {
-  const RankOutcome reference = Train(PlanFor(2, Layout(kTwoRanks, 0)), 3, /*clip=*/0.05, OptimizerKind::kSgd)[0];
-  std::vector<RankOutcome> ranks = Train(PlanFor(2, Layout(kTwoRanks, 2)), 3, /*clip=*/0.05, OptimizerKind::kSgd);
+  const ZeroRankOutcome reference = TrainZero(PlanFor(2, Layout(kTwoRanks, 0)), 3, /*clip=*/0.05, OptimizerKind::kSgd)[0];
+  std::vector<ZeroRankOutcome> ranks = TrainZero(PlanFor(2, Layout(kTwoRanks, 2)), 3, /*clip=*/0.05, OptimizerKind::kSgd);
   // The global norm sums the owners' fp64 partial sums in another order: the clip coefficient
   // can differ in its last bits, hence a tolerance of a few fp32 ulps.
   CHECK(MaxRelativeDifference(ranks[0], reference) < 1e-5);
@@ -361,7 +359,7 @@ TEST_CASE("gradient clipping over sharded gradients equals the unsharded clippin
 TEST_CASE("the collectives that run are the plan's buckets and units") {
   SECTION("stage 0: one all-reduce per planned bucket, of its elements, in bucket order") {
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, 0));
-    std::vector<CollectiveRecord> trace = Train(plan, 1)[0].trace;
+    std::vector<CollectiveRecord> trace = TrainZero(plan, 1)[0].trace;
     std::vector<CollectiveRecord> reduces = Kind(trace, "all_reduce");
     // The last all-reduce is the loss average.
     REQUIRE(reduces.size() == static_cast<size_t>(plan.sharding().buckets_size()) + 1);
@@ -376,7 +374,7 @@ TEST_CASE("the collectives that run are the plan's buckets and units") {
     for (const ir::ShardUnit& u : plan.sharding().units()) {
       for (const ir::Parameter& p : u.parameters()) shard[p.name()] = p.shard_count();
     }
-    std::vector<CollectiveRecord> trace = Train(plan, 1)[0].trace;
+    std::vector<CollectiveRecord> trace = TrainZero(plan, 1)[0].trace;
     std::vector<CollectiveRecord> scatters = Kind(trace, "reduce_scatter");
     REQUIRE(scatters.size() == static_cast<size_t>(plan.sharding().buckets_size()));
     for (int b = 0; b < plan.sharding().buckets_size(); ++b) {
@@ -393,7 +391,7 @@ TEST_CASE("the collectives that run are the plan's buckets and units") {
   }
   SECTION("stage 3: every unit is gathered for forward and again for backward") {
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, 3));
-    std::vector<CollectiveRecord> gathers = Kind(Train(plan, 1)[0].trace, "all_gather");
+    std::vector<CollectiveRecord> gathers = Kind(TrainZero(plan, 1)[0].trace, "all_gather");
     // Forward: every unit once. Backward: every unit again except the head (kept) and the tied
     // embeddings (kept). After the update: the units with persistent parameters (norms, biases
     // under param_persistence_threshold) refresh those. GatherAll then gathers every unit once.
@@ -416,7 +414,7 @@ TEST_CASE("backward holds at most two reduce buckets: the one reducing and the o
     CAPTURE(stage);
     ir::Plan plan = PlanFor(2, Layout(kTwoRanks, stage));
     REQUIRE(plan.sharding().buckets_size() >= 4);
-    const GradSyncStats sync = Train(plan, 1)[0].sync;
+    const GradSyncStats sync = TrainZero(plan, 1)[0].sync;
     CHECK(sync.buckets == plan.sharding().buckets_size());
     CHECK(sync.max_live_buckets == 2);
   }
