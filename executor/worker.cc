@@ -185,7 +185,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   ACCEL_ASSIGN_OR_RETURN(RankData data, LoadRankData(plan, g.groups));
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                          CreateTrainer(plan, model, trainer_options, g.groups, env.rank, tp.tp, tp.tp_kv));
-  LogRankSetup(plan, env, *g.world, device, model_config, data);
+  LogRankSetup(plan, env, *g.world, device, data);
 
   CheckpointStore store(CheckpointRoot(plan, env),
                         static_cast<int>(std::max<int64_t>(1, plan.checkpoint().keep())));

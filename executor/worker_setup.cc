@@ -140,13 +140,13 @@ absl::StatusOr<RankData> LoadRankData(const ir::Plan& plan, const ProcessGroups&
 }
 
 void LogRankSetup(const ir::Plan& plan, const WorkerEnv& env, const Communicator& world,
-                  const c10::Device& device, const ModelConfig& config, const RankData& data) {
+                  const c10::Device& device, const RankData& data) {
   WorkerLog(absl::StrFormat(
       "rank %d/%d (node %d, local rank %d): %s on %s, intra-op threads %d; model %s with %d "
       "parameters; data %s: %d tokens, %d windows of %d, %d per rank per epoch",
       env.rank, env.world_size, env.node_rank, env.local_rank, world.BackendName(),
       device.str(), at::get_num_threads(), std::string(ir::Name(plan.model().arch())),
-      ModelParameterCount(config),
+      plan.model().parameters().total_count(),
       plan.data().path(), data.token_count, data.dataset->NumWindows(), plan.batch().seq_len(),
       data.dataset->WindowsPerRank()));
 }

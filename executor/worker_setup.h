@@ -87,7 +87,7 @@ absl::StatusOr<RankData> LoadRankData(const ir::Plan& plan, const ProcessGroups&
 // The rank's setup line: rank, node and local rank, backend, device and threads, the model and
 // its parameter count, the data and its windows.
 void LogRankSetup(const ir::Plan& plan, const WorkerEnv& env, const Communicator& world,
-                  const c10::Device& device, const ModelConfig& config, const RankData& data);
+                  const c10::Device& device, const RankData& data);
 
 }  // namespace accel::exec
 

@@ -16,14 +16,11 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
-// True when `text` is valid UTF-8.
-bool ValidUtf8(std::string_view text) { return DecodeUtf8Lossy(text) == text; }
-
 // True when `text` is exactly one UTF-8 character.
 bool OneCharacter(std::string_view text) {
   size_t leads = 0;
   for (char c : text) leads += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return leads == 1 && ValidUtf8(text);
+  return leads == 1 && IsValidUtf8(text);
 }
 
 // Each token's characters mapped back to the bytes they stand for (a token with a character
@@ -75,7 +72,7 @@ class ByteFallbackDecoder : public Decoder {
     size_t run_tokens = 0;
     auto flush = [&] {
       if (run_tokens == 0) return;
-      if (ValidUtf8(run)) {
+      if (IsValidUtf8(run)) {
         out.push_back(run);
       } else {
         for (size_t i = 0; i < run_tokens; ++i) out.emplace_back(kReplacementCharacter);

@@ -50,25 +50,6 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
   return absl::OkStatus();
 }
 
-int64_t BlockParameterCount(const ModelConfig& c) {
-  const int64_t h = c.hidden_size;
-  const int64_t f = c.ffn_size;
-  if (c.arch == ModelArch::kGpt2) {
-    return (3 * h * h + 3 * h) + (h * h + h) + 4 * h + (h * f + f) + (f * h + h);
-  }
-  const int64_t kv_dim = c.num_kv_heads * (h / c.num_heads);
-  const int64_t qkv_biases = c.qkv_bias ? h + 2 * kv_dim : 0;
-  return 2 * h * h + 2 * h * kv_dim + 3 * h * f + 2 * h + qkv_biases;
-}
-
-int64_t ModelParameterCount(const ModelConfig& c) {
-  const int64_t h = c.hidden_size;
-  const int64_t blocks = c.num_layers * BlockParameterCount(c);
-  if (c.arch == ModelArch::kGpt2) return c.vocab_size * h + c.max_seq_len * h + blocks + 2 * h;
-  const int64_t head = c.tie_embeddings ? 0 : c.vocab_size * h;
-  return c.vocab_size * h + head + blocks + h;
-}
-
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   ModelConfig config;
   if (m.arch() == ir::ARCHITECTURE_GPT2) {

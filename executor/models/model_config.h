@@ -1,5 +1,6 @@
-// Dimensions of the decoder-only transformers the executor builds, and the closed-form parameter
-// counts they must have. Torch-free so the planner-facing code and tests can use it cheaply.
+// Dimensions of the decoder-only transformers the executor builds. Torch-free so the
+// planner-facing code and tests can use it cheaply. Parameter counts are the plan's
+// (accel.ir Model.parameters, planner::CountParameters), never recomputed here.
 #ifndef ACCEL_EXECUTOR_MODELS_MODEL_CONFIG_H_
 #define ACCEL_EXECUTOR_MODELS_MODEL_CONFIG_H_
 
@@ -65,17 +66,6 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
 // (the rule the plan's Model.kv_head_replicas follows) of num_kv_heads; every rank then holds
 // the one head its query heads use.
 int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp);
-
-// Parameters of one transformer block.
-// GPT-2: 12h^2 + 13h (c_attn 3h^2+3h, attn c_proj h^2+h, two LayerNorms 4h, MLP 2*h*f + f + h with
-// f = ffn_size; equals 12h^2+13h when f = 4h).
-// Llama: 2h^2 + 2*h*(kv*h/heads) + 3*h*f + 2h (q,o; k,v; gate,up,down; two RMSNorms), plus
-// h + 2*kv*h/heads with qkv_bias (Qwen2's q/k/v biases).
-int64_t BlockParameterCount(const ModelConfig& config);
-
-// Total trainable parameters (tied weights counted once).
-// GPT-2: V*h + P*h + L*block + 2h. Llama: V*h (+ V*h untied head) + L*block + h.
-int64_t ModelParameterCount(const ModelConfig& config);
 
 }  // namespace accel::exec
 
