@@ -138,8 +138,10 @@ pkg_config=$(command -v pkg-config || echo "$prefix/usr/bin/pkgconf")
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# One translation unit per file: the GPU machine has the cores for it, and the NCCL code
+# (ACCEL_WITH_NCCL) is compiled only here, so a unity batch there is never tried on CPU machines.
 cmake -S "$root" -B "$build" "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_BUILD_TYPE=Release -DACCEL_UNITY_BUILD=OFF \
   -DACCEL_WITH_TORCH=ON -DACCEL_WITH_GRAPHVIZ=OFF \
   -DCMAKE_PREFIX_PATH="$prefix/usr;$torch_prefix" \
   -DPKG_CONFIG_EXECUTABLE="$pkg_config" \
