@@ -3,32 +3,11 @@
 #ifndef ACCEL_CHECKPOINT_HF_CONFIG_H_
 #define ACCEL_CHECKPOINT_HF_CONFIG_H_
 
-#include <cstdint>
 #include <string>
 
+#include "ir/plan.pb.h"
+
 namespace accel::exec {
-
-// The two architectures the executor implements: GPT2LMHeadModel and LlamaForCausalLM.
-enum class HfArch { kGpt2, kLlama };
-
-// Model dimensions, as in spec::ModelSpec (spec/job_spec.h) but with no dependency on the spec.
-// vocab_size must be the number of embedding rows actually stored (after any padding), since
-// transformers checks the tensors' shapes against it.
-struct HfModelDims {
-  HfArch arch = HfArch::kGpt2;
-  int64_t hidden_size = 0;      // n_embd / hidden_size
-  int64_t num_layers = 0;       // n_layer / num_hidden_layers
-  int64_t num_heads = 0;        // n_head / num_attention_heads
-  int64_t num_kv_heads = 0;     // llama num_key_value_heads (gpt2: must equal num_heads, not written)
-  int64_t ffn_hidden_size = 0;  // n_inner / intermediate_size
-  int64_t vocab_size = 0;
-  int64_t max_seq_len = 0;      // n_positions and n_ctx / max_position_embeddings
-  bool tie_word_embeddings = true;
-  double norm_eps = 1e-5;       // layer_norm_epsilon / rms_norm_eps
-  double rope_theta = 10000.0;  // llama only
-  bool qkv_bias = false;        // llama attention_bias (gpt2 always has biases)
-  std::string torch_dtype = "float32";  // the dtype of the stored tensors, e.g. "bfloat16"
-};
 
 // config.json text (keys sorted, 2-space indent, trailing newline, as save_pretrained writes it).
 // gpt2: model_type "gpt2", architectures ["GPT2LMHeadModel"], n_embd, n_layer, n_head, n_inner,
@@ -39,8 +18,12 @@ struct HfModelDims {
 //   num_hidden_layers, num_attention_heads, num_key_value_heads, max_position_embeddings,
 //   rms_norm_eps, rope_theta, vocab_size, tie_word_embeddings, hidden_act "silu", attention_bias
 //   (= qkv_bias), mlp_bias false, attention_dropout 0, torch_dtype.
-// Field meanings: transformers' GPT2Config and LlamaConfig. No validation: dims are the model's.
-std::string HuggingFaceConfigJson(const HfModelDims& dims);
+// Field meanings: transformers' GPT2Config and LlamaConfig. The dimensions are the plan's model
+// (arch GPT2, else the llama family), read as the executor builds it: vocab_size is
+// padded_vocab_size when set (the embedding rows stored; transformers checks the tensors' shapes
+// against it), an unset num_kv_heads is num_heads and an unset ffn_hidden_size 4h. torch_dtype is
+// `stored_dtype` ("float32", "bfloat16" or "float16"). No validation: dims are the model's.
+std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype);
 
 }  // namespace accel::exec
 

@@ -11,25 +11,9 @@
 namespace accel::exec {
 
 absl::StatusOr<std::string> ConfigJsonFor(const ir::Plan& plan) {
-  ACCEL_ASSIGN_OR_RETURN(ModelConfig c, ModelConfigFromPlan(plan.model()));
-  HfModelDims dims;
-  dims.arch = c.arch == ModelArch::kLlama ? HfArch::kLlama : HfArch::kGpt2;
-  dims.hidden_size = c.hidden_size;
-  dims.num_layers = c.num_layers;
-  dims.num_heads = c.num_heads;
-  dims.num_kv_heads = c.num_kv_heads;
-  dims.ffn_hidden_size = c.ffn_size;
-  dims.vocab_size = c.vocab_size;
-  dims.max_seq_len = c.max_seq_len;
-  dims.tie_word_embeddings = c.tie_embeddings;
-  dims.norm_eps = c.norm_eps;
-  dims.rope_theta = c.rope_theta;
-  dims.qkv_bias = c.qkv_bias;
-  const ir::Dtype dtype = plan.precision().param_dtype();
-  dims.torch_dtype = dtype == ir::DTYPE_BF16   ? "bfloat16"
-                     : dtype == ir::DTYPE_FP16 ? "float16"
-                                               : "float32";
-  return HuggingFaceConfigJson(dims);
+  // The same checks the executor's model builder makes (an architecture it implements).
+  ACCEL_RETURN_IF_ERROR(ModelConfigFromPlan(plan.model()).status());
+  return HuggingFaceConfigJson(plan.model(), plan.precision().param_dtype());
 }
 
 std::string TpLayoutJsonFor(const ir::Plan& plan) {

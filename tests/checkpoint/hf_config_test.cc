@@ -3,28 +3,15 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "planner/model_params.h"
 #include "spec/job_spec.h"
 #include "spec/model_config.h"
 
 namespace accel::exec {
 namespace {
 
-HfModelDims DimsOf(const spec::ModelSpec& m) {
-  HfModelDims d;
-  d.arch = m.arch == spec::Arch::kGpt2 ? HfArch::kGpt2 : HfArch::kLlama;
-  d.hidden_size = m.hidden_size;
-  d.num_layers = m.num_layers;
-  d.num_heads = m.num_heads;
-  d.num_kv_heads = m.num_kv_heads;
-  d.ffn_hidden_size = m.ffn_hidden_size;
-  d.vocab_size = m.vocab_size;
-  d.max_seq_len = m.max_seq_len;
-  d.tie_word_embeddings = m.tie_word_embeddings;
-  d.norm_eps = m.norm_eps;
-  d.rope_theta = m.rope_theta;
-  d.qkv_bias = m.qkv_bias;
-  return d;
-}
+// The plan's model message for `m`, as the planner writes it.
+ir::Model DimsOf(const spec::ModelSpec& m) { return planner::ModelFromSpec(m); }
 
 // config.json text back through accel's own reader (spec/model_config.h), arch defaults applied.
 spec::ModelSpec ParseBack(const std::string& json) {
@@ -59,18 +46,18 @@ void CheckSameDims(const spec::ModelSpec& a, const spec::ModelSpec& b) {
 }
 
 TEST_CASE("GPT-2 config.json, byte for byte") {
-  HfModelDims d;
-  d.arch = HfArch::kGpt2;
-  d.hidden_size = 64;
-  d.num_layers = 2;
-  d.num_heads = 4;
-  d.num_kv_heads = 4;
-  d.ffn_hidden_size = 256;
-  d.vocab_size = 256;
-  d.max_seq_len = 128;
-  d.tie_word_embeddings = true;
-  d.norm_eps = 1e-5;
-  CHECK(HuggingFaceConfigJson(d) == R"({
+  ir::Model d;
+  d.set_arch(ir::ARCHITECTURE_GPT2);
+  d.set_hidden_size(64);
+  d.set_num_layers(2);
+  d.set_num_heads(4);
+  d.set_num_kv_heads(4);
+  d.set_ffn_hidden_size(256);
+  d.set_vocab_size(256);
+  d.set_max_seq_len(128);
+  d.set_tie_word_embeddings(true);
+  d.set_norm_eps(1e-5);
+  CHECK(HuggingFaceConfigJson(d, ir::DTYPE_FP32) == R"({
   "activation_function": "gelu_new",
   "architectures": [
     "GPT2LMHeadModel"
@@ -94,21 +81,21 @@ TEST_CASE("GPT-2 config.json, byte for byte") {
 }
 
 TEST_CASE("Llama config.json, byte for byte") {
-  HfModelDims d;
-  d.arch = HfArch::kLlama;
-  d.hidden_size = 64;
-  d.num_layers = 2;
-  d.num_heads = 4;
-  d.num_kv_heads = 2;
-  d.ffn_hidden_size = 172;
-  d.vocab_size = 256;
-  d.max_seq_len = 128;
-  d.tie_word_embeddings = false;
-  d.norm_eps = 1e-6;
-  d.rope_theta = 500000.0;
-  d.qkv_bias = true;
-  d.torch_dtype = "bfloat16";
-  CHECK(HuggingFaceConfigJson(d) == R"({
+  ir::Model d;
+  d.set_arch(ir::ARCHITECTURE_LLAMA);
+  d.set_hidden_size(64);
+  d.set_num_layers(2);
+  d.set_num_heads(4);
+  d.set_num_kv_heads(2);
+  d.set_ffn_hidden_size(172);
+  d.set_vocab_size(250);
+  d.set_padded_vocab_size(256);  // the stored rows are what config.json declares
+  d.set_max_seq_len(128);
+  d.set_tie_word_embeddings(false);
+  d.set_norm_eps(1e-6);
+  d.set_rope_theta(500000.0);
+  d.set_qkv_bias(true);
+  CHECK(HuggingFaceConfigJson(d, ir::DTYPE_BF16) == R"({
   "architectures": [
     "LlamaForCausalLM"
   ],
@@ -142,7 +129,7 @@ TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
     INFO(path);
     absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(path + "/config.json");
     REQUIRE(original.ok());
-    CheckSameDims(*original, ParseBack(HuggingFaceConfigJson(DimsOf(*original))));
+    CheckSameDims(*original, ParseBack(HuggingFaceConfigJson(DimsOf(*original), ir::DTYPE_FP32)));
   }
 }
 
@@ -158,13 +145,13 @@ TEST_CASE("untied GPT-2 and tied Llama round trip too") {
   gpt2.max_seq_len = 64;
   gpt2.tie_word_embeddings = false;
   gpt2.norm_eps = 1e-6;
-  CheckSameDims(gpt2, ParseBack(HuggingFaceConfigJson(DimsOf(gpt2))));
+  CheckSameDims(gpt2, ParseBack(HuggingFaceConfigJson(DimsOf(gpt2), ir::DTYPE_FP32)));
   spec::ModelSpec llama = gpt2;
   llama.arch = spec::Arch::kLlama;
   llama.num_kv_heads = 3;
   llama.tie_word_embeddings = true;
   llama.rope_theta = 1e6;
-  CheckSameDims(llama, ParseBack(HuggingFaceConfigJson(DimsOf(llama))));
+  CheckSameDims(llama, ParseBack(HuggingFaceConfigJson(DimsOf(llama), ir::DTYPE_FP32)));
 }
 
 }  // namespace
