@@ -22,8 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
-// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
 using accel::testing::RemoveDir;
 
 struct Result {

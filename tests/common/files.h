@@ -22,6 +22,8 @@ inline std::string ReadAll(const std::filesystem::path& path) {
 }
 
 // Removes `dir` and everything under it; a missing directory or a failure is ignored (clean-up).
+// RemoveTree, never std::filesystem's recursive removal, which PyTorch's CUDA wheels interpose
+// (common/remove_tree.h).
 inline void RemoveDir(const std::filesystem::path& dir) {
   std::error_code ec;
   RemoveTree(dir.string(), ec);

@@ -26,8 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
-// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
 using accel::testing::RemoveDir;
 
 using testing::RankOutcome;

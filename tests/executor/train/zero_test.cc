@@ -30,8 +30,6 @@
 namespace accel::exec {
 namespace {
 
-// Deletes a test directory, ignoring errors: RemoveTree, never std::filesystem's recursive
-// removal, which PyTorch's CUDA wheels interpose (common/remove_tree.h).
 using accel::testing::RemoveDir;
 
 using testing::Ok;
