@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        const TensorParallel& tp,
                                                        std::shared_ptr<Communicator> tp_kv) {
   const auto& recompute = plan.training().recompute_modules();
-  ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}));
+  const auto& kept = plan.training().recompute_kept_outputs();
+  ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}, {kept.begin(), kept.end()}));
   model->set_loss_chunks(plan.training().loss_chunks());
   std::vector<std::pair<std::string, int64_t>> names;
   for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());

@@ -397,14 +397,20 @@ class TorchtitanImporter {
            if (*v != "none" && *v != "selective" && *v != "full") {
              return c_.WrongType(k, "'" + k.path + "' must be none, selective or full");
            }
-           c_.Set("training.recompute", *v, k.path);
+           recompute_mode_ = *v;
+           c_.Set("training.recompute", *v == "selective" && op_option_ ? "op" : *v, k.path);
          }},
         {"selective_ac_option",
          [this](const SourceKey& k) {
            auto v = c_.String(k);
            if (v && *v != "op") {
-             c_.Unmapped(k, "has no accel equivalent: accel's selective recomputation is per "
-                            "operator ('op'), not every N-th layer; not imported");
+             c_.Unmapped(k, "has no accel equivalent: accel recomputes every block, not every N-th "
+                            "layer; not imported");
+           }
+           // torchtitan's per-op policy is accel's `op` (planner/recompute_policy.h).
+           if (v && *v == "op") {
+             op_option_ = true;
+             if (recompute_mode_ == "selective") c_.Set("training.recompute", "op", k.path);
            }
          }},
     };
@@ -431,6 +437,10 @@ class TorchtitanImporter {
   TorchtitanState s_;
   double betas_[2] = {0.9, 0.95};  // torchtitan's defaults
   std::string betas_path_;
+  // activation_checkpoint.mode and whether selective_ac_option is "op", which together make
+  // accel's per-op recompute, in whichever order the keys come.
+  std::string recompute_mode_;
+  bool op_option_ = false;
 };
 
 void TorchtitanImporter::Finish() {

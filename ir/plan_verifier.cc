@@ -487,14 +487,25 @@ void VerifyTensorParallel(const Plan& plan, std::vector<std::string>& out) {
   VerifyKvReplicaGroups(plan, tp, out);
 }
 
-// Recompute names one module per layer ("full": blocks, "selective": attention cores), each once;
-// the executor checks the names against its model.
+// Recompute names one module per layer ("full", "op": blocks, "selective": attention cores), each
+// once, and "op" the outputs its blocks keep, each once; the executor checks the names against its
+// model.
 void VerifyRecompute(const Plan& plan, std::vector<std::string>& out) {
   const Training& training = plan.training();
   const Recompute mode = training.recompute();
   const int64_t listed = training.recompute_modules_size();
-  const int64_t expected =
-      mode == RECOMPUTE_FULL || mode == RECOMPUTE_SELECTIVE ? plan.model().num_layers() : 0;
+  const int64_t expected = mode == RECOMPUTE_FULL || mode == RECOMPUTE_OP || mode == RECOMPUTE_SELECTIVE
+                               ? plan.model().num_layers()
+                               : 0;
+  if ((mode == RECOMPUTE_OP) != (training.recompute_kept_outputs_size() > 0)) {
+    out.push_back("recompute " + std::string(Name(mode)) + " lists " +
+                  std::to_string(training.recompute_kept_outputs_size()) + " kept outputs, expected " +
+                  (mode == RECOMPUTE_OP ? "some" : "none"));
+  }
+  std::set<std::string> kept;
+  for (const std::string& op : training.recompute_kept_outputs()) {
+    if (!kept.insert(op).second) out.push_back("recompute kept output " + op + " is listed twice");
+  }
   if (listed != expected) {
     out.push_back("recompute " + std::string(Name(mode)) + " lists " +
                   std::to_string(listed) + " modules, expected " + std::to_string(expected));

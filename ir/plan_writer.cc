@@ -73,13 +73,17 @@ std::string RankList(const RankGroup& group, int max_ranks) {
   return out + "]";
 }
 
-// "none", or e.g. "full (12 modules: transformer.h.0 … transformer.h.11)".
+// "none", or e.g. "full (12 modules: transformer.h.0 … transformer.h.11)", "op (12 modules:
+// transformer.h.0 … transformer.h.11; keeping attn.c_attn, attn.core, mlp.c_fc)".
 std::string RecomputeText(const Training& t) {
   const int n = t.recompute_modules_size();
   if (n == 0) return N(t.recompute());
   std::string text = N(t.recompute()) + " (" + std::to_string(n) + (n == 1 ? " module: " : " modules: ") +
                      t.recompute_modules(0);
   if (n > 1) text += (n > 2 ? " … " : ", ") + t.recompute_modules(n - 1);
+  for (int i = 0; i < t.recompute_kept_outputs_size(); ++i) {
+    text += (i == 0 ? "; keeping " : ", ") + t.recompute_kept_outputs(i);
+  }
   return text + ")";
 }
 

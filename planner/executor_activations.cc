@@ -5,8 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/units.h"
 #include "ir/plan_access.h"
+#include "planner/recompute_policy.h"
 
 namespace accel::planner {
 
@@ -84,6 +86,16 @@ I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
   return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp + copies;
 }
 
+// Elements per token of the outputs per-op recompute keeps on this rank.
+int64_t OpKeptWidth(const ExecutorActivationShape& s, const RankDims& d) {
+  BlockOpWidths w;
+  w.q = static_cast<int64_t>(d.q_width);
+  w.kv = static_cast<int64_t>(d.kv_width);
+  w.h = s.hidden;
+  w.ffn = static_cast<int64_t>(d.ffn);
+  return OpPolicyKeptWidth(s.gpt2, w);
+}
+
 std::string CoreFormula(const ExecutorActivationShape& s) {
   if (s.fused_attention) return "4 B x b*a*s sdpa log-sum-exp";
   return absl::StrCat(ComputeBytes(s), "S + s^2");
@@ -115,16 +127,21 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
       // The core's inputs (q, k, v as the block made them) are the same size as the copies its
       // matmuls keep, so only the core's own tensors go.
       return Saturate(BlockBytesWithoutCore(s, d) + kRecomputeRngStateBytes);
+    case RecomputeMode::kOp:
+      return Saturate(I{StreamBytes(s)} * d.n_stream * s.hidden + kRecomputeRngStateBytes +
+                      I{ComputeBytes(s)} * d.n * OpKeptWidth(s, d));
     case RecomputeMode::kFull:
       return Saturate(I{StreamBytes(s)} * d.n_stream * s.hidden + kRecomputeRngStateBytes);
   }
   return 0;
 }
 
-int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s) {
+int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s, RecomputeMode mode) {
   // GPT-2 with bf16 compute over fp32 parameters: the rebuilt block's backward holds 4x more.
-  const I extra = s.gpt2 && CopiesWeights(s) ? I{4} * s.seq_len * s.micro_batch * s.hidden : 0;
-  return Saturate(I{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s) + extra);
+  const I extra = s.gpt2 && CopiesWeights(s) && mode != RecomputeMode::kOp ? I{4} * s.seq_len * s.micro_batch * s.hidden : 0;
+  const RankDims d = RankDimsOf(s);
+  const I kept = mode == RecomputeMode::kOp ? I{ComputeBytes(s)} * d.n * OpKeptWidth(s, d) : 0;
+  return Saturate(I{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s) + extra - kept);
 }
 
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {
@@ -175,6 +192,7 @@ namespace {
 struct LossChunking {
   I v_local = 0;
   I chunk_rows = 0;
+  I vocab_block = 0;  // vocabulary rows of one 16-bit weight-gradient product
 };
 
 LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
@@ -183,7 +201,7 @@ LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
   const I v_local = I{s.vocab} / t;
   I chunks = s.loss_chunks > 0 ? I{s.loss_chunks} : std::max<I>(1, (v_local + s.hidden - 1) / std::max<int64_t>(s.hidden, 1));
   chunks = std::min(chunks, n);
-  return {v_local, (n + chunks - 1) / chunks};
+  return {v_local, (n + chunks - 1) / chunks, (v_local + chunks - 1) / chunks};
 }
 
 // The final norm's input and statistics, the head's input in the product's dtype (gathered with
@@ -205,12 +223,17 @@ int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   // the input's gradient, the fp32 weight-gradient accumulator and one chunk's weight-gradient
   // product, and one chunk's logits in fp32 with their gradient in the product's dtype.
   // In fp32 each chunk's weight gradient is added in place; in 16 bits it is a product converted
-  // to fp32 before it is added ((c + 4)·V·h), and a chunk's logits exist in the product's dtype and in fp32 at once. 13 B per token: the
+  // to fp32 before it is added, a block of vocabulary rows at a time ((c + 4)·⌈V / chunks⌉·h),
+  // and a chunk's logits exist in the product's dtype and in fp32 at once. 13 B per token: the
   // targets' local indices (8), where they lie (1) and its fp32 complement (4).
   const I weight_copy = c != StreamBytes(s) ? c * k.v_local * h : 0;
-  const I product = c < 4 ? (c + 4) * k.v_local * h : 0;
+  const I product = c < 4 ? (c + 4) * k.vocab_block * h : 0;
   const I chunk = (c < 4 ? 4 + c : 4) * k.chunk_rows * k.v_local;
-  const I backward = weight_copy + c * d.n * h + 4 * k.v_local * h + product + chunk + 13 * d.n;
+  // With 16-bit parameters the fp32 gradient is converted to their dtype at the end, after the
+  // chunks: p·V·h beside the accumulator.
+  const I p = StreamBytes(s);
+  const I final_cast = p < 4 ? p * k.v_local * h : 0;
+  const I backward = weight_copy + c * d.n * h + 4 * k.v_local * h + std::max(product + chunk, final_cast) + 13 * d.n;
   return Saturate(HeadKept(s) + backward);
 }
 
@@ -233,6 +256,12 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
       kept = absl::StrCat(block, copies, " + ", kRecomputeRngStateBytes,
                           " B generator state (selective recompute: the attention core's ",
                           CoreFormula(s), " recomputed)");
+      break;
+    case RecomputeMode::kOp:
+      kept = absl::StrCat(p, "x + ", kRecomputeRngStateBytes, " B generator state + ", c,
+                          s.gpt2 ? "(4x + f)" : "(3x + k + f)",
+                          " (per-op recompute: block input and the outputs of ",
+                          absl::StrJoin(OpPolicyKeptOutputs(s.gpt2), ", "), ")");
       break;
     case RecomputeMode::kFull:
       kept = absl::StrCat(p, "x + ", kRecomputeRngStateBytes, " B generator state (full recompute: block input)");

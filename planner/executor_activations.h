@@ -86,6 +86,10 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 //   kFull:      the block's input (p·x, a sequence shard with sequence parallelism) plus
 //               kRecomputeRngStateBytes; the forward runs without grad, so autocast keeps no
 //               weight copies for the step.
+//   kOp:        kFull's plus the outputs the block keeps (planner/recompute_policy.h), c B each:
+//               GPT-2 c_attn 3q, the attention output q, c_fc f; Llama q_proj q, v_proj k, the
+//               attention output q, gate_proj f, down_proj x (q, k, f this rank's widths under
+//               tensor parallelism; down_proj's output is whole before its reduction).
 // Chen et al. 2016 (full), Korthikanti et al. 2022 §4.1 (selective); checked against the counting
 // allocator (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, RecomputeMode mode);
@@ -97,7 +101,14 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, Recomput
 // parameters. Checked with the counting allocator on a one-block pipeline stage whose block is
 // checkpointed (tests/executor/memory/activation_estimate_test.cc): exact for fp32 and for Llama
 // with bf16 parameters, within 8% elsewhere (the peak moves between ops as the shape changes).
-int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape);
+// Per-op recompute (mode kOp) rebuilds the same block, but the outputs it kept are already
+// counted (ExecutorKeptBytesPerLayer) and move into the rebuilt graph: they come off. Its
+// attention core runs only in the attention's backward, after the MLP's: measured, the MLP's
+// backward peaks exactly the attention core's tensors (c·S + s²) below this, the attention's
+// backward in between; the estimate keeps the upper end (at most the core's bytes over). GPT-2's
+// extra 4x under bf16 compute does not appear with per-op recompute.
+int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape,
+                                      RecomputeMode mode = RecomputeMode::kFull);
 
 // Bytes one block's backward holds above what was live when it started: the gradients of its
 // intermediates as they appear, less the saved tensors backward frees on the way, and autograd's
@@ -137,8 +148,9 @@ int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& shape);
 // (ExecutorHeadKeptBytes) plus the chunked loss's backward (executor/models/ops/
 // chunked_cross_entropy.h): the weight in the product's dtype when it differs from the
 // parameters' (c·V·h), the head input's gradient (c·x), the fp32 weight-gradient accumulator
-// (4·V·h) and, in 16 bits, one chunk's weight-gradient product and its fp32 conversion
-// ((c + 4)·V·h; fp32 adds it in place), one chunk's logits and their gradient (4·r·V in fp32; (4 + c)·r·V in 16 bits, r =
+// (4·V·h) and, in 16 bits, one block's weight-gradient product and its fp32 conversion
+// ((c + 4)·⌈V / chunks⌉·h; fp32 adds it in place), or once the chunks are done, with 16-bit
+// parameters, the gradient's conversion to their dtype (p·V·h) if that is larger, one chunk's logits and their gradient (4·r·V in fp32; (4 + c)·r·V in 16 bits, r =
 // ⌈n / chunks⌉ rows) and 13n of target bookkeeping. V is this rank's vocabulary rows (V / t).
 // Measured exactly with the counting allocator on the loss alone
 // (tests/executor/memory/activation_estimate_test.cc).

@@ -204,7 +204,7 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
               if (schedule == spec::PipelineSchedule::k1F1B) one_f_one_b = base;
               int rc_index = 0;
               for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
-                                         spec::Recompute::kFull}) {
+                                         spec::Recompute::kOp, spec::Recompute::kFull}) {
                 for (size_t o = 0; o < n; ++o) {
                   const size_t here = out.layouts.size();
                   out.wave.push_back((o > 0 ? 1 : 0) + (gpipe ? 2 : 0));

@@ -64,7 +64,7 @@ struct Layout {
 //   - micro batch m among the divisors of the global batch up to 4 × the spec's
 //     micro_batch_size, kept only when global_batch is a multiple of m × data_replicate ×
 //     data_shard (the batch identity global = micro × dp × accumulation, docs/design.md "Terms");
-//   - recompute none, selective, full;
+//   - recompute none, selective, op, full;
 //   - pipeline schedule gpipe, 1f1b and interleaved_1f1b (virtual_stages auto: 2 model chunks
 //     per stage) when pipeline > 1 (1f1b otherwise), 1f1b only with at least pipeline
 //     microbatches and interleaved_1f1b only with a multiple of pipeline (E0407

@@ -79,6 +79,9 @@ const char* LayoutFormula(const MemoryInputs& in) {
     case RecomputeMode::kFull:
       return in.sequence_parallel ? "2*s*b*h/t (full recompute: layer input only)"
                                   : "2*s*b*h (full recompute: layer input only)";
+    case RecomputeMode::kOp:
+      return in.sequence_parallel ? "2*s*b*h/t + 2*s*b*(4*h + ffn)/t (per-op recompute: layer input and kept outputs)"
+                                  : "2*s*b*h + 2*s*b*(4*h + ffn)/t (per-op recompute: layer input and kept outputs)";
     case RecomputeMode::kSelective:
       if (in.sequence_parallel) return "s*b*h*(10 + 8 + 4*ffn/h)/t (tensor + sequence parallel + selective)";
       return tp ? "s*b*h*(10 + (8 + 4*ffn/h)/t) (tensor parallel + selective)"
@@ -145,6 +148,7 @@ const char* RecomputeName(RecomputeMode mode) {
   switch (mode) {
     case RecomputeMode::kNone: return "none";
     case RecomputeMode::kSelective: return "selective";
+    case RecomputeMode::kOp: return "op";
     case RecomputeMode::kFull: return "full";
   }
   return "none";
@@ -175,6 +179,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     case ir::RECOMPUTE_NONE: in.recompute = RecomputeMode::kNone; break;
     case ir::RECOMPUTE_SELECTIVE: in.recompute = RecomputeMode::kSelective; break;
     case ir::RECOMPUTE_FULL: in.recompute = RecomputeMode::kFull; break;
+    case ir::RECOMPUTE_OP: in.recompute = RecomputeMode::kOp; break;
     default:
       return absl::InvalidArgumentError("plan has unknown recompute " +
                                         std::to_string(plan.training().recompute()));
@@ -320,7 +325,7 @@ void AddStage3GatherTerms(bool explain, const MemoryInputs& in, const StageLayou
                           const ModelStateDtypes& dtypes, ir::MemoryEstimate& e) {
   const int64_t prefetch = std::max(in.prefetch_bucket_elements, largest_unit);
   const int64_t input = CeilDiv(largest_unit, degree);
-  const bool grad_here = in.recompute == RecomputeMode::kFull;
+  const bool grad_here = RecomputesBlocks(in.recompute);
   const int64_t grad_bytes = grad_here ? dtypes.grad_bytes : 0;
   SetTerm(
       e.add_device(), explain, "communication_buffers",
@@ -538,7 +543,7 @@ HeadInBackward HeadInBackwardOf(const SharedInputs& c, const StageLayout& layout
 void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
                        const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
-  const bool full = in.recompute == RecomputeMode::kFull;
+  const bool full = RecomputesBlocks(in.recompute);
   // Under tensor parallelism the block's intermediates are this rank's heads and MLP columns
   // (1/t of them), and with sequence parallelism the boundary tensors are sequence shards.
   const int64_t tp = std::max<int64_t>(c.tp, 1);
@@ -619,7 +624,7 @@ void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
     return;
   }
   const int64_t tp = std::max<int64_t>(c.tp, 1);
-  const int64_t working = ExecutorRecomputeWorkingBytes(exec_shape);
+  const int64_t working = ExecutorRecomputeWorkingBytes(exec_shape, in.recompute);
   const int64_t gradient = BoundaryBytes(c);
   const bool tied_head = layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings();
   const int64_t head_share = tied_head ? CeilDiv(c.padded_vocab, tp) * c.h * c.dtypes.grad_bytes : 0;
@@ -686,7 +691,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
                  (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
         },
         executor_layout ? kExecutorActivationSource : kActivationSource);
-    if (in.recompute == RecomputeMode::kFull) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
+    if (RecomputesBlocks(in.recompute)) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
   }
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
@@ -832,7 +837,7 @@ absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& param
     ir::MemoryEstimate& e = *out.Add();
     e.set_stage(layout.index);
     const StageCounts counts = CountStage(c, layout);
-    const bool stage3_phase = c.stage >= 3 && c.degree > 1 && in.recompute != RecomputeMode::kFull;
+    const bool stage3_phase = c.stage >= 3 && c.degree > 1 && !RecomputesBlocks(in.recompute);
     const bool tied_whole =
         layout.has_embedding && layout.has_lm_head && in.model.tie_word_embeddings();
     c.unit_grad = stage3_phase ? counts.largest_block_unit * c.dtypes.grad_bytes : 0;
@@ -885,7 +890,7 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
         offered = true;
       }
     }
-    for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kOp, RecomputeMode::kFull}) {
       if (offered || static_cast<int>(mode) <= static_cast<int>(in.recompute)) continue;
       MemoryInputs m = in;
       m.dp_shard = in.dp_replicate;
@@ -900,7 +905,7 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
       }
     }
   }
-  for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+  for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kOp, RecomputeMode::kFull}) {
     if (static_cast<int>(mode) <= static_cast<int>(in.recompute)) continue;
     MemoryInputs m = in;
     m.recompute = mode;

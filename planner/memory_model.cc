@@ -177,9 +177,11 @@ int64_t ActivationBytesPerLayer(const ActivationShape& shape, RecomputeMode reco
   const int64_t a = shape.heads, f = shape.ffn > 0 ? shape.ffn : 4 * h;
   const int64_t t = std::max<int64_t>(shape.tp, 1);
   const int64_t sbh = s * b * h;
-  if (recompute == RecomputeMode::kFull) {
-    return shape.sequence_parallel ? CeilDiv(2 * sbh, t) : 2 * sbh;
-  }
+  const int64_t input = shape.sequence_parallel ? CeilDiv(2 * sbh, t) : 2 * sbh;
+  if (recompute == RecomputeMode::kFull) return input;
+  // Per-op: the outputs kept in 16 bits, at most 4h + ffn per token (GPT-2's c_attn, attention and
+  // c_fc; Llama's q, v, attention, gate and down are 3h + kv + ffn; planner/recompute_policy.h).
+  if (recompute == RecomputeMode::kOp) return input + CeilDiv(2 * s * b * (4 * h + f), t);
   // Table 2's parts: 10·sbh outside the tensor-parallel regions (LayerNorm inputs, the inputs
   // of the QKV and first MLP matmuls, two dropout masks), 8·sbh + 4·s·b·f inside them (Q, K,
   // V, attention-output projection input; both MLP matmul inputs), 5·a·s²·b attention scores

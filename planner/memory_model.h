@@ -137,7 +137,13 @@ std::string AccelerateFormatBytes(double bytes);
 // Transformer Models", arXiv 2205.05198, §4 and Table 2) ----
 
 // Activation-recomputation policy.
-enum class RecomputeMode { kNone, kSelective, kFull };
+// Ordered by what they save: each mode keeps less than the one before it. kOp is per-op
+// selective recompute (planner/recompute_policy.h).
+enum class RecomputeMode { kNone, kSelective, kOp, kFull };
+
+// Whether `mode` checkpoints whole blocks (full and per-op): forward runs them without autograd,
+// backward rebuilds one block at a time.
+inline bool RecomputesBlocks(RecomputeMode mode) { return mode == RecomputeMode::kFull || mode == RecomputeMode::kOp; }
 
 // Shapes for one transformer layer on one rank.
 struct ActivationShape {
@@ -154,7 +160,8 @@ struct ActivationShape {
 // Activation bytes of one layer kept for backward, 16-bit activations (Table 2):
 // no recompute: s·b·h·(10 + 24/t + 5·a·s/(h·t)); with sequence parallel everything / t:
 // s·b·h·(34/t + 5·a·s/(h·t)); selective recompute drops the 5·a·s²·b attention-score term;
-// full recompute keeps only the layer input, 2·s·b·h (/ t with sequence parallel).
+// full recompute keeps only the layer input, 2·s·b·h (/ t with sequence parallel); per-op
+// recompute that plus its kept outputs, bounded by 2·s·b·(4h + ffn)/t (planner/recompute_policy.h).
 // t = 1 gives the "none" row s·b·h·(34 + 5·a·s/h). For ffn ≠ 4h the MLP part 16·s·b·h becomes
 // 4·s·b·ffn (Megatron-LM theoretical_memory_usage.py: s·b·h·(18 + 4·ffn/h) for SP + selective),
 // so 24/t → (8 + 4·ffn/h)/t. Divisions by t round up. Fused attention (FlashAttention, Dao et al.

@@ -6,6 +6,7 @@
 #include "common/ceil_div.h"
 #include "ir/plan_access.h"
 #include "planner/ir_enums.h"
+#include "planner/recompute_policy.h"
 
 namespace accel::planner {
 namespace {
@@ -82,11 +83,16 @@ std::string BlockModulePath(const ir::Model& model, int64_t layer) {
 
 std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute mode) {
   std::vector<std::string> modules;
-  if (mode != ir::RECOMPUTE_FULL && mode != ir::RECOMPUTE_SELECTIVE) return modules;
+  if (mode != ir::RECOMPUTE_FULL && mode != ir::RECOMPUTE_OP && mode != ir::RECOMPUTE_SELECTIVE) return modules;
   const bool llama = model.arch() == ir::ARCHITECTURE_LLAMA;
-  const std::string core = mode == ir::RECOMPUTE_FULL ? "" : llama ? ".self_attn.core" : ".attn.core";
+  const std::string core = mode != ir::RECOMPUTE_SELECTIVE ? "" : llama ? ".self_attn.core" : ".attn.core";
   for (int64_t l = 0; l < model.num_layers(); ++l) modules.push_back(BlockModulePath(model, l) + core);
   return modules;
+}
+
+std::vector<std::string> RecomputeKeptOutputs(const ir::Model& model, ir::Recompute mode) {
+  if (mode != ir::RECOMPUTE_OP) return {};
+  return OpPolicyKeptOutputs(model.arch() != ir::ARCHITECTURE_LLAMA);
 }
 
 ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {

@@ -95,10 +95,15 @@ class ModelParamsCache {
 std::string BlockModulePath(const ir::Model& model, int64_t layer);
 
 // The sub-modules recompute `mode` checkpoints (ir::Training.recompute_modules), in forward
-// order: NONE → none; FULL → every block (BlockModulePath); SELECTIVE → every block's
+// order: NONE → none; FULL and OP → every block (BlockModulePath); SELECTIVE → every block's
 // attention core, BlockModulePath + ".attn.core" (gpt2) or ".self_attn.core" (llama family).
 // UNSPECIFIED gives none. Size: num_layers.
 std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute mode);
+
+// The ops whose outputs recompute `mode` keeps in every recomputed block
+// (ir::Training.recompute_kept_outputs): OP → OpPolicyKeptOutputs (planner/recompute_policy.h);
+// other modes none.
+std::vector<std::string> RecomputeKeptOutputs(const ir::Model& model, ir::Recompute mode);
 
 // Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +

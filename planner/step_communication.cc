@@ -370,7 +370,9 @@ double OwnedShare(const ir::Plan& plan) {
 void AddTensorParallel(const ir::Plan& plan, const StageShape& shape, const StageShardTotals& shards,
                        int64_t m, double activation, Terms& terms) {
   const bool sp = plan.mesh().sequence_parallel();
-  const bool full = plan.training().recompute() == ir::RECOMPUTE_FULL;
+  // Full and per-op recompute re-run a block's collectives (the executor keeps no collective's
+  // output; torchtitan's per-op policy keeps reduce-scatters').
+  const bool full = plan.training().recompute() == ir::RECOMPUTE_FULL || plan.training().recompute() == ir::RECOMPUTE_OP;
   const int64_t per_block = (full ? 3 : 2) * 2;  // collectives of each kind per block, both ways
   const int64_t blocks = m * shape.layers;
   if (sp) {
@@ -418,8 +420,8 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   const double block = 2.0 * static_cast<double>(b) * static_cast<double>(s / cp) *
                        static_cast<double>(kv) / static_cast<double>(std::max<int64_t>(tp, 1)) *
                        static_cast<double>(d) * static_cast<double>(compute_bytes);
-  const bool again = plan.training().recompute() == ir::RECOMPUTE_SELECTIVE ||
-                     plan.training().recompute() == ir::RECOMPUTE_FULL;
+  const bool again = plan.training().recompute() != ir::RECOMPUTE_NONE &&
+                     plan.training().recompute() != ir::RECOMPUTE_UNSPECIFIED;
   const int64_t passes = 3 + (again ? 1 : 0);  // forward, recompute?, backward (2)
   const int64_t blocks = m * shape.layers;
   Term* t = terms.Add("cp", Collective::kSendRecv,

@@ -84,15 +84,16 @@ GemmSeconds TimeGemm(const Gemm& g, const ir::DeviceProfile& profile, ir::Dtype 
 }
 
 // Matmul seconds of one block per microbatch: forward, backward, and the forward products
-// recompute runs again (selective: the attention products; full: all of them).
+// recompute runs again (selective: the attention products; per-op: the attention products and
+// the matmuls whose outputs it does not keep; full: all of them).
 double LayerMatmulSeconds(const std::vector<Gemm>& gemms, RecomputeMode recompute,
                           const ir::DeviceProfile& profile, ir::Dtype dtype, double share) {
   double total = 0;
   for (const Gemm& g : gemms) {
     const GemmSeconds t = TimeGemm(g, profile, dtype, share);
-    const bool again = recompute == RecomputeMode::kFull ||
-                       (recompute == RecomputeMode::kSelective && g.attention);
-    total += t.forward * (again ? 2 : 1) + t.backward;
+    double again = recompute == RecomputeMode::kFull || (recompute == RecomputeMode::kSelective && g.attention);
+    if (recompute == RecomputeMode::kOp) again = g.op_recomputed;
+    total += t.forward * (1 + again) + t.backward;
   }
   return total;
 }
@@ -113,10 +114,10 @@ double ElementwiseSeconds(const ElementwiseElements& elements, const ir::DeviceP
   return share > 0 ? total / share : total;
 }
 
-// Which block ops recompute runs forward again: every one (full), the softmax (selective).
+// Which block ops recompute runs forward again: every one (full, per-op), the softmax (selective).
 std::array<bool, kElementwiseOpCount> RecomputedOps(RecomputeMode mode) {
   std::array<bool, kElementwiseOpCount> again{};
-  if (mode == RecomputeMode::kFull) again.fill(true);
+  if (RecomputesBlocks(mode)) again.fill(true);
   if (mode == RecomputeMode::kSelective) {
     again[static_cast<int>(ElementwiseOp::kCausalSoftmax)] = true;
   }
@@ -221,7 +222,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const double head_recompute = st.has_lm_head ? head : 0.0;
     t.set_recompute_flops(m * (layers * LayerRecomputeFlops(layer, in.recompute) + head_recompute));
     double bytes = m * layers * 3.0 * layer_traffic;
-    if (in.recompute == RecomputeMode::kFull) bytes += m * layers * layer_traffic;
+    if (RecomputesBlocks(in.recompute)) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
     const double owned = OwnedParams(plan, shards.Stage(st.index));
     bytes += TrainerPassBytes(plan, shards.Stage(st.index));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "planner/recompute_policy.h"
+
 namespace accel::planner {
 namespace {
 
@@ -45,6 +47,9 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
   f.output = 2 * bs * ad * x.h / split;
   const double mlp_matmuls = model.arch() == ir::ARCHITECTURE_LLAMA ? 3 : 2;
   f.mlp = mlp_matmuls * 2 * bs * x.h * x.ffn / split;
+  for (const Gemm& g : LayerForwardGemms(model, seq_len, micro_batch, tp, cp)) {
+    if (!g.attention) f.op_recomputed += g.Flops() * g.op_recomputed;
+  }
   return f;
 }
 
@@ -63,13 +68,20 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   // contiguous: Kᵀ is then a transposed view, not a copy.
   const ir::MatmulLayout scores =
       llama && kv != heads ? ir::MATMUL_LAYOUT_NT : ir::MATMUL_LAYOUT_NN;
+  const bool gpt2 = !llama;
+  auto again = [gpt2](const char* op) { return OpPolicyRecomputedShare(gpt2, op); };
+  const double qkv_again =
+      llama ? (again("self_attn.q_proj") * heads + (again("self_attn.k_proj") + again("self_attn.v_proj")) * kv) /
+                  static_cast<double>(heads + 2 * kv)
+            : again("attn.c_attn");
   std::vector<Gemm> gemms;
-  gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false, linear});
+  gemms.push_back({tokens, (heads + 2 * kv) * d / t, h, 1, false, linear, qkv_again});
   gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true, scores});
   gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true, ir::MATMUL_LAYOUT_NN});
-  gemms.push_back({tokens, h, heads * d / t, 1, false, linear});
-  gemms.push_back({tokens, ffn / t, h, llama ? 2 : 1, false, linear});
-  gemms.push_back({tokens, h, ffn / t, 1, false, linear});
+  gemms.push_back({tokens, h, heads * d / t, 1, false, linear, again(llama ? "self_attn.o_proj" : "attn.c_proj")});
+  gemms.push_back({tokens, ffn / t, h, llama ? 2 : 1, false, linear,
+                   llama ? (again("mlp.gate_proj") + again("mlp.up_proj")) / 2 : again("mlp.c_fc")});
+  gemms.push_back({tokens, h, ffn / t, 1, false, linear, again(llama ? "mlp.down_proj" : "mlp.c_proj")});
   return gemms;
 }
 
@@ -104,6 +116,7 @@ double LayerRecomputeFlops(const LayerFlops& layer, RecomputeMode mode) {
   switch (mode) {
     case RecomputeMode::kNone: return 0;
     case RecomputeMode::kSelective: return layer.attention;
+    case RecomputeMode::kOp: return layer.attention + layer.op_recomputed;
     case RecomputeMode::kFull: return layer.Total();
   }
   return 0;

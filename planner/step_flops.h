@@ -34,6 +34,10 @@ struct LayerFlops {
   double attention = 0;  // Q·Kᵀ 2·b·s²·(a·d) + probabilities·V 2·b·s²·(a·d)
   double output = 0;     // 2·b·s·(a·d)·h
   double mlp = 0;        // gpt2 2 matmuls: 4·b·s·h·ffn; llama gated 3 matmuls: 6·b·s·h·ffn
+  // Of qkv, output and mlp: what per-op recompute runs again (the matmuls whose outputs it does not
+  // keep, planner/recompute_policy.h): gpt2 attn.c_proj and mlp.c_proj, llama k_proj, o_proj and
+  // up_proj.
+  double op_recomputed = 0;
   double Total() const { return qkv + attention + output + mlp; }
 };
 
@@ -48,6 +52,10 @@ struct Gemm {
   int64_t count = 1;
   bool attention = false;  // Q·Kᵀ or probabilities·V (selective recompute re-runs these)
   ir::MatmulLayout layout = ir::MATMUL_LAYOUT_NN;
+  // The share of the product per-op recompute runs again: 1 for the attention products (its
+  // backward re-runs the core), 0 for a kept matmul output, between for a product standing for
+  // several matmuls (llama's q/k/v, gate/up) (planner/recompute_policy.h).
+  double op_recomputed = 1;
   double Flops() const {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
            static_cast<double>(count);
@@ -97,7 +105,9 @@ double HeadForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_b
                         int64_t cp);
 
 // The extra forward FLOPs recompute adds in backward for one block: none 0; selective the
-// attention core (LayerFlops::attention); full the whole block (LayerFlops::Total()).
+// attention core (LayerFlops::attention); per-op the attention core (its kept output's backward
+// re-runs it) and the matmuls whose outputs it does not keep (LayerFlops::op_recomputed); full
+// the whole block (LayerFlops::Total()).
 double LayerRecomputeFlops(const LayerFlops& layer, RecomputeMode mode);
 
 // Backward FLOPs for a forward of `forward_flops`: 2× (gradients with respect to inputs and to

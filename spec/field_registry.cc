@@ -372,13 +372,15 @@ std::vector<FieldInfo> BuildFields() {
              +[](JobSpec& s, const FieldValue& v) { s.training.log_every_steps = v.integer; }))
       .Doc("Print loss, learning rate and throughput every this many steps.")
       .Default("10");
-  Add(f, Enum("training.recompute", {"none", "selective", "full"},
+  Add(f, Enum("training.recompute", {"none", "selective", "op", "full"},
               +[](JobSpec& s, const FieldValue& v) {
                 s.training.recompute = EnumOf<Recompute>(v);
               }))
       .Doc("Activation recomputation. `none` keeps all activations; `selective` recomputes the "
-           "attention core (Korthikanti et al. 2022); `full` keeps only each block's input and "
-           "recomputes the rest in backward.")
+           "attention core (Korthikanti et al. 2022); `op` recomputes each block but keeps the "
+           "outputs of every other matrix multiply and of attention (torchtitan's per-op "
+           "selective checkpointing); `full` keeps only each block's input and recomputes the "
+           "rest in backward.")
       .Default(R"("none")");
   Add(f, AutoIntField("training.loss_chunks", 1, kMaxLossChunks,
                       +[](JobSpec& s, const FieldValue& v) { s.training.loss_chunks = AutoInt(v); }))

@@ -56,6 +56,7 @@ const char* Name(Recompute v) {
   switch (v) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
+    case Recompute::kOp: return "op";
     case Recompute::kFull: return "full";
   }
   return "none";

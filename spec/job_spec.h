@@ -36,7 +36,7 @@ enum class LrScheduleName { kConstant, kLinear, kCosine };
 enum class DType { kFp32, kBf16, kFp16 };
 enum class LossScaling { kNone, kDynamic, kStatic };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
-enum class Recompute { kNone, kSelective, kFull };
+enum class Recompute { kNone, kSelective, kOp, kFull };
 enum class Offload { kNone, kOptimizer, kAll };
 enum class DeviceType { kCpu, kCuda };
 enum class ResumeMode { kAuto, kNever };

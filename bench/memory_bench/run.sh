@@ -6,7 +6,7 @@
 #
 # For every CPU example under examples/specs/ and more layouts made from them with --set (sharding
 # stages 0-3, hybrid sharding, fp32/bf16 parameters, compute and reduction, gradient
-# accumulation, offload, selective and full recompute, a Llama model, pipeline schedules, tensor
+# accumulation, offload, selective, per-op and full recompute, a Llama model, pipeline schedules, tensor
 # parallelism, the 3D example), runs `accel run` for STEPS steps and reads the run's
 # summary.json: the estimate per category for the rank's pipeline stage (device terms without
 # runtime_overhead, which the counting allocator cannot see) and the peak live tensor bytes the
@@ -46,10 +46,13 @@ LAYOUTS=(
   "stage 2, loss in 16 chunks|$Z2|training.loss_chunks=16"
   "stage 2, recompute selective|$Z2|training.recompute=selective"
   "stage 2, recompute full|$Z2|training.recompute=full"
+  "stage 2, recompute op|$Z2|training.recompute=op"
   "stage 3, fp32, recompute full|$Z2|sharding.stage=3 precision.compute=fp32 training.recompute=full"
   "llama stage 2|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344"
   "llama seq 128|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4"
   "llama seq 128, recompute selective|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4 training.recompute=selective"
+  "llama seq 128, recompute op|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 data.seq_len=128 data.micro_batch_size=4 training.recompute=op"
+  "llama stage 3 bf16, recompute op|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 sharding.stage=3 precision.params=bf16 training.recompute=op"
   "llama stage 3 bf16|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 sharding.stage=3 precision.params=bf16"
   "pp 2 1f1b x dp 2, 4 microbatches|$Z2|parallel.pipeline=2 parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
   "pp 2 gpipe x dp 2, 4 microbatches|$Z2|parallel.pipeline=2 parallel.pipeline_schedule=gpipe parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
@@ -59,6 +62,7 @@ LAYOUTS=(
   "tp 2 sp x dp 2 stage 1|$Z2|parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1"
   "llama tp 2 x dp 2 stage 1|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.data_shard=2 sharding.stage=1"
   "llama tp 2 sp x dp 2 stage 1|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1"
+  "llama tp 2 sp x dp 2 stage 1, recompute op|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1 training.recompute=op"
   "llama tp 4, kv heads replicated|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=4 parallel.data_shard=1 sharding.stage=0"
   "llama tp 2 sp x dp 2, fp32|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1 precision.compute=fp32"
   "example llama tp 2 sp (4 ranks)|examples/specs/llama-mini_cpu4_tp2.yaml|"

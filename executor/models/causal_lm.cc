@@ -3,16 +3,19 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
 #include "executor/models/ops/chunked_cross_entropy.h"
+#include "executor/train/kept_outputs.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -53,12 +56,12 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, bool recompute) {
-  if (!recompute) return CausalAttention(q, k, v, fused);
+                            bool fused, const BlockRecompute& recompute, const std::string& op) {
   auto core = [fused](const std::vector<torch::Tensor>& in) {
     return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused)};
   };
-  return RecomputeMany(core, {q, k, v}).front();
+  if (recompute.attention_core) return RecomputeMany(core, {q, k, v}).front();
+  return KeptOutputs(core, {q, k, v}, recompute.Keeps(op)).front();
 }
 
 torch::Tensor CausalLm::Forward(const torch::Tensor& tokens) {
@@ -123,7 +126,8 @@ int64_t CausalLm::StageSequenceLength(const torch::Tensor& input, int chunk) con
   return input.size(1) * (tp_.sequence_sharded() ? tp_.size() : 1);
 }
 
-absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modules) {
+absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modules,
+                                           const std::vector<std::string>& kept_outputs) {
   const size_t layers = static_cast<size_t>(config_.num_layers);
   std::map<std::string, std::pair<size_t, bool>> known;  // path -> (layer, is attention core)
   for (size_t l = 0; l < layers; ++l) {
@@ -141,9 +145,25 @@ absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modul
     }
     (it->second.second ? cores : blocks)[it->second.first] = true;
   }
+  const std::vector<std::string> ops = BlockOps();
+  for (const std::string& op : kept_outputs) {
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("recompute kept output ", op, " is not an op of a ",
+                                                     ModelArchName(config_.arch), " block (",
+                                                     absl::StrJoin(ops, ", "), ")"));
+    }
+  }
   recompute_block_ = std::move(blocks);
   recompute_core_ = std::move(cores);
+  kept_outputs_ = {kept_outputs.begin(), kept_outputs.end()};
   return absl::OkStatus();
+}
+
+BlockRecompute CausalLm::BlockRecomputeOf(size_t layer) const {
+  BlockRecompute r;
+  r.attention_core = layer < recompute_core_.size() && recompute_core_[layer];
+  if (RecomputesBlock(layer)) r.kept_outputs = kept_outputs_;
+  return r;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,16 @@
 #include "executor/models/unit_hooks.h"
 
 namespace accel::exec {
+
+// How one block's forward checkpoints (CausalLm::SetRecomputeModules).
+struct BlockRecompute {
+  bool attention_core = false;  // the attention core is a Recompute region (selective recompute)
+  // Ops of a recomputed block, named relative to it ("self_attn.q_proj", "mlp.down_proj",
+  // "self_attn.core"), whose outputs its forward keeps for the recompute (per-op selective
+  // recompute, executor/train/kept_outputs.h); empty for a block that is not recomputed.
+  std::set<std::string> kept_outputs;
+  bool Keeps(const std::string& op) const { return kept_outputs.count(op) > 0; }
+};
 
 // A causal language model whose named_parameters() are exactly the Hugging Face names of the
 // architecture (so model.safetensors moves between accel and transformers unchanged).
@@ -88,10 +99,18 @@ class CausalLm : public torch::nn::Module {
   // planner/model_params.h RecomputeModules), replacing any earlier set: a whole block,
   // "transformer.h.N" (gpt2) / "model.layers.N" (llama), keeps only its input and re-runs in
   // backward; a block's attention core, "transformer.h.N.attn.core" / "model.layers.N.self_attn.core",
-  // keeps only q, k, v (executor/train/recompute.h). Gradients are bitwise those without recompute.
+  // keeps only q, k, v (executor/train/recompute.h). kept_outputs (ir::Training.recompute_kept_outputs,
+  // per-op selective recompute) names ops of BlockOps() whose outputs every recomputed block keeps,
+  // so its recompute skips them. Gradients are bitwise those without recompute.
   // Errors: InvalidArgument "recompute module NAME is not a block or attention core of this
-  // ARCH model (blocks PREFIX0 … PREFIX{L-1})"; on error nothing changes.
-  absl::Status SetRecomputeModules(const std::vector<std::string>& modules);
+  // ARCH model (blocks PREFIX0 … PREFIX{L-1})", "recompute kept output NAME is not an op of a
+  // ARCH block (OP, OP, …)"; on error nothing changes.
+  absl::Status SetRecomputeModules(const std::vector<std::string>& modules,
+                                   const std::vector<std::string>& kept_outputs = {});
+
+  // The ops of one block whose outputs per-op recompute can keep, in forward order, named
+  // relative to the block: its matmuls and its attention core.
+  virtual std::vector<std::string> BlockOps() const = 0;
 
   // Hooks called around every shard unit's forward (see UnitHooks); nullptr (the default): none.
   // Not owned; must outlive every later Forward.
@@ -111,13 +130,11 @@ class CausalLm : public torch::nn::Module {
   // that names its attention core, ".attn.core" / ".self_attn.core".
   virtual std::string BlockPath(int64_t layer) const = 0;
   virtual std::string AttentionCoreSuffix() const = 0;
-  // Whether SetRecomputeModules named block `layer` / its attention core.
+  // Whether SetRecomputeModules named block `layer`, and how the block checkpoints inside.
   bool RecomputesBlock(size_t layer) const {
     return layer < recompute_block_.size() && recompute_block_[layer];
   }
-  bool RecomputesAttentionCore(size_t layer) const {
-    return layer < recompute_core_.size() && recompute_core_[layer];
-  }
+  BlockRecompute BlockRecomputeOf(size_t layer) const;
 
   // ForwardStage's work once `chunk` is checked: embed when EmbedsInput(chunk), run the chunk's
   // blocks, apply the head when HeadFollows(chunk): logits, or with targets defined the loss
@@ -146,6 +163,7 @@ class CausalLm : public torch::nn::Module {
   UnitHooks* hooks_ = nullptr;
   std::vector<bool> recompute_block_;
   std::vector<bool> recompute_core_;
+  std::set<std::string> kept_outputs_;
   int64_t loss_chunks_ = 0;
 };
 
@@ -183,10 +201,12 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
 // Whether this LibTorch has scaled_dot_product_attention (2.0 and later).
 bool SdpaAvailable();
 
-// CausalAttention, checkpointed when `recompute` (selective recompute, Korthikanti et al. 2022
-// §4.1): forward keeps only q, k and v; backward recomputes the scores and softmax.
+// CausalAttention as block `op` (its attention core, "self_attn.core" / "attn.core") runs it under
+// `recompute`: checkpointed when recompute.attention_core (selective recompute, Korthikanti et al.
+// 2022 §4.1: forward keeps only q, k and v; backward recomputes the scores and softmax), its output
+// kept when recompute.Keeps(op) (KeptOutputs).
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, bool recompute);
+                            bool fused, const BlockRecompute& recompute, const std::string& op);
 
 // Overwrites some or all parameters of a freshly drawn model: the whole one, a tensor-parallel
 // slice or a pipeline stage (BuildCausalLm).

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "executor/models/ops/layer_norm.h"
+#include "executor/train/kept_outputs.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -13,16 +14,16 @@ Conv1D::Conv1D(int64_t in_features, int64_t out_features) {
   bias_ = register_parameter("bias", torch::zeros({out_features}));
 }
 
-torch::Tensor Conv1D::Forward(const torch::Tensor& x) {
-  torch::Tensor y = Project(x);
+torch::Tensor Conv1D::Forward(const torch::Tensor& x, bool keep) {
+  torch::Tensor y = Project(x, keep);
   // The bias in the product's dtype: under autocast the output stays bf16 (an fp32 bias would
   // promote it, and the next op would keep the fp32 copy).
   return y + bias_.to(y.scalar_type());
 }
 
-torch::Tensor Conv1D::Project(const torch::Tensor& x) {
+torch::Tensor Conv1D::Project(const torch::Tensor& x, bool keep) {
   // matmul rather than addmm on a flattened view keeps autocast's dtype handling for both operands.
-  return torch::matmul(x, weight_);
+  return KeptMatmul(x, weight_, keep);
 }
 
 Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp)
@@ -50,23 +51,23 @@ torch::Tensor Gpt2Block::Norm(const torch::nn::LayerNorm& norm, const torch::Ten
   return LayerNorm(x, norm->weight, norm->bias, norm->options.eps());
 }
 
-torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, bool recompute_attention_core) {
+torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, const BlockRecompute& recompute) {
   torch::Tensor a = EnterTensorParallel(Norm(ln_1_, x), tp_);  // [b, t, h], every position
   const int64_t b = a.size(0);
   const int64_t t = a.size(1);
   const int64_t d = head_dim_;
   const int64_t hl = num_heads_ * d;  // this rank's heads' width
-  std::vector<torch::Tensor> qkv = c_attn_->Forward(a).split(hl, -1);
+  std::vector<torch::Tensor> qkv = c_attn_->Forward(a, recompute.Keeps("attn.c_attn")).split(hl, -1);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
   torch::Tensor y =
-      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_,
-                    recompute_attention_core);
+      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_, recompute, "attn.core");
   y = y.transpose(1, 2).contiguous().view({b, t, hl});
   torch::Tensor residual =
-      x + (ExitTensorParallel(attn_c_proj_->Project(y), tp_) + attn_c_proj_->bias());
-  torch::Tensor m =
-      torch::gelu(c_fc_->Forward(EnterTensorParallel(Norm(ln_2_, residual), tp_)), "tanh");
-  return residual + (ExitTensorParallel(mlp_c_proj_->Project(m), tp_) + mlp_c_proj_->bias());
+      x + (ExitTensorParallel(attn_c_proj_->Project(y, recompute.Keeps("attn.c_proj")), tp_) + attn_c_proj_->bias());
+  torch::Tensor m = torch::gelu(
+      c_fc_->Forward(EnterTensorParallel(Norm(ln_2_, residual), tp_), recompute.Keeps("mlp.c_fc")), "tanh");
+  return residual +
+         (ExitTensorParallel(mlp_c_proj_->Project(m, recompute.Keeps("mlp.c_proj")), tp_) + mlp_c_proj_->bias());
 }
 
 std::string Gpt2Model::BlockPath(int64_t layer) const {
@@ -126,9 +127,8 @@ torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk,
   const auto [begin, end] = ChunkLayers(chunk);
   for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
-    const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
-    auto block = [b = blocks_[j], core](const torch::Tensor& in) { return b->Forward(in, core); };
+    auto block = [b = blocks_[j], r = BlockRecomputeOf(i)](const torch::Tensor& in) { return b->Forward(in, r); };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }
   if (!HeadFollows(chunk)) return x;

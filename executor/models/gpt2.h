@@ -19,10 +19,11 @@ class Conv1D : public torch::nn::Module {
   // BuildCausalLm initializes them.
   Conv1D(int64_t in_features, int64_t out_features);
   // x: [..., in_features] -> [..., out_features].
-  // The bias is added in the product's dtype (bf16 under autocast).
-  torch::Tensor Forward(const torch::Tensor& x);
+  // The bias is added in the product's dtype (bf16 under autocast). keep: the product is a kept
+  // output of a recomputed block (KeptMatmul; the bias is added again in the recompute).
+  torch::Tensor Forward(const torch::Tensor& x, bool keep = false);
   // x @ weight without the bias (a row-parallel layer adds it once, after the reduction).
-  torch::Tensor Project(const torch::Tensor& x);
+  torch::Tensor Project(const torch::Tensor& x, bool keep = false);
   const torch::Tensor& bias() const { return bias_; }
 
  private:
@@ -39,8 +40,8 @@ class Gpt2Block : public torch::nn::Module {
   // tp must outlive the block.
   Gpt2Block(const ModelConfig& config, const TensorParallel& tp);
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism) -> same shape;
-  // causal self-attention, its core checkpointed when recompute_attention_core (AttentionCore).
-  torch::Tensor Forward(const torch::Tensor& x, bool recompute_attention_core = false);
+  // causal self-attention, its core checkpointed or its ops' outputs kept as `recompute` says.
+  torch::Tensor Forward(const torch::Tensor& x, const BlockRecompute& recompute = {});
   // `norm`'s parameters applied by LayerNorm (executor/models/ops/layer_norm.h), which keeps x in
   // its own dtype and two fp32 statistics per row for backward, also under autocast.
   static torch::Tensor Norm(const torch::nn::LayerNorm& norm, const torch::Tensor& x);
@@ -67,6 +68,9 @@ class Gpt2Model : public CausalLm {
   // span: the pipeline stage to hold (CausalLm); blocks keep their global names.
   Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
   TpSplit TensorParallelSplit(const std::string& name) const override;
+  std::vector<std::string> BlockOps() const override {
+    return {"attn.c_attn", "attn.core", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
+  }
   std::string WordEmbeddingName() const override { return "transformer.wte.weight"; }
 
  protected:

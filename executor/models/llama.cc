@@ -7,6 +7,7 @@
 #include "executor/models/ops/rotary.h"
 #include "executor/models/ops/swiglu.h"
 #include "executor/train/autocast.h"
+#include "executor/train/kept_outputs.h"
 #include "executor/train/recompute.h"
 
 namespace accel::exec {
@@ -18,6 +19,12 @@ namespace {
 // output), 3 copies for q/k/v and 2 for gate/up instead of 1.
 torch::Tensor SharedMatmulInput(const torch::Tensor& x) {
   return x.to(AutocastMatmulDtype(x)).contiguous();
+}
+
+// The linear layer as block op `op`, its output kept when `recompute` says so.
+torch::Tensor Project(const torch::nn::Linear& layer, const torch::Tensor& x, const BlockRecompute& recompute,
+                      const std::string& op) {
+  return KeptLinear(x, layer->weight, layer->bias, recompute.Keeps(op));
 }
 
 torch::nn::Linear NoBias(int64_t in, int64_t out) {
@@ -61,26 +68,27 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
 }
 
 torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                  const torch::Tensor& sin, bool recompute_attention_core) {
+                                  const torch::Tensor& sin, const BlockRecompute& recompute) {
   torch::Tensor n = SharedMatmulInput(EnterTensorParallel(input_layernorm_->Forward(x), tp_));
   const int64_t b = n.size(0);
   const int64_t t = n.size(1);
   auto heads = [&](const torch::Tensor& y, int64_t count) {
     return y.view({b, t, count, head_dim_}).transpose(1, 2);
   };
-  torch::Tensor q = heads(q_proj_->forward(n), num_heads_);
-  torch::Tensor k = heads(k_proj_->forward(n), num_kv_heads_);
-  torch::Tensor v = heads(v_proj_->forward(n), num_kv_heads_);
+  torch::Tensor q = heads(Project(q_proj_, n, recompute, "self_attn.q_proj"), num_heads_);
+  torch::Tensor k = heads(Project(k_proj_, n, recompute, "self_attn.k_proj"), num_kv_heads_);
+  torch::Tensor v = heads(Project(v_proj_, n, recompute, "self_attn.v_proj"), num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
-  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute_attention_core)
+  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core")
                         .transpose(1, 2)
                         .contiguous()
                         .view({b, t, -1});
-  torch::Tensor residual = x + ExitTensorParallel(o_proj_->forward(y), tp_);
+  torch::Tensor residual = x + ExitTensorParallel(Project(o_proj_, y, recompute, "self_attn.o_proj"), tp_);
   torch::Tensor m = SharedMatmulInput(EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_));
-  return residual +
-         ExitTensorParallel(down_proj_->forward(SwiGlu(gate_proj_->forward(m), up_proj_->forward(m))), tp_);
+  torch::Tensor gate = Project(gate_proj_, m, recompute, "mlp.gate_proj");
+  torch::Tensor up = Project(up_proj_, m, recompute, "mlp.up_proj");
+  return residual + ExitTensorParallel(Project(down_proj_, SwiGlu(gate, up), recompute, "mlp.down_proj"), tp_);
 }
 
 std::string LlamaModel::BlockPath(int64_t layer) const {
@@ -144,10 +152,9 @@ torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk,
   const auto [begin, end] = ChunkLayers(chunk);
   for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
-    const bool core = RecomputesAttentionCore(i);
     // Captured by value: backward calls it again after Forward has returned.
-    auto block = [l = layers_[j], cos, sin, core](const torch::Tensor& in) {
-      return l->Forward(in, cos, sin, core);
+    auto block = [l = layers_[j], cos, sin, r = BlockRecomputeOf(i)](const torch::Tensor& in) {
+      return l->Forward(in, cos, sin, r);
     };
     x = ExitUnit(static_cast<int>(i) + 1, RecomputesBlock(i) ? Recompute(block, x) : block(x));
   }

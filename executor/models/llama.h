@@ -33,9 +33,9 @@ class LlamaBlock : public torch::nn::Module {
   LlamaBlock(const ModelConfig& config, const TensorParallel& tp);
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism); cos, sin:
   // [seq, head_dim] rotary tables of the whole sequence. Returns x's shape.
-  // The attention core is checkpointed when recompute_attention_core (AttentionCore).
+  // The attention core is checkpointed, or ops' outputs kept, as `recompute` says.
   torch::Tensor Forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        bool recompute_attention_core = false);
+                        const BlockRecompute& recompute = {});
 
  private:
   const TensorParallel& tp_;
@@ -65,6 +65,10 @@ class LlamaModel : public CausalLm {
   // head on a stage without the embedding gets lm_head as the embedding's copy.
   LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
   TpSplit TensorParallelSplit(const std::string& name) const override;
+  std::vector<std::string> BlockOps() const override {
+    return {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.core",
+            "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
+  }
   std::string WordEmbeddingName() const override { return "model.embed_tokens.weight"; }
 
  protected:

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "executor/train/autocast.h"
+#include "executor/train/region_outputs.h"
 
 namespace accel::exec {
 namespace {
@@ -79,6 +80,9 @@ struct RegionState : torch::CustomClassHolder {
   bool preserve_rng_state = true;
   RngStates rng;
   AutocastState autocast;
+  RegionOutputs kept;  // per-op selective checkpointing (kept_outputs.h)
+  // RecomputeFromOutputs: forward returns these instead of running fn.
+  std::optional<variable_list> precomputed;
 };
 
 constexpr const char* kStateKey = "accel_recompute_state";
@@ -134,13 +138,17 @@ variable_list DetachForRecompute(const variable_list& saved,
 
 // Re-runs the region on the saved inputs with autograd on, under the forward's RNG and autocast
 // state; slots receive the inputs' gradients once backward runs through the outputs.
-variable_list RunRegion(const RegionState& state, const variable_list& saved,
+// The kept ops inside it take their outputs from the forward's (kept_outputs.h).
+variable_list RunRegion(RegionState& state, const variable_list& saved,
                         std::vector<c10::intrusive_ptr<GradSlot>>& slots) {
   std::optional<RngFork> fork;
   if (state.preserve_rng_state) fork.emplace(state.rng);
   AutocastStateScope autocast(state.autocast);
   torch::AutoGradMode grad_on(true);
-  return state.fn(DetachForRecompute(saved, slots));
+  ActiveRegionScope replay(&state.kept, /*replay=*/true);
+  variable_list outputs = state.fn(DetachForRecompute(saved, slots));
+  state.kept.CheckAllTaken();
+  return outputs;
 }
 
 struct RecomputeFunction : torch::autograd::Function<RecomputeFunction> {
@@ -151,7 +159,15 @@ struct RecomputeFunction : torch::autograd::Function<RecomputeFunction> {
     if (state->preserve_rng_state) state->rng = CaptureRng(input_list);
     state->autocast = CurrentAutocastState();
     ctx->save_for_backward(input_list);
-    variable_list outputs = state->fn(input_list);
+    variable_list outputs;
+    if (state->precomputed) {
+      // Non-differentiable aliases, so that autograd records this node as their origin.
+      for (const auto& t : *state->precomputed) outputs.push_back(t.detach());
+      state->precomputed.reset();
+    } else {
+      ActiveRegionScope record(&state->kept, /*replay=*/false);
+      outputs = state->fn(input_list);
+    }
     ctx->saved_data[kStateKey] = c10::IValue::make_capsule(std::move(state));
     return outputs;
   }
@@ -221,6 +237,17 @@ std::vector<torch::Tensor> RecomputeMany(const RecomputeManyFn& fn,
   return RecomputeFunction::apply(std::move(state), at::TensorList(region_inputs));
 }
 
+std::vector<at::Tensor> RecomputeFromOutputs(const RecomputeManyFn& fn, const std::vector<at::Tensor>& inputs,
+                                             std::vector<at::Tensor> outputs) {
+  if (!torch::GradMode::is_enabled()) return outputs;
+  std::vector<torch::Tensor> region_inputs = inputs;
+  if (!MakeSomeInputRequireGrad(region_inputs)) return outputs;
+  auto state = c10::make_intrusive<RegionState>();
+  state->fn = fn;
+  state->precomputed = std::move(outputs);
+  return RecomputeFunction::apply(std::move(state), at::TensorList(region_inputs));
+}
+
 torch::Tensor Recompute(const RecomputeFn& fn, const torch::Tensor& input,
                         bool preserve_rng_state) {
   RecomputeManyFn many = [fn](const std::vector<torch::Tensor>& inputs) {
@@ -228,5 +255,40 @@ torch::Tensor Recompute(const RecomputeFn& fn, const torch::Tensor& input,
   };
   return RecomputeMany(many, {input}, preserve_rng_state)[0];
 }
+
+namespace {
+
+thread_local ActiveRegion active_region;
+
+}  // namespace
+
+std::vector<at::Tensor> RegionOutputs::Take() {
+  TORCH_CHECK(next_ < outputs_.size(),
+              "Recompute: the region's kept outputs were used by an earlier backward or its recompute "
+              "keeps more outputs than its forward (", outputs_.size(), "); per-op recompute allows one "
+              "backward per forward");
+  return std::move(outputs_[next_++]);
+}
+
+void RegionOutputs::CheckAllTaken() const {
+  TORCH_CHECK(next_ == outputs_.size(), "Recompute: the recompute used ", next_, " of the ", outputs_.size(),
+              " outputs its forward kept; the region must run the same kept ops each time");
+}
+
+size_t RegionOutputs::StoredBytes() const {
+  size_t bytes = 0;
+  for (size_t i = next_; i < outputs_.size(); ++i) {
+    for (const auto& t : outputs_[i]) bytes += t.defined() ? t.nbytes() : 0;
+  }
+  return bytes;
+}
+
+ActiveRegion CurrentRegion() { return active_region; }
+
+ActiveRegionScope::ActiveRegionScope(RegionOutputs* outputs, bool replay) : previous_(active_region) {
+  active_region = ActiveRegion{outputs, replay};
+}
+
+ActiveRegionScope::~ActiveRegionScope() { active_region = previous_; }
 
 }  // namespace accel::exec

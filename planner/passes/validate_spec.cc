@@ -112,6 +112,10 @@ class ValidateSpecPass : public Pass {
     if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
       *model->mutable_parameters() = CountParameters(*model);
     }
+    // A few names per block (not per layer): in summary plans too.
+    for (std::string& op : RecomputeKeptOutputs(*model, training->recompute())) {
+      training->add_recompute_kept_outputs(std::move(op));
+    }
     // One name per block: left out of summary plans, which nothing runs.
     if (context.summary_only()) return;
     for (std::string& module : RecomputeModules(*model, training->recompute())) {

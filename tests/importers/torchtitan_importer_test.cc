@@ -367,6 +367,32 @@ pipeline_parallel_schedule = "Interleaved1F1B"
             "with one pipeline stage\n") != std::string::npos);
 }
 
+TEST_CASE("torchtitan: selective activation checkpointing per op becomes recompute op, in either key order",
+          "[importers][torchtitan]") {
+  testing::Imported mode_first = Import("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",
+                                        "ac.toml");
+  REQUIRE(mode_first.yaml);
+  CHECK(Section(*mode_first.yaml, "training")
+            .find("  recompute: op  # activation_checkpoint.selective_ac_option\n") != std::string::npos);
+  testing::Imported option_first = Import("[activation_checkpoint]\nselective_ac_option = \"op\"\nmode = \"selective\"\n",
+                                          "ac.toml");
+  REQUIRE(option_first.yaml);
+  CHECK(Section(*option_first.yaml, "training").find("  recompute: op  # activation_checkpoint.mode\n") !=
+        std::string::npos);
+  // The published Llama-3-8B job (torchtitan's llama3_8b.toml).
+  testing::Imported llama3 = Import(
+      Corpus("benchmark-pinned/2025-08-14_6fc499f/torchtitan/models/llama3/train_configs/llama3_8b.toml"), "llama3_8b.toml");
+  REQUIRE(llama3.yaml);
+  CHECK(Section(*llama3.yaml, "training").find("  recompute: op  #") != std::string::npos);
+  // "full" stays full; an option other than "op" (every N-th layer) is not imported.
+  testing::Imported layers = Import("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"2\"\n",
+                                    "ac.toml");
+  REQUIRE(layers.yaml);
+  CHECK(Section(*layers.yaml, "training").find("  recompute: selective  #") != std::string::npos);
+  CHECK(MessagesAbout(layers, "every N-th").find("accel recomputes every block, not every N-th layer") !=
+        std::string::npos);
+}
+
 TEST_CASE("torchtitan: float8 and MoE refuse the import", "[importers][torchtitan]") {
   testing::Imported out = Import("[float8]\nenable_float8_linear = true\n\n[parallelism]\n"
                                  "expert_parallel_degree = 8\n",

@@ -256,7 +256,9 @@ TEST_CASE("Llama-2-7B on 80 GB: E0501 with breakdown and only suggestions that f
     INFO(s.field << " = " << s.value);
     MemoryInputs m = *in;
     if (s.field == "sharding.stage") m.sharding_stage = std::stoi(s.value);
-    else if (s.field == "training.recompute") m.recompute = s.value == "full" ? RecomputeMode::kFull : RecomputeMode::kSelective;
+    else if (s.field == "training.recompute") {
+      m.recompute = s.value == "full" ? RecomputeMode::kFull : s.value == "op" ? RecomputeMode::kOp : RecomputeMode::kSelective;
+    }
     else if (s.field == "data.micro_batch_size") m.micro_batch_size = std::stoi(s.value);
     else if (s.field == "parallel.tensor" || s.field == "parallel.pipeline") continue;  // below
     else if (s.field == "sharding.offload") m.offload = s.value == "all" ? spec::Offload::kAll : spec::Offload::kOptimizer;

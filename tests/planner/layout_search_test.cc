@@ -420,8 +420,8 @@ TEST_CASE("search: hybrid sharding is the stage-3 layouts with dp_replicate and 
   // Stage 3 with dp_replicate, dp_shard ≥ 2 (micro batches m with 16 % (m·dr·ds) == 0):
   // 2x2x2x1 (m 1, 2, 4); 2x2x1x2 (m 1 and 2: 4 and 2 microbatches, 3 schedules each; m 4: one
   // microbatch, gpipe only, E0407); 2x4x1x1 and 4x2x1x1 (m 1, 2); 2x2x1x1 cp2 (m 1, 2, 4):
-  // 3 + 7 + 2 + 2 + 3 = 17, times 3 recompute x 3 offload.
-  CHECK(hybrid == 17 * 9);
+  // 3 + 7 + 2 + 2 + 3 = 17, times 4 recompute x 3 offload.
+  CHECK(hybrid == 17 * 12);
   // The flag changes nothing the executor runs or the estimate costs: the dp_replicate
   // all-reduce of the reduced shards is there either way.
   Layout l{2, 2, 1, 2, 1, 3, 2, spec::Recompute::kNone, spec::PipelineSchedule::k1F1B,

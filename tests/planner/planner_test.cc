@@ -346,6 +346,39 @@ TEST_CASE("recompute names the modules the executor checkpoints, one per layer")
         std::vector<std::string>{"recompute module model.layers.0 is listed twice"});
 }
 
+TEST_CASE("per-op recompute names every block and the outputs it keeps, torchtitan's rule") {
+  testing::Planned op = PlanYaml(kBaseSpec, {"training.recompute=op"});
+  INFO(op.diagnostics);
+  REQUIRE(op.result.ok);
+  const ir::Training& t = op.result.plan.training();
+  CHECK(t.recompute() == ir::RECOMPUTE_OP);
+  REQUIRE(t.recompute_modules_size() == 8);
+  CHECK(t.recompute_modules(5) == "model.layers.5");
+  CHECK(std::vector<std::string>(t.recompute_kept_outputs().begin(), t.recompute_kept_outputs().end()) ==
+        std::vector<std::string>{"self_attn.q_proj", "self_attn.v_proj", "self_attn.core", "mlp.gate_proj",
+                                 "mlp.down_proj"});
+  CHECK_THAT(ir::PlanSummary(op.result.plan),
+             Catch::Contains("recompute op (8 modules: model.layers.0 … model.layers.7; keeping self_attn.q_proj, "
+                             "self_attn.v_proj, self_attn.core, mlp.gate_proj, mlp.down_proj)"));
+  testing::Planned gpt2 = PlanYaml(kBaseSpec, {"training.recompute=op", "model.arch=gpt2", "model.num_kv_heads=8"});
+  REQUIRE(gpt2.result.ok);
+  const ir::Training& g = gpt2.result.plan.training();
+  CHECK(std::vector<std::string>(g.recompute_kept_outputs().begin(), g.recompute_kept_outputs().end()) ==
+        std::vector<std::string>{"attn.c_attn", "attn.core", "mlp.c_fc"});
+  // The other modes keep no outputs; a plan that disagrees is refused.
+  testing::Planned full = PlanYaml(kBaseSpec, {"training.recompute=full"});
+  CHECK(full.result.plan.training().recompute_kept_outputs_size() == 0);
+  ir::Plan broken = op.result.plan;
+  broken.mutable_training()->clear_recompute_kept_outputs();
+  CHECK(ir::VerifyPlan(broken) == std::vector<std::string>{"recompute op lists 0 kept outputs, expected some"});
+  broken.mutable_training()->add_recompute_kept_outputs("mlp.gate_proj");
+  broken.mutable_training()->add_recompute_kept_outputs("mlp.gate_proj");
+  CHECK(ir::VerifyPlan(broken) == std::vector<std::string>{"recompute kept output mlp.gate_proj is listed twice"});
+  ir::Plan stray = full.result.plan;
+  stray.mutable_training()->add_recompute_kept_outputs("mlp.gate_proj");
+  CHECK(ir::VerifyPlan(stray) == std::vector<std::string>{"recompute full lists 1 kept outputs, expected none"});
+}
+
 TEST_CASE("loss scaling carries GradScaler's initial scale and growth interval in the plan") {
   testing::Planned fp16 = PlanYaml(kBaseSpec, {"precision.compute=fp16", "precision.loss_scaling=dynamic"});
   INFO(fp16.diagnostics);

@@ -92,6 +92,21 @@ TEST_CASE("recompute adds the attention core (selective) or the whole block (ful
   CHECK(BackwardFlops(f.Total()) == 2 * f.Total());
 }
 
+TEST_CASE("per-op recompute re-runs attention and the matmuls whose outputs it does not keep") {
+  // GPT-2 keeps c_attn and c_fc: it re-runs the core, attn.c_proj and mlp.c_proj (half the MLP).
+  const LayerFlops g = LayerForwardFlops(Gpt2Small(), 1024, 2, 1, 1);
+  CHECK_THAT(LayerRecomputeFlops(g, RecomputeMode::kOp), WithinRel(g.attention + g.output + g.mlp / 2, 1e-12));
+  // Llama with grouped keys (8 of 32 heads) keeps q, v, gate and down: it re-runs the core, k_proj
+  // (kv / (a + 2kv) of the q/k/v products), o_proj and up_proj (a third of the MLP).
+  ir::Model gqa = Llama7B();
+  gqa.set_num_kv_heads(8);
+  const LayerFlops l = LayerForwardFlops(gqa, 4096, 1, 2, 1);
+  CHECK_THAT(LayerRecomputeFlops(l, RecomputeMode::kOp),
+             WithinRel(l.attention + l.qkv * 8 / 48 + l.output + l.mlp / 3, 1e-12));
+  CHECK(LayerRecomputeFlops(l, RecomputeMode::kSelective) < LayerRecomputeFlops(l, RecomputeMode::kOp));
+  CHECK(LayerRecomputeFlops(l, RecomputeMode::kOp) < LayerRecomputeFlops(l, RecomputeMode::kFull));
+}
+
 TEST_CASE("ring costs: alpha steps plus (p-1)/p factors") {
   const double n = 1e6, beta = 1e9, alpha = 1e-5;
   CHECK_THAT(RingSeconds(Collective::kAllReduce, 4, 1, n, beta, alpha),

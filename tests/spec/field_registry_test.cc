@@ -60,7 +60,7 @@ TEST_CASE("enum spellings follow the enumerators", "[registry]") {
   CheckEnum<TokenDtype>("data.train.dtype", 2);
   CheckEnum<OptimizerName>("training.optimizer.name", 2);
   CheckEnum<LrScheduleName>("training.lr_schedule.name", 3);
-  CheckEnum<Recompute>("training.recompute", 3);
+  CheckEnum<Recompute>("training.recompute", 4);
   CheckEnum<DType>("precision.params", 3);
   CheckEnum<DType>("precision.compute", 3);
   CheckEnum<DType>("precision.reduce", 3);

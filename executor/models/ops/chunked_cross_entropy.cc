@@ -97,7 +97,13 @@ struct ChunkedCrossEntropyFunction : torch::autograd::Function<ChunkedCrossEntro
       if (dz_c.scalar_type() == acc) {
         grad_w.addmm_(dz_c.t(), rows);  // in place: no weight-sized product per chunk
       } else {
-        grad_w.add_(at::matmul(dz_c.t(), rows));
+        // A 16-bit product must be converted before an fp32 add (CPU kernels convert a whole
+        // operand): per block of vocabulary rows, so only a block's product exists at a time.
+        const int64_t block = (v_local + chunks - 1) / chunks;
+        for (int64_t v0 = 0; v0 < v_local; v0 += block) {
+          const int64_t v1 = std::min(v_local, v0 + block);
+          grad_w.slice(0, v0, v1).add_(at::matmul(dz_c.slice(1, v0, v1).t(), rows));
+        }
       }
     }
     const auto hidden_dtype = static_cast<at::ScalarType>(ctx->saved_data["hidden_dtype"].toInt());

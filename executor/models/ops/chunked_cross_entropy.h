@@ -24,7 +24,8 @@ struct TensorParallel;
 // (12 B per token besides hidden); no logits. Forward and backward each hold one chunk's fp32
 // logits and their gradient at a time, plus a compute-dtype copy of the weight when it differs.
 // Backward recomputes each chunk's logits and gives the weight gradient accumulated over chunks in
-// fp32. Under tensor parallelism two all-reduces of [n] (max, then Σ exp of the local
+// fp32; in 16 bits each chunk's weight-gradient product is made and added per block of ⌈V_local /
+// chunks⌉ vocabulary rows, so no product of the weight's size exists. Under tensor parallelism two all-reduces of [n] (max, then Σ exp of the local
 // log-sum-exps) and one of the target logits run in forward; none in backward.
 // Throws c10::Error on shapes that do not match.
 at::Tensor ChunkedCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,

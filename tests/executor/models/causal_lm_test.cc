@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "executor/memory/counting_allocator.h"
+#include "executor/train/autocast.h"
+#include "planner/recompute_policy.h"
 
 namespace accel::exec {
 namespace {
@@ -181,12 +183,20 @@ TEST_CASE("forward returns finite fp32 logits") {
 
 // Loss and every parameter's gradient after one forward/backward of a fresh model (seed 3) with the
 // given recompute modules; dropout-free models, so recompute must change nothing, bitwise.
-std::vector<torch::Tensor> LossAndGrads(const ModelConfig& c, const std::vector<std::string>& recompute) {
+// kept: the per-op outputs recomputed blocks keep (ir::Training.recompute_kept_outputs); the
+// forward runs under `precision`'s autocast.
+std::vector<torch::Tensor> LossAndGrads(const ModelConfig& c, const std::vector<std::string>& recompute,
+                                        const std::vector<std::string>& kept = {},
+                                        ComputePrecision precision = ComputePrecision::kFp32) {
   std::shared_ptr<CausalLm> model = *BuildCausalLm(c, 3);
-  REQUIRE(model->SetRecomputeModules(recompute).ok());
+  REQUIRE(model->SetRecomputeModules(recompute, kept).ok());
   torch::manual_seed(11);
   torch::Tensor tokens = torch::randint(c.vocab_size, {2, c.max_seq_len}, torch::kLong);
-  torch::Tensor logits = model->Forward(tokens);
+  torch::Tensor logits;
+  {
+    AutocastScope autocast(c10::kCPU, precision);
+    logits = model->Forward(tokens).to(torch::kFloat);
+  }
   torch::Tensor loss = torch::nn::functional::cross_entropy(logits.reshape({-1, c.vocab_size}),
                                                             tokens.roll(-1, 1).reshape({-1}));
   loss.backward();
@@ -213,6 +223,46 @@ TEST_CASE("recompute of the modules the plan names leaves loss and gradients bit
   CheckBitwiseEqual(llama_ref, LossAndGrads(llama, {"model.layers.0", "model.layers.1", "model.layers.2"}));
   CheckBitwiseEqual(llama_ref, LossAndGrads(llama, {"model.layers.0.self_attn.core",
                                                     "model.layers.2.self_attn.core"}));
+}
+
+TEST_CASE("per-op recompute keeping any of a block's op outputs leaves loss and gradients bitwise unchanged") {
+  ModelConfig qwen = TinyLlama();  // q/k/v biases (Qwen2)
+  qwen.qkv_bias = true;
+  for (const ModelConfig& c : {TinyGpt2(), TinyLlama(), qwen}) {
+   for (ComputePrecision precision : {ComputePrecision::kFp32, ComputePrecision::kBf16}) {
+    std::shared_ptr<CausalLm> model = *BuildCausalLm(c, 3);
+    const std::vector<std::string> ops = model->BlockOps();
+    std::vector<std::string> blocks;
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      blocks.push_back((c.arch == ModelArch::kGpt2 ? "transformer.h." : "model.layers.") + std::to_string(l));
+    }
+    const std::vector<torch::Tensor> ref = LossAndGrads(c, {}, {}, precision);
+    // torchtitan's rule (odd matmuls and the core), every op, and each op alone.
+    std::vector<std::vector<std::string>> keeps = {planner::OpPolicyKeptOutputs(c.arch == ModelArch::kGpt2), ops};
+    for (const std::string& op : ops) keeps.push_back({op});
+    for (const auto& kept : keeps) {
+      INFO(ModelArchName(c.arch) << (c.qkv_bias ? " with q/k/v biases" : "")
+                                 << (precision == ComputePrecision::kBf16 ? ", bf16 autocast" : "") << ", keeping "
+                                 << kept.size() << " ops, first " << kept.front());
+      CheckBitwiseEqual(ref, LossAndGrads(c, blocks, kept, precision));
+    }
+   }
+  }
+}
+
+TEST_CASE("the executor's block ops are the planner's, in forward order") {
+  for (const ModelConfig& c : {TinyGpt2(), TinyLlama()}) {
+    std::vector<std::string> planner_ops;
+    for (const planner::BlockOp& op : planner::BlockOpsOf(c.arch == ModelArch::kGpt2)) planner_ops.push_back(op.name);
+    CHECK((*BuildCausalLm(c, 3))->BlockOps() == planner_ops);
+  }
+}
+
+TEST_CASE("a kept output the block does not have is refused, naming the block's ops") {
+  std::shared_ptr<CausalLm> model = *BuildCausalLm(TinyGpt2(), 3);
+  CHECK(model->SetRecomputeModules({"transformer.h.0"}, {"mlp.c_fc", "mlp.gate_proj"}).message() ==
+        "recompute kept output mlp.gate_proj is not an op of a gpt2 block (attn.c_attn, attn.core, attn.c_proj, "
+        "mlp.c_fc, mlp.c_proj)");
 }
 
 TEST_CASE("recompute saves memory: full keeps block inputs, selective drops the attention scores") {
