@@ -28,9 +28,6 @@ int64_t Saturate(I bytes) {
 int64_t StreamBytes(const ExecutorActivationShape& s) { return s.bf16_params ? 2 : 4; }
 int64_t ComputeBytes(const ExecutorActivationShape& s) { return s.bf16_params || s.bf16_compute ? 2 : 4; }
 
-// Autocast casts fp32 weights to bf16 once per step and keeps the copies.
-bool CopiesWeights(const ExecutorActivationShape& s) { return s.bf16_compute && !s.bf16_params; }
-
 // One rank's share of a block's dimensions under tensor parallelism t.
 struct RankDims {
   I t = 1;
@@ -56,14 +53,6 @@ RankDims RankDimsOf(const ExecutorActivationShape& s) {
   return d;
 }
 
-// Elements of this rank's weight matrices that autocast copies to bf16 for the step: GPT-2
-// 4h² + 2h·ffn, Llama 2h² + 2h·kv·d + 3h·ffn, over t.
-I WeightCopyElements(const ExecutorActivationShape& s, const RankDims& d) {
-  const I h = s.hidden;
-  if (s.gpt2) return 4 * h * d.q_width + 2 * h * d.ffn;
-  return 2 * h * d.q_width + 2 * h * d.kv_width + 3 * h * d.ffn;
-}
-
 // What the attention core keeps besides its inputs q, k, v: the softmax output (c·b·a·s²) and the
 // causal mask (s² B), or with SDPA its fp32 log-sum-exp (4·b·a·s B; its output is the
 // o_proj/c_proj input counted with the block).
@@ -82,8 +71,7 @@ I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
   const I qkv = c * d.n * (d.q_width + 2 * d.kv_width);
   const I attention_output = c * d.n * d.q_width;
   const I mlp = (s.gpt2 ? 2 : 3) * c * d.n * d.ffn;
-  const I copies = CopiesWeights(s) ? 2 * WeightCopyElements(s, d) : 0;
-  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp + copies;
+  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp;
 }
 
 // Elements per token of the outputs per-op recompute keeps on this rank.
@@ -113,9 +101,8 @@ double ExecutorBytesPerSbh(const ExecutorActivationShape& s) {
   one.tp = 1;
   one.sequence_parallel = false;
   const RankDims d = RankDimsOf(one);
-  const I copies = CopiesWeights(one) ? 2 * WeightCopyElements(one, d) : 0;
   const I x = d.n * s.hidden;
-  return x > 0 ? static_cast<double>(BlockBytesWithoutCore(one, d) - copies) / static_cast<double>(x) : 0.0;
+  return x > 0 ? static_cast<double>(BlockBytesWithoutCore(one, d)) / static_cast<double>(x) : 0.0;
 }
 
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMode mode) {
@@ -138,7 +125,8 @@ int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& s, RecomputeMod
 
 int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& s, RecomputeMode mode) {
   // GPT-2 with bf16 compute over fp32 parameters: the rebuilt block's backward holds 4x more.
-  const I extra = s.gpt2 && CopiesWeights(s) && mode != RecomputeMode::kOp ? I{4} * s.seq_len * s.micro_batch * s.hidden : 0;
+  const bool bf16_over_fp32 = s.bf16_compute && !s.bf16_params;
+  const I extra = s.gpt2 && bf16_over_fp32 && mode != RecomputeMode::kOp ? I{4} * s.seq_len * s.micro_batch * s.hidden : 0;
   const RankDims d = RankDimsOf(s);
   const I kept = mode == RecomputeMode::kOp ? I{ComputeBytes(s)} * d.n * OpKeptWidth(s, d) : 0;
   return Saturate(I{ExecutorActivationBytesPerLayer(s)} + ExecutorBlockBackwardBytes(s) + extra - kept);
@@ -148,11 +136,11 @@ int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& s) {
   const int64_t n = s.seq_len * s.micro_batch;
   const int64_t f = n * s.ffn, x = n * s.hidden, w = s.hidden * s.ffn;
   if (s.gpt2) {
-    if (s.bf16_params) return 3 * f;
-    return s.bf16_compute ? 2 * f + 2 * w + 2 * x : 4 * f + 4 * w;
+    if (s.bf16_params) return 3 * f + 6 * x;
+    return s.bf16_compute ? 2 * f + 8 * w + 2 * x : 4 * f + 4 * w;
   }
   if (s.bf16_params) return 6 * f;
-  return s.bf16_compute ? 5 * f : 12 * f;
+  return s.bf16_compute ? std::max(6 * f, 10 * w + 2 * x) : 12 * f;
 }
 
 namespace {
@@ -166,9 +154,9 @@ struct ForwardCoefficients {
 ForwardCoefficients ForwardCoefficientsOf(const ExecutorActivationShape& s) {
   const bool sp = s.sequence_parallel;
   if (s.gpt2) {
-    if (s.bf16_params) return {10, 0, 6, 6, 0};
+    if (s.bf16_params) return sp ? ForwardCoefficients{10, 0, 4, 6, 0} : ForwardCoefficients{10, 0, 6, 6, 0};
     if (s.bf16_compute) return sp ? ForwardCoefficients{16, 0, 6, 12, 0} : ForwardCoefficients{16, 0, 12, 6, 0};
-    return {20, 0, 12, 12, 0};
+    return sp ? ForwardCoefficients{20, 0, 8, 12, 0} : ForwardCoefficients{20, 0, 12, 12, 0};
   }
   if (s.bf16_params) return {3, 2, 4, 3, 0};
   if (s.bf16_compute) return sp ? ForwardCoefficients{11, 0, 2, 9, 0} : ForwardCoefficients{11, 0, 8, 4, 0};
@@ -242,7 +230,6 @@ int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& s) { return Saturat
 std::string ExecutorActivationFormula(const ExecutorActivationShape& s, RecomputeMode mode) {
   const int64_t p = StreamBytes(s), c = ComputeBytes(s);
   const char* precision = s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
-  const std::string copies = CopiesWeights(s) ? " + 2 B x bf16 weight copies" : "";
   // norm inputs 2p, norm outputs 2c, q c (and k, v c each for GPT-2), attention output c.
   const std::string block =
       s.gpt2 ? absl::StrCat(2 * p + 6 * c, "x + ", 2 * c, "f + 16n")
@@ -250,10 +237,10 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
   std::string kept;
   switch (mode) {
     case RecomputeMode::kNone:
-      kept = absl::StrCat(block, " + ", CoreFormula(s), copies);
+      kept = absl::StrCat(block, " + ", CoreFormula(s));
       break;
     case RecomputeMode::kSelective:
-      kept = absl::StrCat(block, copies, " + ", kRecomputeRngStateBytes,
+      kept = absl::StrCat(block, " + ", kRecomputeRngStateBytes,
                           " B generator state (selective recompute: the attention core's ",
                           CoreFormula(s), " recomputed)");
       break;
@@ -272,7 +259,7 @@ std::string ExecutorActivationFormula(const ExecutorActivationShape& s, Recomput
                 : absl::StrCat(", per rank of tensor parallel t=", s.tp,
                                s.sequence_parallel ? " with sequence parallel: norm inputs and n / t, "
                                                    : ": ",
-                               "q, k, v, attention output, f, S and weight copies / t");
+                               "q, k, v, attention output, f and S / t");
   return absl::StrCat(kept, " (accel executor, ", s.gpt2 ? "gpt2" : "llama", ", ", precision,
                       s.fused_attention ? ", sdpa attention" : "", tp, "; ",
                       absl::StrFormat("%.1f", ExecutorBytesPerSbh(s)), " B per s*b*h at t=1 without the core), x=s*b*h",

@@ -4,8 +4,9 @@
 // (executor/memory/counting_allocator.h; bench/memory_bench/run.sh compares whole runs).
 // Korthikanti et al. 2022 (memory_model.h ActivationBytesPerLayer) describe Megatron-LM's fused
 // kernels with 16-bit activations and dropout; accel keeps residuals and norm inputs in the
-// parameter dtype (fp32), casts matmul operands to bf16 (saved copies), keeps no dropout masks and
-// caches bf16 copies of the weights for the step, so its coefficients differ.
+// parameter dtype (fp32), casts matmul operands to bf16 (saved copies) and keeps no dropout masks,
+// so its coefficients differ. Its projections keep the weights themselves, not autocast's 16-bit
+// copies of them (executor/models/ops/linear.h).
 #ifndef ACCEL_PLANNER_EXECUTOR_ACTIVATIONS_H_
 #define ACCEL_PLANNER_EXECUTOR_ACTIVATIONS_H_
 
@@ -56,12 +57,10 @@ struct ExecutorActivationShape {
 //          3c·f  SwiGLU's gate and up, and down_proj's input
 //   plus the attention core: math c·S + s² (softmax output, causal mask); SDPA 4·b·a·s (its fp32
 //   log-sum-exp; its output is the attention output above),
-//   plus, with bf16 compute over fp32 parameters, autocast's bf16 copies of the block's weight
-//   matrices for the step (GPT-2 4h² + 2h·ffn, Llama 2h² + 2h·kv·d + 3h·ffn elements, 2 B each).
 // At Llama-3-8B's shape (kv = a/4, ffn = 3.5h) with bf16 parameters that is 12x + 1x + 21x = 34 B
 // per s·b·h besides the core; GPT-2 (ffn = 4h) 16x + 16x = 32 (Korthikanti et al. 2022 count 34
 // for Megatron-LM's GPT block with flash attention, eq. 1–2 without dropout masks).
-// Tensor parallel t: q, k, v, the attention output, f, S and the weight copies are this rank's
+// Tensor parallel t: q, k, v, the attention output, f and S are this rank's
 // heads and MLP slice (/ t; a replicated key/value head counted where held); the norms' outputs
 // are whole (the column-parallel matmuls' gathered input); with sequence parallelism the norms'
 // inputs and statistics are sequence shards (/ t).
@@ -69,7 +68,7 @@ struct ExecutorActivationShape {
 // (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
 
-// ExecutorActivationBytesPerLayer at t = 1 without the attention core and the weight copies,
+// ExecutorActivationBytesPerLayer at t = 1 without the attention core,
 // per s·b·h element: the figure to compare with other stacks' "bytes per s·b·h".
 double ExecutorBytesPerSbh(const ExecutorActivationShape& shape);
 
@@ -84,8 +83,7 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 //               plus kRecomputeRngStateBytes: the core's inputs q, k, v stay, the same size as the
 //               copies its matmuls would have kept.
 //   kFull:      the block's input (p·x, a sequence shard with sequence parallelism) plus
-//               kRecomputeRngStateBytes; the forward runs without grad, so autocast keeps no
-//               weight copies for the step.
+//               kRecomputeRngStateBytes.
 //   kOp:        kFull's plus the outputs the block keeps (planner/recompute_policy.h), c B each:
 //               GPT-2 c_attn 3q, the attention output q, c_fc f; Llama q_proj q, v_proj k, the
 //               attention output q, gate_proj f, down_proj x (q, k, f this rank's widths under
@@ -95,12 +93,12 @@ inline constexpr int64_t kRecomputeRngStateBytes = 5056;
 int64_t ExecutorKeptBytesPerLayer(const ExecutorActivationShape& shape, RecomputeMode mode);
 
 // Full recompute: bytes above the kept block inputs at the peak of one checkpointed block's
-// backward: the block rebuilt with its no-recompute activations, autocast's weight copies
-// included (ExecutorActivationBytesPerLayer), plus that block's backward working memory
+// backward: the block rebuilt with its no-recompute activations
+// (ExecutorActivationBytesPerLayer), plus that block's backward working memory
 // (ExecutorBlockBackwardBytes), plus 4x (x = s·b·h) for GPT-2 with bf16 compute over fp32
 // parameters. Checked with the counting allocator on a one-block pipeline stage whose block is
 // checkpointed (tests/executor/memory/activation_estimate_test.cc): exact for fp32 and for Llama
-// with bf16 parameters, within 8% elsewhere (the peak moves between ops as the shape changes).
+// with bf16 parameters, within 12% elsewhere (the peak moves between ops as the shape changes).
 // Per-op recompute (mode kOp) rebuilds the same block, but the outputs it kept are already
 // counted (ExecutorKeptBytesPerLayer) and move into the rebuilt graph: they come off. Its
 // attention core runs only in the attention's backward, after the MLP's: measured, the MLP's
@@ -115,12 +113,17 @@ int64_t ExecutorRecomputeWorkingBytes(const ExecutorActivationShape& shape,
 // weight-gradient temporaries. Measured with the counting allocator on a pipeline stage holding
 // one block (tests/executor/memory/activation_estimate_test.cc), with f = s·b·ffn, x = s·b·h and
 // W = h·ffn elements (the MLP's backward is the peak):
-//   GPT-2 fp32: 4f + 4W; bf16 compute: 2f + 2W + 2x; bf16 parameters: 3f
-//   Llama fp32: 12f;     bf16 compute: 5f;          bf16 parameters: 6f
-// Exact on the measured shapes except where twice the sequence moves the peak to another op
-// (Llama with bf16 compute 10% under, GPT-2 with bf16 parameters 20% over). The 16-bit figures
-// were measured on an AVX2-only AMD EPYC; on a CPU with bf16 instructions (AVX512-BF16)
-// oneDNN's kernels allocate more scratch (up to 40% more measured; the test allows 45%). A stage without the head peaks during a block's
+//   GPT-2 fp32: 4f + 4W; bf16 compute: 2f + 8W + 2x;       bf16 parameters: 3f + 6x
+//   Llama fp32: 12f;     bf16 compute: max(6f, 10W + 2x);  bf16 parameters: 6f
+// With bf16 compute over fp32 parameters each projection's backward casts its weight again and
+// converts its weight gradient to fp32 (executor/models/ops/linear.h), hence the W terms. Exact
+// on the fp32 shapes and for Llama with bf16 parameters; elsewhere the peak moves between the
+// MLP's weight gradients and its activation gradients as the shape changes (GPT-2 with bf16
+// parameters within 20%, bf16 compute within 26%; Llama with bf16 compute within 12%). The fp32
+// and bf16-parameter figures were first measured on an AVX2-only AMD EPYC, the bf16-compute ones
+// (refitted with the projections of ops/linear.h) on an AMD EPYC with AVX512-BF16, whose oneDNN
+// kernels allocate more scratch (up to 40% more measured; the test allows an estimate 45% under
+// on such CPUs). A stage without the head peaks during a block's
 // backward; with the head, the loss backward's transients come first (ExecutorHeadBytes).
 int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
 

@@ -22,18 +22,16 @@
 
 namespace accel::exec {
 
-// x·Wᵀ + b as torch::nn::Linear computes it under the calling thread's autocast (x [..., in],
-// weight [out, in], bias [out] or undefined) -> [..., out]. Kept: the region's forward stores the
-// output; its recompute returns the stored output with an autograd node whose backward is the
-// linear's (dx = dy·W, dW = dyᵀ·x, db = Σ dy, in the shapes and order of PyTorch's mm backward,
-// torch/csrc/autograd/FunctionsManual.cpp mm_mat1_backward / mm_mat2_backward), after autocast's
-// casts of fp32 operands, so gradients equal the plain op's bit for bit. The recompute keeps x and
-// the cast weight for that backward, as the plain op would. Memory kept from forward to backward:
-// the output.
+// Linear(x, weight, bias, kOutIn) (executor/models/ops/linear.h: x·Wᵀ + b as torch::nn::Linear
+// computes it under autocast; x [..., in], weight [out, in], bias [out] or undefined -> [..., out]).
+// Kept: the region's forward stores the output; its recompute hands the stored output to Linear,
+// which returns it with its usual backward (dx = dy·W, dW = dyᵀ·x, db = Σ dy), so no product is
+// recomputed and gradients equal the plain op's bit for bit. Memory kept from forward to
+// backward: the output.
 at::Tensor KeptLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool keep);
 
-// x·m as torch::matmul computes it under autocast (x [..., k], m [k, n]) -> [..., n]; kept as
-// KeptLinear (dx = dy·mᵀ, dm = xᵀ·dy). For GPT-2's Conv1D, whose weight is [in, out].
+// Linear(x, m, {}, kInOut): x·m as torch::matmul computes it under autocast (x [..., k], m [k, n])
+// -> [..., n]; kept as KeptLinear. For GPT-2's Conv1D, whose weight is [in, out].
 at::Tensor KeptMatmul(const at::Tensor& x, const at::Tensor& m, bool keep);
 
 // fn(inputs) with fn's outputs kept: the recompute returns them through a region whose backward

@@ -281,14 +281,14 @@ ExecutorActivationShape ProbeShape(bool gpt2, bool bf16_compute, bool bf16_param
 TEST_CASE("accel executor activations per block: GPT-2 and Llama, fp32, bf16, bf16 params") {
   // 32x + 8f + 16n + 4S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, false, false)) == 4'730'880);
-  // 20x + 4f + 16n + 2S + s^2 + 2 B x (4h^2 + 2h*ffn) weight copies.
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, false)) == 3'026'944);
+  // 20x + 4f + 16n + 2S + s^2 (no weight copies: executor/models/ops/linear.h).
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, false)) == 2'633'728);
   // 16x + 4f + 8n + 2S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(true, true, true)) == 2'367'488);
   // 24x + 8k + 12f + 8n + 4S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, false, false)) == 4'481'024);
-  // 16x + 4k + 6f + 8n + 2S + s^2 + 2 B x (2h^2 + 2h*kv*d + 3h*ffn).
-  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, false)) == 2'869'248);
+  // 16x + 4k + 6f + 8n + 2S + s^2.
+  CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, false)) == 2'506'752);
   // 12x + 4k + 6f + 8n + 2S + s^2.
   CHECK(ExecutorActivationBytesPerLayer(ProbeShape(false, true, true)) == 2'244'608);
 }
@@ -337,7 +337,7 @@ TEST_CASE("accel executor activations with fused attention replace the scores") 
   ExecutorActivationShape llama = ProbeShape(false, true, false);
   llama.fused_attention = true;
   CHECK_THAT(ExecutorActivationFormula(llama),
-             Catch::StartsWith("16x + 4k + 6f + 8n + 4 B x b*a*s sdpa log-sum-exp + 2 B x bf16 weight copies "
+             Catch::StartsWith("16x + 4k + 6f + 8n + 4 B x b*a*s sdpa log-sum-exp "
                                "(accel executor, llama, bf16 compute, sdpa attention; 34.2 B per s*b*h"));
 }
 
@@ -381,7 +381,7 @@ TEST_CASE("accel executor output side: final norm, head input, targets and the c
   llama.loss_chunks = 16;
   CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * x + 4 * vh + 2 * vh + 13 * n);
   CHECK_THAT(ExecutorActivationFormula(ProbeShape(true, true, false)),
-             Catch::StartsWith("20x + 4f + 16n + 2S + s^2 + 2 B x bf16 weight copies (accel "
+             Catch::StartsWith("20x + 4f + 16n + 2S + s^2 (accel "
                                "executor, gpt2, bf16 compute; 36.1 B per s*b*h"));
 }
 

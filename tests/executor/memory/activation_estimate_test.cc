@@ -291,9 +291,10 @@ TEST_CASE("executor activation formula: a block's backward working memory", "[me
       if (!c.shape.bf16_compute) {
         CHECK(measured == estimated);
       } else {
-        // Exact but where twice the sequence moves the peak to another op: Llama with bf16
-        // compute (10% under), GPT-2 with bf16 parameters (20% over).
-        CHECK(WithinBf16Tolerance(measured, estimated, c.shape.gpt2 && c.shape.bf16_params ? 20 : 10));
+        // The tolerances planner/executor_activations.h states: the peak moves between the MLP's
+        // weight gradients and its activation gradients as the shape changes.
+        const int64_t percent = c.shape.gpt2 ? (c.shape.bf16_params ? 20 : 26) : 12;
+        CHECK(WithinBf16Tolerance(measured, estimated, percent));
       }
     }
   }
@@ -355,7 +356,7 @@ TEST_CASE("executor activation formula: a recomputed block's backward peak", "[m
         if (!c.shape.bf16_compute) {
           CHECK(std::abs(measured - nearest) <= planner::kRecomputeRngStateBytes + 256);
         } else {
-          CHECK(WithinBf16Tolerance(measured, nearest, 8));
+          CHECK(WithinBf16Tolerance(measured, nearest, 12));
         }
       }
     }
