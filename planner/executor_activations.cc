@@ -180,7 +180,7 @@ namespace {
 struct LossChunking {
   I v_local = 0;
   I chunk_rows = 0;
-  I vocab_block = 0;  // vocabulary rows of one 16-bit weight-gradient product
+  I vocab_block = 0;  // vocabulary rows of one block of the 16-bit backward
 };
 
 LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
@@ -206,22 +206,24 @@ I HeadKept(const ExecutorActivationShape& s) {
 int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   const RankDims d = RankDimsOf(s);
   const LossChunking k = LossChunkingOf(s);
-  const I h = s.hidden, c = ComputeBytes(s);
-  // The loss backward: the product-dtype weight (a copy when it differs from the parameters'),
-  // the input's gradient, the fp32 weight-gradient accumulator and one chunk's weight-gradient
-  // product, and one chunk's logits in fp32 with their gradient in the product's dtype.
-  // In fp32 each chunk's weight gradient is added in place; in 16 bits it is a product converted
-  // to fp32 before it is added, a block of vocabulary rows at a time ((c + 4)·⌈V / chunks⌉·h),
-  // and a chunk's logits exist in the product's dtype and in fp32 at once. 13 B per token: the
-  // targets' local indices (8), where they lie (1) and its fp32 complement (4).
-  const I weight_copy = c != StreamBytes(s) ? c * k.v_local * h : 0;
-  const I product = c < 4 ? (c + 4) * k.vocab_block * h : 0;
-  const I chunk = (c < 4 ? 4 + c : 4) * k.chunk_rows * k.v_local;
-  // With 16-bit parameters the fp32 gradient is converted to their dtype at the end, after the
-  // chunks: p·V·h beside the accumulator.
-  const I p = StreamBytes(s);
-  const I final_cast = p < 4 ? p * k.v_local * h : 0;
-  const I backward = weight_copy + c * d.n * h + 4 * k.v_local * h + std::max(product + chunk, final_cast) + 13 * d.n;
+  const I h = s.hidden, c = ComputeBytes(s), p = StreamBytes(s), n = d.n, v = k.v_local;
+  // 13 B per token: the targets' local indices (8), where they lie (1) and its fp32 complement (4).
+  const I targets = 13 * n;
+  if (c == 4) {
+    // fp32, a chunk of token rows at a time: the input's gradient, the weight's gradient
+    // (each chunk's added in place) and one chunk's logits, turned into their gradient in place.
+    return Saturate(HeadKept(s) + c * n * h + 4 * v * h + 4 * k.chunk_rows * v + targets);
+  }
+  // 16 bits, a block of ⌈V / chunks⌉ vocabulary rows at a time over every token: the weight in
+  // the product's dtype (a copy when it differs from the parameters'), its gradient in the
+  // parameters' dtype, the input's gradient summed in fp32, one block's logits in fp32 and their
+  // gradient in the product's dtype, then the block's input-gradient product and its fp32
+  // conversion, or its weight-gradient product (made in place when the dtypes agree).
+  const I weight_copy = c != p ? c * v * h : 0;
+  const I block = k.vocab_block * n;
+  const I weight_product = c != p ? c * k.vocab_block * h : 0;
+  const I backward = weight_copy + p * v * h + 4 * n * h + (4 + c) * block +
+                     std::max((c + 4) * n * h, weight_product) + targets;
   return Saturate(HeadKept(s) + backward);
 }
 

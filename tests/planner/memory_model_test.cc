@@ -362,24 +362,23 @@ TEST_CASE("accel executor output side: final norm, head input, targets and the c
   const int64_t gpt2_kept = 8 * x + 20 * n;
   CHECK(ExecutorHeadKeptBytes(ProbeShape(true, false, false)) == gpt2_kept);
   CHECK(ExecutorHeadBytes(ProbeShape(true, false, false)) == gpt2_kept + 4 * x + 4 * vh + 4 * 256 * 256 + 13 * n);
-  // With bf16 compute the head input is kept in bf16, the loss casts the weight (2Vh), each
-  // block of V / 2 vocabulary rows of a chunk's bf16 weight-gradient product is converted to fp32
-  // (6 B x 128 x 128 = 3Vh) and a chunk's logits exist in bf16 and fp32 (6 B per element).
+  // With bf16 compute the head input is kept in bf16 and the backward runs by blocks of V / 2
+  // vocabulary rows over all 512 tokens: the weight cast (2Vh), its fp32 gradient (4Vh), the fp32
+  // input-gradient sum (4x), a block's logits in fp32 and bf16 (6 x 128 x 512), then the block's
+  // input-gradient product and its fp32 conversion (6x).
   const int64_t bf16_kept = 4 * x + 8 * n + 2 * x + 12 * n;
   CHECK(ExecutorHeadKeptBytes(ProbeShape(true, true, false)) == bf16_kept);
   CHECK(ExecutorHeadBytes(ProbeShape(true, true, false)) ==
-        bf16_kept + 2 * vh + 2 * x + 4 * vh + 3 * vh + 6 * 256 * 256 + 13 * n);
-  // Llama with bf16 parameters: 2x + 4n norm, 2x input, no weight copy; 3 chunks set by hand: the
-  // product in blocks of ceil(256 / 3) = 86 vocabulary rows; the final bf16 copy of the gradient
-  // (2Vh) is smaller than a chunk's product and logits.
+        bf16_kept + 2 * vh + 4 * vh + 4 * x + 6 * 128 * 512 + 6 * x + 13 * n);
+  // Llama with bf16 parameters: 2x + 4n norm, 2x input, no weight copy, the gradient in bf16
+  // (2Vh); 3 chunks set by hand: blocks of ceil(256 / 3) = 86 vocabulary rows.
   ExecutorActivationShape llama = ProbeShape(false, true, true);
   llama.loss_chunks = 3;
   const int64_t llama_kept = 2 * x + 4 * n + 2 * x + 12 * n;
   CHECK(ExecutorHeadKeptBytes(llama) == llama_kept);
-  CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * x + 4 * vh + 6 * 86 * 128 + 6 * 171 * 256 + 13 * n);
-  // With 16 chunks the gradient's final bf16 copy is the larger: 2Vh instead of the chunk's work.
+  CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * vh + 4 * x + 6 * 86 * 512 + 6 * x + 13 * n);
   llama.loss_chunks = 16;
-  CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * x + 4 * vh + 2 * vh + 13 * n);
+  CHECK(ExecutorHeadBytes(llama) == llama_kept + 2 * vh + 4 * x + 6 * 16 * 512 + 6 * x + 13 * n);
   CHECK_THAT(ExecutorActivationFormula(ProbeShape(true, true, false)),
              Catch::StartsWith("20x + 4f + 16n + 2S + s^2 (accel "
                                "executor, gpt2, bf16 compute; 36.1 B per s*b*h"));

@@ -80,34 +80,71 @@ struct ChunkedCrossEntropyFunction : torch::autograd::Function<ChunkedCrossEntro
     const int64_t n = h.size(0), v_local = weight.size(0);
     auto [local, outside] = LocalTargets(saved[2], ctx->saved_data["begin"].toInt(), v_local);
     const at::ScalarType acc = lse.scalar_type();
-    const at::Tensor inside = outside.logical_not().to(acc);
     const at::Tensor scale = grads[0].to(acc) / static_cast<double>(n);
+    const LossGradients g = h.scalar_type() == acc
+                                ? ByTokens(h, weight, lse, local, outside, scale, chunks)
+                                : ByVocabulary(h, weight, lse, local, outside, scale, chunks);
+    const auto hidden_dtype = static_cast<at::ScalarType>(ctx->saved_data["hidden_dtype"].toInt());
+    return {g.hidden.to(hidden_dtype), g.weight, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+
+  struct LossGradients {
+    at::Tensor hidden;  // in the product's dtype, or fp32
+    at::Tensor weight;  // in the weight's dtype
+  };
+
+  // fp32: a chunk of token rows at a time; each chunk's weight gradient is added in place.
+  static LossGradients ByTokens(const at::Tensor& h, const at::Tensor& weight, const at::Tensor& lse,
+                                const at::Tensor& local, const at::Tensor& outside, const at::Tensor& scale,
+                                int64_t chunks) {
+    const int64_t n = h.size(0);
+    const at::Tensor inside = outside.logical_not().to(lse.scalar_type());
     const at::Tensor w = weight.to(h.scalar_type());
     at::Tensor grad_h = at::empty_like(h);
-    at::Tensor grad_w = at::zeros(weight.sizes(), weight.options().dtype(acc));
+    at::Tensor grad_w = at::zeros(weight.sizes(), weight.options().dtype(h.scalar_type()));
     for (int64_t c = 0; c < chunks; ++c) {
       const auto [r0, r1] = ChunkRows(n, chunks, c);
       if (r0 == r1) continue;
       const at::Tensor rows = h.slice(0, r0, r1);
       // softmax − one-hot of the target (zero where it lies on another rank), times dL/dloss / n.
-      at::Tensor dz = at::matmul(rows, w.t()).to(acc).sub_(lse.slice(0, r0, r1).unsqueeze(1)).exp_();
+      at::Tensor dz = at::matmul(rows, w.t()).sub_(lse.slice(0, r0, r1).unsqueeze(1)).exp_();
       dz.scatter_add_(1, local.slice(0, r0, r1).unsqueeze(1), -inside.slice(0, r0, r1).unsqueeze(1));
+      dz.mul_(scale);
+      grad_h.slice(0, r0, r1).copy_(at::matmul(dz, w));
+      grad_w.addmm_(dz.t(), rows);  // in place: no weight-sized product per chunk
+    }
+    return {grad_h, grad_w.to(weight.scalar_type())};
+  }
+
+  // 16 bits: a block of ⌈V / chunks⌉ vocabulary rows at a time over every token, so the weight
+  // gradient is written block by block in the weight's dtype, each block one product over all
+  // tokens (no fp32 tensor of the weight's size), and the input gradient is summed over blocks in
+  // fp32. Each block's logits need only the forward's log-sum-exp.
+  static LossGradients ByVocabulary(const at::Tensor& h, const at::Tensor& weight, const at::Tensor& lse,
+                                    const at::Tensor& local, const at::Tensor& outside, const at::Tensor& scale,
+                                    int64_t chunks) {
+    const int64_t v_local = weight.size(0);
+    const at::ScalarType acc = lse.scalar_type();
+    const at::Tensor w = weight.to(h.scalar_type());
+    at::Tensor grad_h = at::zeros(h.sizes(), h.options().dtype(acc));
+    at::Tensor grad_w = at::empty(weight.sizes(), weight.options());
+    const int64_t block = (v_local + chunks - 1) / chunks;
+    for (int64_t v0 = 0; v0 < v_local; v0 += block) {
+      const int64_t v1 = std::min(v_local, v0 + block);
+      const at::Tensor wv = w.slice(0, v0, v1);
+      at::Tensor dz = at::matmul(h, wv.t()).to(acc).sub_(lse.unsqueeze(1)).exp_();
+      const at::Tensor here = outside.logical_not().logical_and_(local >= v0).logical_and_(local < v1);
+      dz.scatter_add_(1, (local - v0).clamp_(0, v1 - v0 - 1).unsqueeze(1), -here.to(acc).unsqueeze(1));
       const at::Tensor dz_c = dz.mul_(scale).to(h.scalar_type());
-      grad_h.slice(0, r0, r1).copy_(at::matmul(dz_c, w));
-      if (dz_c.scalar_type() == acc) {
-        grad_w.addmm_(dz_c.t(), rows);  // in place: no weight-sized product per chunk
+      grad_h.add_(at::matmul(dz_c, wv));
+      at::Tensor grad_block = grad_w.slice(0, v0, v1);
+      if (grad_w.scalar_type() == dz_c.scalar_type()) {
+        at::mm_out(grad_block, dz_c.t(), h);
       } else {
-        // A 16-bit product must be converted before an fp32 add (CPU kernels convert a whole
-        // operand): per block of vocabulary rows, so only a block's product exists at a time.
-        const int64_t block = (v_local + chunks - 1) / chunks;
-        for (int64_t v0 = 0; v0 < v_local; v0 += block) {
-          const int64_t v1 = std::min(v_local, v0 + block);
-          grad_w.slice(0, v0, v1).add_(at::matmul(dz_c.slice(1, v0, v1).t(), rows));
-        }
+        grad_block.copy_(at::matmul(dz_c.t(), h));
       }
     }
-    const auto hidden_dtype = static_cast<at::ScalarType>(ctx->saved_data["hidden_dtype"].toInt());
-    return {grad_h.to(hidden_dtype), grad_w.to(weight.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {grad_h, grad_w};
   }
 };
 
