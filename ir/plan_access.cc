@@ -83,4 +83,14 @@ Dtype ComputeDtype(const Precision& precision) {
                                                         : precision.compute_dtype();
 }
 
+int64_t VocabRows(const Model& model) {
+  return model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size();
+}
+
+int64_t KvHeads(const Model& model) { return model.num_kv_heads() > 0 ? model.num_kv_heads() : model.num_heads(); }
+
+int64_t FfnSize(const Model& model) {
+  return model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * model.hidden_size();
+}
+
 }  // namespace accel::ir

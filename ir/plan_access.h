@@ -56,6 +56,15 @@ int32_t VirtualStages(const Pipeline& pipeline);
 // (hand-written plans in tests).
 Dtype ComputeDtype(const Precision& precision);
 
+// A model's dimensions where the plan may leave them 0 (a plan from a config that omits them, or
+// written by hand), with the defaults every consumer applies: the vocabulary rows the embedding
+// and head hold (padded_vocab_size, else vocab_size), the key/value heads (num_kv_heads, else
+// num_heads: no grouped-query attention) and the MLP width (ffn_hidden_size, else 4 ×
+// hidden_size, GPT-2's; Radford et al. 2019).
+int64_t VocabRows(const Model& model);
+int64_t KvHeads(const Model& model);
+int64_t FfnSize(const Model& model);
+
 }  // namespace accel::ir
 
 #endif  // ACCEL_IR_PLAN_ACCESS_H_

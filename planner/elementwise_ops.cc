@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/plan_access.h"
 #include "planner/step_flops.h"
 #include "spec/device_profile_file.h"
 
@@ -41,8 +42,7 @@ ElementwiseElements BlockElementwiseElements(const ir::Model& model, int64_t seq
   ElementwiseElements e{};
   const double t_tp = static_cast<double>(std::max<int64_t>(tp, 1));
   const double h = static_cast<double>(model.hidden_size());
-  const double ffn = static_cast<double>(model.ffn_hidden_size() > 0 ? model.ffn_hidden_size()
-                                                                     : 4 * model.hidden_size());
+  const double ffn = static_cast<double>(ir::FfnSize(model));
   const double tokens = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
   e[Index(NormOf(model))] = 2 * NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) * h;
   const ElementwiseOp mlp =
@@ -69,7 +69,7 @@ ElementwiseElements HeadElementwiseElements(const ir::Model& model, int64_t seq_
                                             bool sequence_parallel) {
   ElementwiseElements e{};
   const double vocab = static_cast<double>(
-      model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size());
+      ir::VocabRows(model));
   const double tokens = static_cast<double>(micro_batch * seq_len / std::max<int64_t>(cp, 1));
   e[Index(NormOf(model))] = NormTokens(seq_len, micro_batch, tp, cp, sequence_parallel) *
                             static_cast<double>(model.hidden_size());

@@ -361,8 +361,8 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.micro_batch = in.micro_batch_size;
   s.hidden = in.model.hidden_size();
   s.heads = in.model.num_heads();
-  s.kv_heads = in.model.num_kv_heads() > 0 ? in.model.num_kv_heads() : in.model.num_heads();
-  s.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * s.hidden;
+  s.kv_heads = ir::KvHeads(in.model);
+  s.ffn = ir::FfnSize(in.model);
   s.vocab = padded_vocab;
   s.bf16_compute = in.compute_bytes == 2;
   s.bf16_params = in.param_bytes == 2;
@@ -831,7 +831,7 @@ absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& param
   c.stage = in.sharding_stage;
   c.seq = CeilDiv(in.seq_len, std::max<int64_t>(in.cp, 1));
   c.h = in.model.hidden_size();
-  c.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * c.h;
+  c.ffn = ir::FfnSize(in.model);
   out.Reserve(static_cast<int>(stages.size()));
   for (const StageLayout& layout : stages) {
     ir::MemoryEstimate& e = *out.Add();
@@ -946,7 +946,7 @@ std::vector<FitSuggestion> SuggestChangesThatFit(const MemoryInputs& in) {
   }
 
   const int64_t heads = in.model.num_heads();
-  const int64_t kv = in.model.num_kv_heads() > 0 ? in.model.num_kv_heads() : heads;
+  const int64_t kv = ir::KvHeads(in.model);
   for (int64_t factor = 2; in.tp * factor <= in.devices_per_node; factor *= 2) {
     const int64_t tp = in.tp * factor;
     if (heads % tp != 0 || (kv % tp != 0 && ir::KvHeadReplicas(kv, tp) == 1)) break;

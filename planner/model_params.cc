@@ -25,9 +25,9 @@ Dims ResolveDims(const ir::Model& m) {
   d.h = m.hidden_size();
   d.layers = m.num_layers();
   d.heads = m.num_heads();
-  d.kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
+  d.kv_heads = ir::KvHeads(m);
   d.head_dim = m.head_dim() > 0 ? m.head_dim() : (m.num_heads() > 0 ? m.hidden_size() / m.num_heads() : 0);
-  d.ffn = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
+  d.ffn = ir::FfnSize(m);
   d.vocab = m.vocab_size();
   d.positions = m.max_seq_len();
   d.tied = m.tie_word_embeddings();

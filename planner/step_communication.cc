@@ -442,7 +442,7 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
 void AddStepEnds(const ir::Plan& plan, const StageShape& shape, int64_t tp, Terms& terms) {
   const ir::Model& model = plan.model();
   if (shape.embedding || shape.head) {
-    const int64_t vocab = model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size();
+    const int64_t vocab = ir::VocabRows(model);
     terms.Add("embedding", Collective::kAllReduce, "tied embedding and head gradients, once per step", 1,
               static_cast<double>(vocab / std::max<int64_t>(tp, 1) * model.hidden_size()) * 4.0 *
                   OwnedShare(plan));

@@ -181,7 +181,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   shape.micro_batch = b;
   shape.hidden = in.model.hidden_size();
   shape.heads = in.model.num_heads();
-  shape.ffn = in.model.ffn_hidden_size() > 0 ? in.model.ffn_hidden_size() : 4 * shape.hidden;
+  shape.ffn = ir::FfnSize(in.model);
   shape.tp = in.tp;
   shape.sequence_parallel = in.sequence_parallel;
   shape.fused_attention = in.fused_attention;

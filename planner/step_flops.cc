@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/plan_access.h"
 #include "planner/recompute_policy.h"
 
 namespace accel::planner {
@@ -18,7 +19,7 @@ Dims DimsOf(const ir::Model& m) {
   x.heads = static_cast<double>(a.heads);
   x.kv = static_cast<double>(a.kv);
   x.d = static_cast<double>(a.head_dim);
-  x.ffn = static_cast<double>(m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size());
+  x.ffn = static_cast<double>(ir::FfnSize(m));
   return x;
 }
 
@@ -27,7 +28,7 @@ Dims DimsOf(const ir::Model& m) {
 AttentionHeads AttentionHeadsOf(const ir::Model& model) {
   AttentionHeads a;
   a.heads = model.num_heads();
-  a.kv = (model.num_kv_heads() > 0 ? model.num_kv_heads() : model.num_heads()) *
+  a.kv = ir::KvHeads(model) *
          std::max<int64_t>(model.kv_head_replicas(), 1);
   a.head_dim = model.head_dim() > 0 ? model.head_dim()
                                     : model.hidden_size() / std::max<int64_t>(a.heads, 1);
@@ -59,7 +60,7 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   const int64_t c = std::max<int64_t>(cp, 1);
   const auto [heads, kv, d] = AttentionHeadsOf(model);
   const int64_t h = model.hidden_size();
-  const int64_t ffn = model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * h;
+  const int64_t ffn = ir::FfnSize(model);
   const int64_t tokens = micro_batch * seq_len / c;
   const int64_t q_len = seq_len / c;
   const bool llama = model.arch() == ir::ARCHITECTURE_LLAMA;
@@ -87,8 +88,7 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
 
 Gemm HeadForwardGemm(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
                      int64_t cp) {
-  const int64_t vocab = model.padded_vocab_size() > 0 ? model.padded_vocab_size()
-                                                      : model.vocab_size();
+  const int64_t vocab = ir::VocabRows(model);
   return {micro_batch * seq_len / std::max<int64_t>(cp, 1), vocab / std::max<int64_t>(tp, 1),
           model.hidden_size(), 1, false, ir::MATMUL_LAYOUT_NT};
 }
@@ -106,7 +106,7 @@ std::array<Gemm, 2> BackwardGemms(const Gemm& f) {
 double HeadForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch, int64_t tp,
                         int64_t cp) {
   const double vocab = static_cast<double>(
-      model.padded_vocab_size() > 0 ? model.padded_vocab_size() : model.vocab_size());
+      ir::VocabRows(model));
   const double split = static_cast<double>(std::max<int64_t>(tp, 1) * std::max<int64_t>(cp, 1));
   return 2.0 * static_cast<double>(micro_batch) * static_cast<double>(seq_len) *
          static_cast<double>(model.hidden_size()) * vocab / split;

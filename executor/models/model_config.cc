@@ -63,11 +63,11 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   config.hidden_size = m.hidden_size();
   config.num_layers = m.num_layers();
   config.num_heads = m.num_heads();
-  config.num_kv_heads = m.num_kv_heads() > 0 ? m.num_kv_heads() : m.num_heads();
-  config.ffn_size = m.ffn_hidden_size() > 0 ? m.ffn_hidden_size() : 4 * m.hidden_size();
+  config.num_kv_heads = ir::KvHeads(m);
+  config.ffn_size = ir::FfnSize(m);
   // The embedding and head have the plan's padded rows (Megatron's make-vocab-size-divisible-by);
   // tokens stay below vocab_size.
-  config.vocab_size = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
+  config.vocab_size = ir::VocabRows(m);
   config.max_seq_len = m.max_seq_len();
   config.tie_embeddings = m.tie_word_embeddings();
   config.qkv_bias = m.qkv_bias();

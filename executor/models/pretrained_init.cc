@@ -3,14 +3,12 @@
 #include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "executor/checkpoint/torch_tensors.h"
+#include "checkpoint/safetensors.h"
 #include "checkpoint/tp_layout.h"
 
 namespace accel::exec {
 namespace {
-
-std::string ShapeText(at::IntArrayRef shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 // Whether a checkpoint tensor of shape `from` fits a whole parameter of shape `to`: the same
 // shape, or fewer rows (dim 0) and the same other dims.

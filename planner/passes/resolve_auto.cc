@@ -574,7 +574,7 @@ class ResolveAutoPass : public Pass {
     }
     const ir::Model& m = context.plan().model();
     const int64_t tp = std::max<int64_t>(tp_, 1);
-    const int64_t vocab = m.padded_vocab_size() > 0 ? m.padded_vocab_size() : m.vocab_size();
+    const int64_t vocab = ir::VocabRows(m);
     const int64_t v_local = vocab / tp;
     const int64_t h = std::max<int64_t>(m.hidden_size(), 1);
     const int64_t tokens = std::max<int64_t>(context.plan().batch().micro_batch_size() * context.plan().batch().seq_len(), 1);
