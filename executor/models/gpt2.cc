@@ -22,7 +22,7 @@ torch::Tensor Conv1D::Forward(const torch::Tensor& x, bool keep) {
 }
 
 torch::Tensor Conv1D::Project(const torch::Tensor& x, bool keep) {
-  // matmul rather than addmm on a flattened view keeps autocast's dtype handling for both operands.
+  // x·W as torch::matmul under autocast, keeping the weight itself for backward (ops/linear.h).
   return KeptMatmul(x, weight_, keep);
 }
 

@@ -7,7 +7,9 @@
 //
 // "Full" recompute wraps a whole transformer block; "selective" recompute (Korthikanti et al.
 // 2022, "Reducing Activation Recomputation in Large Transformer Models") wraps only the attention
-// core softmax(q k^T / sqrt(d)) v, whose activations are large and cheap to recompute.
+// core softmax(q k^T / sqrt(d)) v, whose activations are large and cheap to recompute. Per-op
+// recompute wraps a whole block whose kept ops store their outputs with the region
+// (executor/train/kept_outputs.h, executor/train/region_outputs.h).
 //
 // Limits, as in PyTorch's reentrant variant:
 // - Gradients flow through backward() only: torch::autograd::grad (or backward with `inputs`)

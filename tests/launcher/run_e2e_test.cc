@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -697,12 +698,14 @@ TEST_CASE("accel run does not write through a link planted in the run directory"
 // The lean blocks (executor/models/ops/, the chunked loss) against the blocks before them: the
 // same tiny fp32 jobs, GPT-2 and Llama (grouped-query attention), on one rank, with tensor
 // parallel 2 + sequence parallelism and with pipeline parallel 2, give per-step losses within
-// 1e-5 relative of the ones the build of commit ac34808 printed (its losses are recorded in
-// tests/testdata/lean_parity_losses.json). fp32 rounds each op at 6e-8; the lean ops change only
-// the order of fp32 operations (rotary and RMSNorm's backward written out, grouped attention's
-// larger products, the loss summed chunk by chunk), which over 3 optimizer steps moved no loss
-// by more than 1e-7 relative when recorded (2026-11-27, an AVX2 AMD EPYC); 1e-5 leaves room for
-// other CPUs' BLAS blocking. Recording again: ACCEL_LEAN_PARITY_RECORD=<accel of ac34808>.
+// 1e-5 relative of the ones the build of commit ac34808 printed, and final weights (exported to
+// Hugging Face files) within the tolerances of CheckWeights (its losses and a digest of its
+// weights are recorded in tests/testdata/lean_parity_losses.json and lean_parity_weights.json).
+// fp32 rounds each op at 6e-8; the lean ops change only the order of fp32 operations (rotary and
+// RMSNorm's backward written out, grouped attention's larger products, the loss summed chunk by
+// chunk), which over 3 optimizer steps moved no loss by more than 1e-7 relative when recorded
+// (2026-11-27, an AVX2 AMD EPYC); 1e-5 leaves room for other CPUs' BLAS blocking. Recording
+// again: ACCEL_LEAN_PARITY_RECORD=<accel of ac34808>.
 struct ParityJob {
   std::string name;
   std::string arch;
@@ -724,8 +727,34 @@ std::vector<ParityJob> ParityJobs() {
   return jobs;
 }
 
-// Runs `job` for 3 steps with `binary`; its per-step losses from metrics.jsonl.
-std::vector<double> ParityLosses(const ParityJob& job, const std::string& binary) {
+// What a parity run leaves: its per-step losses and a digest of its final weights.
+struct ParityRun {
+  std::vector<double> losses;
+  nlohmann::json weights;  // parameter name -> {"count", "norm", "sum", "samples"}
+};
+
+// Per parameter of `accel export`'s model.safetensors (fp32): the L2 norm, the sum and 8 values at
+// evenly spaced positions, in double.
+nlohmann::json WeightDigest(const std::string& safetensors) {
+  absl::StatusOr<SafetensorsFile> file = ReadSafetensorsFile(safetensors);
+  REQUIRE(file.ok());
+  nlohmann::json digest = nlohmann::json::object();
+  for (const SafetensorsTensor& t : file->tensors) {
+    REQUIRE(t.dtype == "F32");
+    std::vector<float> values(t.data.size() / sizeof(float));
+    std::memcpy(values.data(), t.data.data(), values.size() * sizeof(float));
+    double sum = 0, squares = 0;
+    for (float v : values) sum += v, squares += static_cast<double>(v) * v;
+    std::vector<double> samples;
+    for (size_t i = 0; i < 8 && !values.empty(); ++i) samples.push_back(values[i * (values.size() - 1) / 7]);
+    digest[t.name] = {{"count", values.size()}, {"norm", std::sqrt(squares)}, {"sum", sum}, {"samples", samples}};
+  }
+  return digest;
+}
+
+// Runs `job` for 3 steps with `binary`: its per-step losses from metrics.jsonl and the digest of
+// its final checkpoint, exported to Hugging Face files by the same binary.
+ParityRun RunParityJob(const ParityJob& job, const std::string& binary) {
   TempDir dir;
   WriteJob(dir, 3, 0);
   std::vector<std::string> sets = job.sets;
@@ -738,32 +767,77 @@ std::vector<double> ParityLosses(const ParityJob& job, const std::string& binary
   const int code = WaitExit(run.pid, std::chrono::seconds(240));
   INFO(job.name << ": " << ReadAll(run.out_path) << ReadAll(run.err_path));
   REQUIRE(code == 0);
-  std::vector<double> losses;
+  ParityRun out;
   std::istringstream metrics(ReadAll(dir.File("run/metrics.jsonl")));
   for (std::string line; std::getline(metrics, line);) {
     const nlohmann::json m = nlohmann::json::parse(line);
-    if (m.contains("loss")) losses.push_back(m["loss"].get<double>());
+    if (m.contains("loss")) out.losses.push_back(m["loss"].get<double>());
   }
-  REQUIRE(losses.size() == 3);
-  return losses;
+  REQUIRE(out.losses.size() == 3);
+  CheckpointStore store(dir.File("ckpt"), 2);
+  auto latest = store.LatestGood();
+  REQUIRE(latest.ok());
+  Launched exported = Launch({"export", latest->path, "-o", dir.File("hf")}, dir, {}, binary);
+  REQUIRE(WaitExit(exported.pid, std::chrono::seconds(60)) == 0);
+  out.weights = WeightDigest(dir.File("hf/model.safetensors"));
+  return out;
+}
+
+// Weights: AdamW divides each gradient by its running RMS, so an element whose gradient is near 0
+// can move by up to lr = 1e-3 per step either way when its gradient changes in the last bits;
+// the tensor's norm, its sum and its values measured against its RMS move far less. Tolerances:
+// the norm within 1e-5 relative; the sum within 1e-3 × RMS × sqrt(count) (independent
+// differences add as a random walk); each sampled value within 1e-3 × RMS. Recorded
+// (2026-11-28, an AVX512-BF16 AMD EPYC): the largest sum difference was 1.9e-4 × RMS × sqrt(count)
+// (GPT-2 tp 2 + sp, a c_attn bias, whose elements start at 0); every norm and sampled value was
+// within the tolerances above.
+void CheckWeights(const std::string& job, const nlohmann::json& now, const nlohmann::json& before) {
+  REQUIRE(now.size() == before.size());
+  for (const auto& [name, b] : before.items()) {
+    INFO(job << " " << name);
+    REQUIRE(now.contains(name));
+    const nlohmann::json& a = now.at(name);
+    const double count = b["count"].get<double>();
+    const double norm = b["norm"].get<double>();
+    const double rms = norm / std::sqrt(std::max(count, 1.0));
+    INFO("norm " << a["norm"].get<double>() << " against " << norm << ", sum " << a["sum"].get<double>()
+                 << " against " << b["sum"].get<double>());
+    CHECK(std::abs(a["norm"].get<double>() - norm) <= 1e-5 * norm);
+    CHECK(std::abs(a["sum"].get<double>() - b["sum"].get<double>()) <= 1e-3 * rms * std::sqrt(count));
+    const std::vector<double> sa = a["samples"].get<std::vector<double>>();
+    const std::vector<double> sb = b["samples"].get<std::vector<double>>();
+    REQUIRE(sa.size() == sb.size());
+    for (size_t i = 0; i < sa.size(); ++i) {
+      INFO("sample " << i << ": " << sa[i] << " against " << sb[i]);
+      CHECK(std::abs(sa[i] - sb[i]) <= 1e-3 * rms);
+    }
+  }
 }
 
 TEST_CASE("the lean blocks train as the blocks before them: gpt2 and llama, 1 rank, tp 2 + sp, pp 2",
           "[e2e][parity]") {
-  const std::string golden = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/lean_parity_losses.json";
+  const std::string losses_file = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/lean_parity_losses.json";
+  const std::string weights_file = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/lean_parity_weights.json";
   if (const char* old = std::getenv("ACCEL_LEAN_PARITY_RECORD")) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const ParityJob& job : ParityJobs()) out[job.name] = ParityLosses(job, old);
-    std::ofstream(golden) << out.dump(2) << "\n";
-  }
-  const nlohmann::json recorded = nlohmann::json::parse(ReadAll(golden));
-  for (const ParityJob& job : ParityJobs()) {
-    const std::vector<double> losses = ParityLosses(job, ACCEL_BINARY);
-    const std::vector<double> before = recorded.at(job.name).get<std::vector<double>>();
-    for (size_t step = 0; step < losses.size(); ++step) {
-      INFO(job.name << " step " << step + 1 << ": " << losses[step] << " against " << before[step]);
-      CHECK(std::abs(losses[step] - before[step]) <= 1e-5 * std::abs(before[step]));
+    nlohmann::json losses = nlohmann::json::object(), weights = nlohmann::json::object();
+    for (const ParityJob& job : ParityJobs()) {
+      const ParityRun run = RunParityJob(job, old);
+      losses[job.name] = run.losses;
+      weights[job.name] = run.weights;
     }
+    std::ofstream(losses_file) << losses.dump(2) << "\n";
+    std::ofstream(weights_file) << weights.dump(1) << "\n";
+  }
+  const nlohmann::json recorded = nlohmann::json::parse(ReadAll(losses_file));
+  const nlohmann::json recorded_weights = nlohmann::json::parse(ReadAll(weights_file));
+  for (const ParityJob& job : ParityJobs()) {
+    const ParityRun run = RunParityJob(job, ACCEL_BINARY);
+    const std::vector<double> before = recorded.at(job.name).get<std::vector<double>>();
+    for (size_t step = 0; step < run.losses.size(); ++step) {
+      INFO(job.name << " step " << step + 1 << ": " << run.losses[step] << " against " << before[step]);
+      CHECK(std::abs(run.losses[step] - before[step]) <= 1e-5 * std::abs(before[step]));
+    }
+    CheckWeights(job.name, run.weights, recorded_weights.at(job.name));
   }
 }
 
