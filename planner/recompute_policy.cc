@@ -12,7 +12,7 @@ const std::vector<BlockOp>& BlockOpsOf(bool gpt2) {
   return gpt2 ? kGpt2 : kLlama;
 }
 
-bool OpPolicyKeeps(bool gpt2, const std::string& op) {
+bool OpPolicyKeeps(bool gpt2, std::string_view op) {
   int matmuls = 0;
   for (const BlockOp& o : BlockOpsOf(gpt2)) {
     if (o.matmul) ++matmuls;
@@ -32,7 +32,7 @@ std::vector<std::string> OpPolicyKeptOutputs(bool gpt2) {
 namespace {
 
 // Output width per token of `op` (BlockOpsOf's names).
-int64_t OutputWidth(const std::string& op, const BlockOpWidths& w) {
+int64_t OutputWidth(std::string_view op, const BlockOpWidths& w) {
   if (op == "attn.c_attn") return 3 * w.q;
   if (op == "self_attn.k_proj" || op == "self_attn.v_proj") return w.kv;
   if (op == "mlp.c_fc" || op == "mlp.gate_proj" || op == "mlp.up_proj") return w.ffn;

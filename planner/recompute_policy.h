@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel::planner {
@@ -28,7 +29,7 @@ struct BlockOp {
 const std::vector<BlockOp>& BlockOpsOf(bool gpt2);
 
 // Whether per-op recompute keeps `op`'s output: the attention core, or an odd-numbered matmul.
-bool OpPolicyKeeps(bool gpt2, const std::string& op);
+bool OpPolicyKeeps(bool gpt2, std::string_view op);
 
 // The names OpPolicyKeeps accepts, in forward order: GPT-2 attn.c_attn, attn.core, mlp.c_fc;
 // Llama self_attn.q_proj, self_attn.v_proj, self_attn.core, mlp.gate_proj, mlp.down_proj.
@@ -49,7 +50,7 @@ struct BlockOpWidths {
 int64_t OpPolicyKeptWidth(bool gpt2, const BlockOpWidths& widths);
 
 // The share of `op`'s matmul FLOPs that per-op recompute runs again: 0 when kept, 1 otherwise.
-inline double OpPolicyRecomputedShare(bool gpt2, const std::string& op) { return OpPolicyKeeps(gpt2, op) ? 0.0 : 1.0; }
+inline double OpPolicyRecomputedShare(bool gpt2, std::string_view op) { return OpPolicyKeeps(gpt2, op) ? 0.0 : 1.0; }
 
 }  // namespace accel::planner
 

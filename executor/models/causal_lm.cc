@@ -56,7 +56,7 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, const BlockRecompute& recompute, const std::string& op) {
+                            bool fused, const BlockRecompute& recompute, std::string_view op) {
   auto core = [fused](const std::vector<torch::Tensor>& in) {
     return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused)};
   };
@@ -155,7 +155,7 @@ absl::Status CausalLm::SetRecomputeModules(const std::vector<std::string>& modul
   }
   recompute_block_ = std::move(blocks);
   recompute_core_ = std::move(cores);
-  kept_outputs_ = {kept_outputs.begin(), kept_outputs.end()};
+  kept_outputs_ = std::make_shared<const std::set<std::string, std::less<>>>(kept_outputs.begin(), kept_outputs.end());
   return absl::OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,9 +28,10 @@ struct BlockRecompute {
   bool attention_core = false;  // the attention core is a Recompute region (selective recompute)
   // Ops of a recomputed block, named relative to it ("self_attn.q_proj", "mlp.down_proj",
   // "self_attn.core"), whose outputs its forward keeps for the recompute (per-op selective
-  // recompute, executor/train/kept_outputs.h); empty for a block that is not recomputed.
-  std::set<std::string> kept_outputs;
-  bool Keeps(const std::string& op) const { return kept_outputs.count(op) > 0; }
+  // recompute, executor/train/kept_outputs.h); null for a block that is not recomputed. Shared
+  // with the model: a block's forward (and its recompute) copies only the pointer.
+  std::shared_ptr<const std::set<std::string, std::less<>>> kept_outputs;
+  bool Keeps(std::string_view op) const { return kept_outputs != nullptr && kept_outputs->count(op) > 0; }
 };
 
 // A causal language model whose named_parameters() are exactly the Hugging Face names of the
@@ -163,7 +165,7 @@ class CausalLm : public torch::nn::Module {
   UnitHooks* hooks_ = nullptr;
   std::vector<bool> recompute_block_;
   std::vector<bool> recompute_core_;
-  std::set<std::string> kept_outputs_;
+  std::shared_ptr<const std::set<std::string, std::less<>>> kept_outputs_;
   int64_t loss_chunks_ = 0;
 };
 
@@ -206,7 +208,7 @@ bool SdpaAvailable();
 // 2022 §4.1: forward keeps only q, k and v; backward recomputes the scores and softmax), its output
 // kept when recompute.Keeps(op) (KeptOutputs).
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, const BlockRecompute& recompute, const std::string& op);
+                            bool fused, const BlockRecompute& recompute, std::string_view op);
 
 // Overwrites some or all parameters of a freshly drawn model: the whole one, a tensor-parallel
 // slice or a pipeline stage (BuildCausalLm).

@@ -23,7 +23,7 @@ torch::Tensor SharedMatmulInput(const torch::Tensor& x) {
 
 // The linear layer as block op `op`, its output kept when `recompute` says so.
 torch::Tensor Project(const torch::nn::Linear& layer, const torch::Tensor& x, const BlockRecompute& recompute,
-                      const std::string& op) {
+                      std::string_view op) {
   return KeptLinear(x, layer->weight, layer->bias, recompute.Keeps(op));
 }
 

@@ -8,18 +8,27 @@
 namespace accel::exec {
 namespace {
 
-// A kept product of Linear: computed (and stored in a region's forward) or, in a region's
-// recompute, the stored one with Linear's backward.
+std::vector<at::Tensor> AsList(const at::Tensor& t) { return {t}; }
+const std::vector<at::Tensor>& AsList(const std::vector<at::Tensor>& ts) { return ts; }
+
+// A kept op: run plainly outside a region or when not kept; in a region's forward run and store
+// its output; in its recompute hand the stored output to `replay`.
+template <typename Compute, typename Replay>
+auto RunKept(bool keep, const Compute& compute, const Replay& replay) -> decltype(compute()) {
+  const ActiveRegion region = CurrentRegion();
+  if (!keep || region.outputs == nullptr) return compute();
+  if (region.replay) return replay(region.outputs->Take());
+  auto output = compute();
+  region.outputs->Store(AsList(output));
+  return output;
+}
+
+// Linear, or in a recompute Linear returning the stored product with its backward.
 at::Tensor KeptProduct(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, WeightLayout layout,
                        bool keep) {
-  const ActiveRegion region = CurrentRegion();
-  if (!keep || region.outputs == nullptr) return Linear(x, weight, bias, layout);
-  if (!region.replay) {
-    at::Tensor y = Linear(x, weight, bias, layout);
-    region.outputs->Store({y});
-    return y;
-  }
-  return Linear(x, weight, bias, layout, region.outputs->Take()[0]);
+  return RunKept(
+      keep, [&] { return Linear(x, weight, bias, layout); },
+      [&](std::vector<at::Tensor> stored) { return Linear(x, weight, bias, layout, stored[0]); });
 }
 
 }  // namespace
@@ -33,14 +42,9 @@ at::Tensor KeptMatmul(const at::Tensor& x, const at::Tensor& m, bool keep) {
 }
 
 std::vector<at::Tensor> KeptOutputs(const RecomputeManyFn& fn, const std::vector<at::Tensor>& inputs, bool keep) {
-  const ActiveRegion region = CurrentRegion();
-  if (!keep || region.outputs == nullptr) return fn(inputs);
-  if (!region.replay) {
-    std::vector<at::Tensor> outputs = fn(inputs);
-    region.outputs->Store(outputs);
-    return outputs;
-  }
-  return RecomputeFromOutputs(fn, inputs, region.outputs->Take());
+  return RunKept(
+      keep, [&] { return fn(inputs); },
+      [&](std::vector<at::Tensor> stored) { return RecomputeFromOutputs(fn, inputs, std::move(stored)); });
 }
 
 }  // namespace accel::exec

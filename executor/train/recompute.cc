@@ -275,14 +275,6 @@ void RegionOutputs::CheckAllTaken() const {
               " outputs its forward kept; the region must run the same kept ops each time");
 }
 
-size_t RegionOutputs::StoredBytes() const {
-  size_t bytes = 0;
-  for (size_t i = next_; i < outputs_.size(); ++i) {
-    for (const auto& t : outputs_[i]) bytes += t.defined() ? t.nbytes() : 0;
-  }
-  return bytes;
-}
-
 ActiveRegion CurrentRegion() { return active_region; }
 
 ActiveRegionScope::ActiveRegionScope(RegionOutputs* outputs, bool replay) : previous_(active_region) {

@@ -27,8 +27,6 @@ class RegionOutputs {
   std::vector<at::Tensor> Take();
   // Throws c10::Error when the recompute left stored outputs unused (it differs from the forward).
   void CheckAllTaken() const;
-  // Bytes of the stored tensors (for tests of what a region keeps).
-  size_t StoredBytes() const;
 
  private:
   std::vector<std::vector<at::Tensor>> outputs_;
