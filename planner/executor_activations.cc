@@ -65,8 +65,8 @@ I CoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
 I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
   const I p = StreamBytes(s), c = ComputeBytes(s), h = s.hidden;
   const I norm_inputs = 2 * p * d.n_stream * h;
-  // LayerNorm's mean and 1/std are in x's dtype on LibTorch's CPU kernel; RMSNorm's 1/rms fp32.
-  const I norm_stats = 2 * (s.gpt2 ? 2 * p : 4) * d.n_stream;
+  // fp32 statistics per row: LayerNorm's mean and 1/std (ops/layer_norm.h), RMSNorm's 1/rms.
+  const I norm_stats = 2 * (s.gpt2 ? 8 : 4) * d.n_stream;
   const I norm_outputs = 2 * c * d.n * h;  // the column-parallel matmuls' input, gathered
   const I qkv = c * d.n * (d.q_width + 2 * d.kv_width);
   const I attention_output = c * d.n * d.q_width;
@@ -165,13 +165,21 @@ ForwardCoefficients ForwardCoefficientsOf(const ExecutorActivationShape& s) {
 
 }  // namespace
 
+int64_t ExecutorFloatBlockBytes(const ExecutorActivationShape& s) {
+  if (!s.gpt2 || !(s.bf16_compute || s.bf16_params)) return 0;
+  const int64_t n = s.seq_len * s.micro_batch;
+  const int64_t f_local = n * s.ffn / std::max<int64_t>(s.tp, 1);
+  return 8 * std::min(kExecutorFloatBlockElements, std::max(f_local, n * s.hidden)) + 16 * s.hidden + 32 * n;
+}
+
 int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& s) {
   const int64_t n = s.seq_len * s.micro_batch;
   const int64_t f = n * s.ffn, x = n * s.hidden;
   const ForwardCoefficients k = ForwardCoefficientsOf(s);
   const int64_t t = std::max<int64_t>(s.tp, 1);
-  if (t == 1) return k.w1 * x + k.c1 * f;
-  return k.w * x + (k.d * x + k.c * f) / t;
+  const int64_t blocks = ExecutorFloatBlockBytes(s);
+  if (t == 1) return k.w1 * x + k.c1 * f + blocks;
+  return k.w * x + (k.d * x + k.c * f) / t + blocks;
 }
 
 namespace {
@@ -197,7 +205,7 @@ LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
 I HeadKept(const ExecutorActivationShape& s) {
   const RankDims d = RankDimsOf(s);
   const I h = s.hidden;
-  const I norm = I{StreamBytes(s)} * d.n_stream * h + (s.gpt2 ? 2 * StreamBytes(s) : 4) * d.n_stream;
+  const I norm = I{StreamBytes(s)} * d.n_stream * h + (s.gpt2 ? 8 : 4) * d.n_stream;
   return norm + I{ComputeBytes(s)} * d.n * h + 12 * d.n;
 }
 

@@ -147,6 +147,20 @@ int64_t ExecutorBlockBackwardBytes(const ExecutorActivationShape& shape);
 // memory, on a stage with the head with the loss.
 int64_t ExecutorBlockForwardBytes(const ExecutorActivationShape& shape);
 
+// Elements of one fp32 block of the executor's 16-bit GELU and LayerNorm on the CPU
+// (executor/models/ops/float_blocks.h, which uses this constant).
+inline constexpr int64_t kExecutorFloatBlockElements = 16384;
+
+// The fp32 working set of those blocks, GPT-2 with 16-bit activations: a block's fp32 input and
+// output, 8 B per element of min(one block, the larger of the rank's s·b·ffn and s·b·h), and
+// LayerNorm's fp32 copies of its weight and bias with slack, 16h, and of its per-row fp32
+// statistics, 32 B per token; 0 otherwise. Added to
+// ExecutorBlockForwardBytes as a bound: the forward's peak holds between none and all of it,
+// depending on which op the peak falls in (measured: the fitted terms ≤ measured ≤ the fitted
+// terms + this). At most 128 KiB; on CUDA (where LibTorch's 16-bit kernels run directly) an
+// over-count of that much. The backward's fitted tolerances already cover it.
+int64_t ExecutorFloatBlockBytes(const ExecutorActivationShape& shape);
+
 // Bytes of the output side for one micro-batch at the loss backward's peak: what it keeps
 // (ExecutorHeadKeptBytes) plus the chunked loss's backward (executor/models/ops/
 // chunked_cross_entropy.h), with V this rank's vocabulary rows (V / t), n tokens and 13n of target

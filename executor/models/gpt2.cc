@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "absl/strings/match.h"
+#include "executor/models/ops/gelu.h"
 #include "executor/models/ops/layer_norm.h"
 #include "executor/train/kept_outputs.h"
 #include "executor/train/recompute.h"
@@ -64,8 +65,8 @@ torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, const BlockRecompute& r
   y = y.transpose(1, 2).contiguous().view({b, t, hl});
   torch::Tensor residual =
       x + (ExitTensorParallel(attn_c_proj_->Project(y, recompute.Keeps("attn.c_proj")), tp_) + attn_c_proj_->bias());
-  torch::Tensor m = torch::gelu(
-      c_fc_->Forward(EnterTensorParallel(Norm(ln_2_, residual), tp_), recompute.Keeps("mlp.c_fc")), "tanh");
+  torch::Tensor m =
+      Gelu(c_fc_->Forward(EnterTensorParallel(Norm(ln_2_, residual), tp_), recompute.Keeps("mlp.c_fc")));
   return residual +
          (ExitTensorParallel(mlp_c_proj_->Project(m, recompute.Keeps("mlp.c_proj")), tp_) + mlp_c_proj_->bias());
 }

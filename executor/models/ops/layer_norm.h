@@ -12,7 +12,9 @@ namespace accel::exec {
 // Keeps for backward x (in its own dtype), weight, bias and the fp32 per-row mean and 1/std
 // (8 B per row). torch::nn::LayerNorm under autocast runs in fp32 (layer_norm is on autocast's
 // fp32 list), which with bf16 parameters keeps an fp32 copy of x and returns fp32 that the next
-// matmul copies back to bf16; this node does neither.
+// matmul copies back to bf16; this node does neither. A 16-bit x on the CPU runs in fp32 row
+// blocks (ops/float_blocks.h: LibTorch 1.13's bf16 CPU kernel is 13× slower than its fp32 one),
+// its output rounded once; the statistics are fp32 on every path.
 at::Tensor LayerNorm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, double eps);
 
 }  // namespace accel::exec

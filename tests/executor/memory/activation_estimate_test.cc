@@ -226,6 +226,10 @@ class MirrorCommunicator final : public Communicator {
                                                                   ReduceOp) override {
     return absl::UnimplementedError("mirror");
   }
+  absl::Status AllToAll(const at::Tensor&, at::Tensor&, const std::vector<int64_t>&,
+                        const std::vector<int64_t>&) override {
+    return absl::UnimplementedError("mirror");
+  }
   absl::Status Broadcast(at::Tensor&, int) override { return absl::OkStatus(); }
   absl::Status Send(const at::Tensor&, int, int) override { return absl::UnimplementedError("mirror"); }
   absl::StatusOr<std::unique_ptr<PendingWork>> SendAsync(at::Tensor, int, int) override {
@@ -319,7 +323,11 @@ TEST_CASE("executor activation formula: a block's forward transients, per rank o
                       << " B, estimated " << estimated << " B");
           // The tolerances planner/executor_activations.h states.
           const int64_t percent = c.shape.gpt2 ? 0 : 12;
-          if (c.shape.bf16_compute) {
+          if (const int64_t blocks = planner::ExecutorFloatBlockBytes(s); blocks > 0) {
+            // GPT-2's 16-bit GELU and LayerNorm hold up to one fp32 block's working set at the peak.
+            CHECK(measured <= estimated);
+            CHECK(measured >= estimated - blocks);
+          } else if (c.shape.bf16_compute) {
             CHECK(WithinBf16Tolerance(measured, estimated, percent));
           } else {
             CHECK(std::abs(measured - estimated) <= measured * percent / 100);

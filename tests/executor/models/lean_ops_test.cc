@@ -11,6 +11,8 @@
 #include "executor/memory/counting_allocator.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/ops/chunked_cross_entropy.h"
+#include "executor/models/ops/float_blocks.h"
+#include "executor/models/ops/gelu.h"
 #include "executor/models/ops/layer_norm.h"
 #include "executor/models/ops/rms_norm.h"
 #include "executor/models/ops/rotary.h"
@@ -87,13 +89,74 @@ TEST_CASE("lean LayerNorm: values and gradients as torch::layer_norm; keeps mean
   const int64_t kept = KeptBytes([](const auto& in) { return LayerNorm(in[0], in[1], in[2], 1e-5); },
                                  {torch::randn({4, 6, 8}).to(torch::kBFloat16), torch::ones({8}).to(torch::kBFloat16),
                                   torch::zeros({8}).to(torch::kBFloat16)});
-  // mean and 1/std per row, in the kernel's dtype (LibTorch 1.13's CPU kernel: x's); x is the caller's.
-  CHECK(kept == 24 * 2 * 2);
+  // fp32 mean and 1/std per row (a bf16 x runs in fp32 blocks, ops/float_blocks.h); x is the caller's.
+  CHECK(kept == 24 * 2 * 4);
   // Under autocast its output stays in x's dtype (torch::layer_norm's would be fp32).
   AutocastScope autocast(c10::kCPU, ComputePrecision::kBf16);
   const torch::Tensor y = LayerNorm(torch::randn({2, 8}).to(torch::kBFloat16), torch::ones({8}).to(torch::kBFloat16),
                                     torch::zeros({8}).to(torch::kBFloat16), 1e-5);
   CHECK(y.scalar_type() == torch::kBFloat16);
+}
+
+// Values and gradients of a 16-bit CPU op against the same fp32 computation on the upcast inputs:
+// each result within `ulps` bf16 rounding steps (2^-8 relative) of the fp32 one, plus 1e-6 of the
+// largest fp32 value (results near 0). The fp32-block path rounds once, so one step is the bound
+// for a value; two for sums accumulated block by block before rounding.
+void CheckBf16AgainstFloat(const Fn& f, std::vector<torch::Tensor> inputs, double ulps) {
+  // Both runs start from bf16-representable inputs and output gradient.
+  for (torch::Tensor& t : inputs) t = t.to(torch::kBFloat16).to(torch::kFloat);
+  auto run = [&](c10::ScalarType dtype) {
+    std::vector<torch::Tensor> in;
+    for (const torch::Tensor& t : inputs) in.push_back(t.to(dtype).detach().requires_grad_(true));
+    torch::Tensor out = f(in);
+    torch::manual_seed(12);
+    out.backward(torch::randn(out.sizes()).to(torch::kBFloat16).to(dtype));
+    std::vector<torch::Tensor> results = {out.detach().to(torch::kFloat)};
+    for (const torch::Tensor& t : in) results.push_back(t.grad().to(torch::kFloat));
+    return results;
+  };
+  const std::vector<torch::Tensor> bf16 = run(torch::kBFloat16), fp32 = run(torch::kFloat);
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    INFO("result " << i << " (0: values, then each input's gradient)");
+    const torch::Tensor bound = fp32[i].abs() * (ulps / 256) + 1e-6 * fp32[i].abs().max();
+    CHECK(((bf16[i] - fp32[i]).abs() <= bound).all().item<bool>());
+  }
+}
+
+TEST_CASE("lean GELU: values and gradients as torch::gelu(tanh); keeps x only") {
+  torch::manual_seed(6);
+  CheckAgainstEager([](const auto& in) { return Gelu(in[0]); },
+                    [](const auto& in) {
+                      return 0.5 * in[0] * (1 + torch::tanh(std::sqrt(2 / M_PI) * (in[0] + 0.044715 * in[0].pow(3))));
+                    },
+                    {torch::randn({3, 4, 10}, kF64)});
+  // fp32 runs LibTorch's kernels unchanged.
+  CheckAgainstEager([](const auto& in) { return Gelu(in[0]); }, [](const auto& in) { return torch::gelu(in[0], "tanh"); },
+                    {torch::randn({3, 4, 10})}, 0.0);
+  CHECK(KeptBytes([](const auto& in) { return Gelu(in[0]); }, {torch::randn({3, 4, 10})}) == 0);
+  CHECK(KeptBytes([](const auto& in) { return Gelu(in[0]); }, {torch::randn({3, 4, 10}).to(torch::kBFloat16)}) == 0);
+}
+
+TEST_CASE("16-bit GELU and LayerNorm on the CPU run in fp32 blocks and round once") {
+  torch::manual_seed(7);
+  // 3 blocks and a partial one for GELU's rows of 100, several for LayerNorm's rows of 64; a
+  // transposed (non-contiguous) input.
+  const int64_t rows = 3 * kFloatBlockElements / 100 + 7;
+  CheckBf16AgainstFloat([](const auto& in) { return Gelu(in[0]); }, {torch::randn({100, rows}).t()}, 1);
+  CheckBf16AgainstFloat([](const auto& in) { return LayerNorm(in[0], in[1], in[2], 1e-5); },
+                        {torch::randn({rows, 64}) * 3 + 1, torch::randn({64}), torch::randn({64})}, 2);
+  const torch::Tensor x = torch::randn({rows, 64}).to(torch::kBFloat16);
+  CHECK(UsesFloatBlocks(x));
+  CHECK_FALSE(UsesFloatBlocks(x.to(torch::kFloat)));
+  CHECK(Gelu(x).scalar_type() == torch::kBFloat16);
+  CHECK(Gelu(torch::empty({0, 5}).to(torch::kBFloat16)).numel() == 0);
+  int64_t covered = 0, calls = 0;
+  ForEachRowBlock(rows, 64, [&](int64_t begin, int64_t count) {
+    CHECK(begin == covered);
+    covered += count, ++calls;
+  });
+  CHECK(covered == rows);
+  CHECK(calls == (rows + kFloatBlockElements / 64 - 1) / (kFloatBlockElements / 64));
 }
 
 torch::Tensor RotateHalfEager(const torch::Tensor& x) {
