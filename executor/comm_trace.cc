@@ -59,6 +59,11 @@ class TracingCommunicator final : public Communicator {
     Record("reduce_scatter", input);
     return inner_->ReduceScatter(input, output, op);
   }
+  absl::Status AllToAll(const at::Tensor& input, at::Tensor& output, const std::vector<int64_t>& input_splits,
+                        const std::vector<int64_t>& output_splits) override {
+    Record("all-to-all", input);
+    return inner_->AllToAll(input, output, input_splits, output_splits);
+  }
   absl::Status Broadcast(at::Tensor& tensor, int root) override {
     Record("broadcast", tensor);
     return inner_->Broadcast(tensor, root);

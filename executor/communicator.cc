@@ -270,6 +270,17 @@ class C10dCommunicator final : public Communicator {
     });
   }
 
+  absl::Status AllToAll(const at::Tensor& input, at::Tensor& output, const std::vector<int64_t>& input_splits,
+                        const std::vector<int64_t>& output_splits) override {
+    if (absl::Status s = CheckAllToAll(input, output, input_splits, output_splits); !s.ok()) return s;
+    return Guard("all-to-all", [&] {
+      at::Tensor in = GlooGatherView(input.contiguous());
+      at::Tensor out = GlooGatherView(output);
+      std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
+      pg_->alltoall_base(out, in, out_splits, in_splits)->wait(timeout_);
+    });
+  }
+
   absl::Status Broadcast(at::Tensor& tensor, int root) override {
     if (root < 0 || root >= Size()) {
       return absl::InvalidArgumentError(absl::StrCat("Broadcast: root ", root, " outside group of ", Size()));
@@ -328,6 +339,32 @@ class C10dCommunicator final : public Communicator {
   }
 
  private:
+  absl::Status CheckAllToAll(const at::Tensor& input, const at::Tensor& output, const std::vector<int64_t>& input_splits,
+                             const std::vector<int64_t>& output_splits) const {
+    auto sum_of = [&](const std::vector<int64_t>& splits, int64_t rows, const char* which) -> absl::Status {
+      int64_t sum = 0;
+      for (int64_t n : splits) {
+        if (n < 0) return absl::InvalidArgumentError(absl::StrCat("AllToAll: negative ", which, " split ", n));
+        sum += n;
+      }
+      if (splits.size() != static_cast<size_t>(Size()) || sum != rows) {
+        return absl::InvalidArgumentError(absl::StrCat("AllToAll: ", which, " splits must be ", Size(),
+                                                       " row counts summing to ", rows, ", got ", splits.size(),
+                                                       " summing to ", sum));
+      }
+      return absl::OkStatus();
+    };
+    if (input.dim() == 0 || output.dim() == 0 || input.sizes().slice(1) != output.sizes().slice(1) ||
+        input.scalar_type() != output.scalar_type() || !output.is_contiguous()) {
+      return absl::InvalidArgumentError(absl::StrCat("AllToAll: input ", c10::toString(input.scalar_type()),
+                                                     c10::str(input.sizes()), " and contiguous output ",
+                                                     c10::toString(output.scalar_type()), c10::str(output.sizes()),
+                                                     " need rows of one shape and dtype"));
+    }
+    if (absl::Status s = sum_of(input_splits, input.size(0), "input"); !s.ok()) return s;
+    return sum_of(output_splits, output.size(0), "output");
+  }
+
   // Gloo in LibTorch 1.13 has no bf16 all-gather ("Invalid scalar type"); an all-gather only moves
   // bytes, so a bf16 tensor travels as fp16 of the same bits, exactly.
   static at::Tensor GlooGatherView(const at::Tensor& t) {

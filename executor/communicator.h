@@ -95,6 +95,17 @@ class Communicator {
   virtual absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output,
                                      ReduceOp op) = 0;
 
+  // All-to-all by rows (torch.distributed.all_to_all_single with split sizes): input's rows are
+  // cut into Size() consecutive pieces of input_splits[r] rows, piece r goes to group rank r, and
+  // output receives the pieces from every rank in group-rank order, output_splits[r] rows from
+  // rank r. input_splits and output_splits have Size() entries ≥ 0 summing to input.size(0) and
+  // output.size(0); rows of input and output have equal shape and dtype; output is contiguous.
+  // What rank r sends to rank q must equal what q expects from r (the callers exchange counts
+  // first). Errors: InvalidArgument for mismatched shapes or splits; those of PendingWork::Wait.
+  // Gloo: bf16 travels as fp16 of the same bits (an all-to-all only moves bytes).
+  virtual absl::Status AllToAll(const at::Tensor& input, at::Tensor& output, const std::vector<int64_t>& input_splits,
+                                const std::vector<int64_t>& output_splits) = 0;
+
   // In place: every rank's tensor becomes root's tensor. root is a group rank.
   virtual absl::Status Broadcast(at::Tensor& tensor, int root) = 0;
 

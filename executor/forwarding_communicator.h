@@ -43,6 +43,10 @@ class ForwardingCommunicator : public Communicator {
   absl::Status ReduceScatter(const at::Tensor& input, at::Tensor& output, ReduceOp op) override {
     return inner_->ReduceScatter(input, output, op);
   }
+  absl::Status AllToAll(const at::Tensor& input, at::Tensor& output, const std::vector<int64_t>& input_splits,
+                        const std::vector<int64_t>& output_splits) override {
+    return inner_->AllToAll(input, output, input_splits, output_splits);
+  }
   absl::Status Broadcast(at::Tensor& tensor, int root) override {
     return inner_->Broadcast(tensor, root);
   }

@@ -1,5 +1,7 @@
 #include "executor/models/model_config.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
@@ -11,6 +13,31 @@ std::string ModelArchName(ModelArch arch) { return arch == ModelArch::kGpt2 ? "g
 int64_t KvHeadReplicas(const ModelConfig& config, int64_t tp) {
   return ir::KvHeadReplicas(config.num_kv_heads, tp);
 }
+
+bool ModelConfig::IsMoeLayer(int64_t layer) const {
+  return moe.num_experts > 0 && std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) == moe.dense_layers.end();
+}
+
+namespace {
+
+absl::Status ValidateMoeConfig(const ModelConfig& c) {
+  const MoeConfig& m = c.moe;
+  if (m.num_experts == 0) return absl::OkStatus();
+  if (c.arch != ModelArch::kLlama) return absl::InvalidArgumentError("mixture-of-experts layers need the llama family");
+  if (m.num_experts < 0 || m.top_k < 1 || m.top_k > m.num_experts) {
+    return absl::InvalidArgumentError(absl::StrCat("model.moe: top_k ", m.top_k, " must be in [1, num_experts ",
+                                                   m.num_experts, "]"));
+  }
+  if (m.expert_ffn_size <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("model.moe.expert_ffn_size must be > 0, got ", m.expert_ffn_size));
+  }
+  if (m.shared_expert_ffn_size < 0 || (m.shared_expert_gate && m.shared_expert_ffn_size == 0)) {
+    return absl::InvalidArgumentError("model.moe: a shared expert gate needs shared_expert_ffn_size > 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateModelConfig(const ModelConfig& c) {
   auto positive = [](const char* name, int64_t v) -> absl::Status {
@@ -43,6 +70,7 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
   if (c.arch == ModelArch::kLlama && (c.hidden_size / c.num_heads) % 2 != 0) {
     return absl::InvalidArgumentError("llama rotary embedding needs an even head dimension");
   }
+  if (absl::Status s = ValidateMoeConfig(c); !s.ok()) return s;
   if (!(c.norm_eps > 0)) return absl::InvalidArgumentError("model.norm_eps must be > 0");
   if (c.arch == ModelArch::kLlama && !(c.rope_theta > 0)) {
     return absl::InvalidArgumentError("model.rope_theta must be > 0");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +21,31 @@ enum class ModelArch { kGpt2, kLlama };
 
 // "gpt2" or "llama".
 std::string ModelArchName(ModelArch arch);
+
+// The mixture-of-experts layers of a llama-family model (Mixtral, Jiang et al. 2024; Qwen2-MoE,
+// Qwen3-MoE): every block but the dense ones replaces its MLP with num_experts SwiGLU experts, of
+// which a router picks top_k per token, plus optional shared experts every token passes through.
+struct MoeConfig {
+  // Routed experts E; 0: a dense model (no MoE layers).
+  int64_t num_experts = 0;
+  // Experts per token k, in [1, E].
+  int64_t top_k = 2;
+  // Each expert's SwiGLU inner width.
+  int64_t expert_ffn_size = 0;
+  // Inner width of the shared experts every token also passes through, as one SwiGLU (the plan's
+  // num_shared_experts · shared_expert_ffn_size; Qwen2-MoE's shared_expert_intermediate_size); 0: none.
+  int64_t shared_expert_ffn_size = 0;
+  // The shared expert's output is scaled by sigmoid(x·w) with w [1, h] (Qwen2-MoE).
+  bool shared_expert_gate = false;
+  // Router scores by an independent sigmoid per expert (DeepSeek-V3) instead of a softmax.
+  bool sigmoid_scoring = false;
+  // The k chosen probabilities are divided by their sum (Mixtral; Qwen's norm_topk_prob).
+  bool normalize_top_k = true;
+  // Weight of the load-balancing loss added to the language-model loss (router_aux_loss_coef).
+  double aux_loss_coef = 0.0;
+  // Blocks (global indices) that keep the dense MLP (mlp_only_layers, first_k_dense_replace, ...).
+  std::vector<int64_t> dense_layers;
+};
 
 // Dimensions of a model. Counts are plain integers; lengths are in tokens.
 struct ModelConfig {
@@ -50,6 +76,10 @@ struct ModelConfig {
   // Attention through LibTorch's fused scaled_dot_product_attention (the plan's
   // ATTENTION_KERNEL_SDPA; needs LibTorch 2.0+), else as separate operators (ATTENTION_KERNEL_MATH).
   bool fused_attention = false;
+  // Mixture-of-experts layers (llama family only); none when moe.num_experts is 0.
+  MoeConfig moe;
+  // Whether block `layer` is a mixture-of-experts block.
+  bool IsMoeLayer(int64_t layer) const;
 };
 
 // Checks the invariants documented on ModelConfig. Errors: InvalidArgument naming the field.

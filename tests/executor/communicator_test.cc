@@ -149,6 +149,62 @@ TEST_CASE("bf16 collectives run on Gloo: gathers move the exact bits, sums round
   }));
 }
 
+// Rows rank `from` sends rank `to` in the all-to-all test: uneven, some empty (from + 2·to) mod 4.
+int64_t AllToAllRows(int from, int to) { return (from + 2 * to) % 4; }
+
+// The rows themselves, [AllToAllRows(from, to), 3], each value naming sender, receiver and row.
+torch::Tensor AllToAllPiece(int from, int to, c10::ScalarType dtype) {
+  const int64_t rows = AllToAllRows(from, to);
+  return (torch::arange(rows * 3, torch::kFloat).view({rows, 3}) + 100 * from + 10 * to).to(dtype);
+}
+
+TEST_CASE("all-to-all with uneven and empty splits delivers every piece in rank order, fp32 and bf16") {
+  for (int world : {2, 3, 4}) {
+    INFO("world " << world);
+    CheckAllOk(RunRanks(world, [&](int rank, Rendezvous& rdzv) {
+      auto comm_or = rdzv.CreateWorld(CommBackend::kGloo);
+      Ok(comm_or.status());
+      Communicator& comm = **comm_or;
+      for (c10::ScalarType dtype : {torch::kFloat, torch::kBFloat16}) {
+        std::vector<torch::Tensor> sent, expected;
+        std::vector<int64_t> in_splits, out_splits;
+        for (int q = 0; q < world; ++q) {
+          sent.push_back(AllToAllPiece(rank, q, dtype));
+          in_splits.push_back(AllToAllRows(rank, q));
+          expected.push_back(AllToAllPiece(q, rank, dtype));
+          out_splits.push_back(AllToAllRows(q, rank));
+        }
+        const torch::Tensor want = torch::cat(expected);
+        torch::Tensor out = torch::full(want.sizes(), -1.0, torch::TensorOptions().dtype(dtype));
+        Ok(comm.AllToAll(torch::cat(sent), out, in_splits, out_splits));
+        Expect(torch::equal(out, want), "all-to-all pieces");
+      }
+    }));
+  }
+}
+
+TEST_CASE("all-to-all rejects splits that do not match the rows") {
+  CheckAllOk(RunRanks(2, [&](int rank, Rendezvous& rdzv) {
+    auto comm_or = rdzv.CreateWorld(CommBackend::kGloo);
+    Ok(comm_or.status());
+    Communicator& comm = **comm_or;
+    torch::Tensor out = torch::empty({4, 3});
+    const absl::Status sum = comm.AllToAll(torch::zeros({4, 3}), out, {1, 2}, {2, 2});
+    Expect(sum.message() == "AllToAll: input splits must be 2 row counts summing to 4, got 2 summing to 3",
+           std::string(sum.message()));
+    const absl::Status count = comm.AllToAll(torch::zeros({4, 3}), out, {4}, {2, 2});
+    Expect(count.message() == "AllToAll: input splits must be 2 row counts summing to 4, got 1 summing to 4",
+           std::string(count.message()));
+    const absl::Status negative = comm.AllToAll(torch::zeros({4, 3}), out, {5, -1}, {2, 2});
+    Expect(negative.message() == "AllToAll: negative input split -1", std::string(negative.message()));
+    torch::Tensor wide = torch::empty({4, 2});
+    const absl::Status shape = comm.AllToAll(torch::zeros({4, 3}), wide, {2, 2}, {2, 2});
+    Expect(shape.message() ==
+               "AllToAll: input Float[4, 3] and contiguous output Float[4, 2] need rows of one shape and dtype",
+           std::string(shape.message()));
+  }));
+}
+
 TEST_CASE("sub-groups from rank lists reduce only among their members") {
   const std::vector<std::vector<int>> lists = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {3, 1, 0}};
   CheckAllOk(RunRanks(4, [&](int rank, Rendezvous& rdzv) {

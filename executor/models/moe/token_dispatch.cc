@@ -1,0 +1,93 @@
+#include "executor/models/moe/token_dispatch.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "executor/communicator.h"
+#include "executor/models/moe/all_to_all.h"
+
+namespace accel::exec {
+namespace {
+
+std::vector<int64_t> ToVector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+// The inverse of a permutation p (p[inverse[i]] = i).
+at::Tensor Inverse(const at::Tensor& p) {
+  at::Tensor inverse = at::empty_like(p);
+  inverse.index_put_({p}, at::arange(p.numel(), p.options()));
+  return inverse;
+}
+
+// Received rows come sender by sender, each sender's by expert (from: [sender, local expert]
+// row counts); the index that takes them expert by expert, senders in rank order.
+at::Tensor ExpertMajor(const at::Tensor& from) {
+  const int64_t senders = from.size(0), local = from.size(1);
+  const std::vector<int64_t> n = ToVector(from.reshape({-1}));
+  std::vector<int64_t> start(n.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    start[i] = offset;
+    offset += n[i];
+  }
+  std::vector<at::Tensor> pieces;
+  for (int64_t e = 0; e < local; ++e) {
+    for (int64_t q = 0; q < senders; ++q) {
+      const size_t i = static_cast<size_t>(q * local + e);
+      pieces.push_back(at::arange(start[i], start[i] + n[i], from.options()));
+    }
+  }
+  return at::cat(pieces);
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> ExpertParallel::LocalExperts(int64_t num_experts) const {
+  if (group == nullptr) return {0, num_experts};
+  const int64_t per_rank = num_experts / group->Size();
+  return {group->Rank() * per_rank, (group->Rank() + 1) * per_rank};
+}
+
+TokenDispatch::TokenDispatch(const at::Tensor& experts, const at::Tensor& counts, ExpertParallel ep)
+    : tokens_(experts.size(0)), top_k_(experts.size(1)), ep_(ep) {
+  const at::Tensor flat = experts.reshape({-1});
+  order_ = std::get<1>(flat.sort(c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
+  inverse_order_ = Inverse(order_);
+  const int64_t num_experts = counts.numel();
+  if (ep_.group == nullptr) {
+    rows_per_expert_ = ToVector(counts);
+    return;
+  }
+  const int64_t size = ep_.group->Size();
+  const int64_t local = num_experts / size;
+  // Every rank tells every other how many of its rows go to each of that rank's experts.
+  at::Tensor received = at::empty({num_experts}, counts.options());
+  const std::vector<int64_t> per_rank(static_cast<size_t>(size), local);
+  const absl::Status status = ep_.group->AllToAll(counts.contiguous(), received, per_rank, per_rank);
+  TORCH_CHECK(status.ok(), std::string(status.message()));
+  const at::Tensor from = received.view({size, local});  // [sender, local expert]
+  send_splits_ = ToVector(counts.view({size, local}).sum(1));
+  recv_splits_ = ToVector(from.sum(1));
+  rows_per_expert_ = ToVector(from.sum(0));
+  regroup_ = ExpertMajor(from);
+  inverse_regroup_ = Inverse(regroup_);
+}
+
+at::Tensor TokenDispatch::Dispatch(const at::Tensor& x) const {
+  const at::Tensor sorted = x.index_select(0, at::floor_divide(order_, top_k_));
+  if (ep_.group == nullptr) return sorted;
+  return AllToAllRows(sorted, send_splits_, recv_splits_, *ep_.group).index_select(0, regroup_);
+}
+
+at::Tensor TokenDispatch::Combine(const at::Tensor& y) const {
+  at::Tensor sorted = y;
+  if (ep_.group != nullptr) {
+    sorted = AllToAllRows(y.index_select(0, inverse_regroup_), recv_splits_, send_splits_, *ep_.group);
+  }
+  return sorted.index_select(0, inverse_order_).view({tokens_, top_k_, y.size(-1)});
+}
+
+}  // namespace accel::exec
