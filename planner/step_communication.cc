@@ -1,6 +1,7 @@
 #include "planner/step_communication.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -12,10 +13,30 @@
 #include "planner/device_profiles.h"
 #include "planner/memory_model.h"
 #include "planner/mesh_groups.h"
+#include "planner/moe_layers.h"
 #include "planner/step_compute.h"
 #include "planner/step_flops.h"
 
 namespace accel::planner {
+
+namespace {
+
+// A link named `name` over groups of `span`: the intra- or inter-node bandwidth × link_efficiency
+// and latency of the profile, by whether a group crosses nodes.
+void SetLink(const ir::DeviceProfile& profile, const char* name, const GroupSpan& span,
+             GroupLinks::Link& link) {
+  link.name = name;
+  link.size = span.size;
+  link.inter_node = span.inter_node;
+  link.link_class = span.inter_node ? ir::LINK_CLASS_INTER_NODE : ir::LINK_CLASS_INTRA_NODE;
+  link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
+                                           : profile.intra_node_bytes_per_second()) *
+                          profile.link_efficiency();
+  link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
+                                         : profile.intra_node_latency_seconds();
+}
+
+}  // namespace
 
 GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   const char* const names[] = {"dp", "dp_shard", "dp_replicate", "cp", "tp", "pp"};
@@ -23,16 +44,7 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   for (size_t i = 0; i < std::size(names); ++i) {
     const GroupSpan span =
         SpanOfGroupSet(sizes, plan.topology().devices_per_node(), *FindGroupSetAxes(names[i]));
-    Link& link = links_[i];
-    link.name = names[i];
-    link.size = span.size;
-    link.inter_node = span.inter_node;
-    link.link_class = span.inter_node ? ir::LINK_CLASS_INTER_NODE : ir::LINK_CLASS_INTRA_NODE;
-    link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
-                                             : profile.intra_node_bytes_per_second()) *
-                            profile.link_efficiency();
-    link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
-                                           : profile.intra_node_latency_seconds();
+    SetLink(profile, names[i], span, links_[i]);
   }
   // The executor's tensor-parallel collectives block the step (executor/models/tensor_parallel.cc).
   links_[4].blocking_seconds = profile.blocking_collective_seconds();
@@ -46,6 +58,16 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   embedding = links_[5];
   embedding.name = "embedding";
   embedding.size = plan.model().tie_word_embeddings() && links_[5].size > 1 ? 2 : 1;
+  // Mixture of experts: "ep" and "ep_dp" (mesh_groups.h), on the link their groups cross.
+  const int64_t ep = ExpertParallel(plan.model());
+  for (const bool data_parallel : {false, true}) {
+    Link& link = links_[data_parallel ? 9 : 8];
+    const GroupSpan span = HasMoe(plan.model())
+                               ? SpanOfExpertGroups(sizes, plan.topology().devices_per_node(), ep,
+                                                    data_parallel)
+                               : GroupSpan{};
+    SetLink(profile, data_parallel ? kExpertDataParallelSet : kExpertParallelSet, span, link);
+  }
   // The device and its host memory: PCIe, or on cpu a copy within memory (a read and a write).
   const int64_t devices_per_node = plan.topology().devices_per_node();
   const double share = WorkerShare(profile, devices_per_node);
@@ -283,7 +305,13 @@ void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_
   const auto gathered_bytes = [&](int64_t elements) {
     return static_cast<double>(elements) * degree * param_bytes;
   };
-  const double all = gathered_bytes(shards.shard_elements);
+  // Routed experts gather their shards over "ep_dp" (planner/shard_layout.h).
+  const double expert_degree = static_cast<double>(std::max<int64_t>(sh.expert_shard_degree(), 1));
+  const auto expert_bytes = [&](int64_t elements) {
+    return static_cast<double>(elements) * expert_degree * param_bytes;
+  };
+  const double all = gathered_bytes(shards.shard_elements - shards.expert_shard_elements) +
+                     expert_bytes(shards.expert_shard_elements);
   const double forward = gathered_bytes(shards.forward_gather_elements);
   const double backward = gathered_bytes(shards.backward_gather_elements);
   const int64_t units = shards.units;
@@ -300,6 +328,12 @@ void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_
   if (backward_calls > 0) {
     terms.Add("dp_shard", Collective::kAllGather, "unit parameters before backward",
               m * backward_calls, backward / static_cast<double>(backward_calls));
+  }
+  const int64_t expert_calls = shards.expert_gather_units;
+  if (expert_calls > 0) {
+    terms.Add(kExpertDataParallelSet, Collective::kAllGather,
+              "routed experts' parameters before forward and before backward", 2 * m * expert_calls,
+              expert_bytes(shards.expert_gather_elements) / static_cast<double>(expert_calls));
   }
 }
 
@@ -437,6 +471,33 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   t->exposed_seconds = std::max(0.0, t->seconds - hidden);
 }
 
+// Expert parallelism's dispatch and combine (see the header): per MoE block of the stage and
+// micro-step, 2 all-to-alls in forward, 2 more with full or per-op recompute, 4 in backward.
+void AddExpertAllToAll(const ir::Plan& plan, int32_t stage, int64_t m, int64_t cp,
+                       int64_t compute_bytes, Terms& terms) {
+  const ir::Model& model = plan.model();
+  if (!HasMoe(model) || ExpertParallel(model) <= 1) return;
+  int64_t moe_blocks = 0;
+  for (const ir::PipelineStage& st : plan.pipeline().stages()) {
+    if (st.index() != stage) continue;
+    for (const ir::ModelChunk& c : ir::StageChunks(st)) {
+      moe_blocks += MoeBlocksIn(model, c.layer_begin(), c.layer_end());
+    }
+  }
+  if (plan.pipeline().stages_size() == 0) moe_blocks = MoeBlocksIn(model, 0, model.num_layers());
+  const ir::MixtureOfExperts& moe = model.moe();
+  const double tokens = static_cast<double>(plan.batch().micro_batch_size()) *
+                        static_cast<double>(plan.batch().seq_len() / cp);
+  const double margin = moe.routing_margin() >= 1 ? moe.routing_margin() : kDroplessRoutingMargin;
+  const double rows = std::ceil(tokens * static_cast<double>(moe.experts_per_token()) * margin);
+  const ir::Recompute r = plan.training().recompute();
+  const int64_t passes = (r == ir::RECOMPUTE_FULL || r == ir::RECOMPUTE_OP) ? 4 : 3;
+  terms.Add(kExpertParallelSet, Collective::kAllToAll,
+            "MoE token dispatch and combine (and their gradients in backward)",
+            m * moe_blocks * passes * 2,
+            rows * static_cast<double>(model.hidden_size()) * static_cast<double>(compute_bytes));
+}
+
 // The tied embedding's gradient summed between the first and the last stage, and the step's
 // scalar collectives (see header).
 void AddStepEnds(const ir::Plan& plan, const StageShape& shape, int64_t tp, Terms& terms) {
@@ -474,6 +535,7 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
                             static_cast<double>(BytesOr4(compute));
   AddTensorParallel(plan, shape, shards, m, activation, terms);
   AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
+  AddExpertAllToAll(plan, stage, m, cp, BytesOr4(compute), terms);
   AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",

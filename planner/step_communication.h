@@ -60,6 +60,12 @@
 //   embedding, the first stage's embedding and the last stage's head copy sum their fp32
 //   gradients (padded_vocab / tp × h, owned part from stage 1) over "embedding" once per step.
 //   Exposed.
+// - expert parallel (mixture of experts, docs/planner-facts.md §9): per MoE block and micro-step
+//   an all-to-all over "ep" dispatching the routed rows (R = T·k·margin rows of h in the compute
+//   dtype, T = b·s/cp) and one combining them back, in forward, again with full or per-op
+//   recompute, and twice in backward (their gradients). Exposed. The routed experts' gradients
+//   are reduced with the buckets over the data-parallel groups (their ep_dp groups are costed as
+//   dp_shard; accel does not model the difference yet).
 // - per step, scalars: the loss averaged over "dp"; the gradient norm's partial Σ g² over
 //   "dp_shard" (stages 1–3, two fp64), over "tp" (one fp64) and over "pp" with the last stage's
 //   loss (two fp64 calls). Exposed: each is one latency.
@@ -99,7 +105,8 @@ class GroupLinks {
   double shared_core_bucket_overlap() const { return shared_core_bucket_overlap_; }
 
  private:
-  std::array<Link, 9> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, host_link
+  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, ep, ep_dp, host_link
+  std::array<Link, 11> links_;
   double matmul_flops_per_second_ = 0;
   double shared_core_bucket_overlap_ = 0;
 };
