@@ -687,8 +687,9 @@ int64_t MoeLayersOfLargestChunk(const ir::Model& model, const StageLayout& layou
 }
 
 // The MoE blocks' activations: each keeps the block without its dense MLP, the shared experts as
-// a dense MLP of their width, and the routed part (planner/moe_activations.h; none under block
-// recompute, which rebuilds it); and, one block at a time, the router and dispatch buffers.
+// a dense MLP of their width, and the routed part (planner/moe_activations.h; under block
+// recompute only the one block rebuilt in backward holds it); and, one block at a time, the
+// router and dispatch buffers.
 void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t inflight,
                            ActivationShape shape, ExecutorActivationShape exec_shape,
                            ir::MemoryEstimate& e) {
@@ -724,6 +725,14 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
                margin_kind + ")";
       },
       kMoeActivationSource);
+  if (RecomputesBlocks(in.recompute)) {
+    // Backward rebuilds one block at a time: its routed activations exist during that block's
+    // backward (the dense part is in the recompute working term).
+    SetTerm(
+        e.add_device(), c.explain, "activations", routed.kept,
+        [&] { return "the MoE block rebuilt for its backward: routed " + MoeActivationFormula(m); },
+        kMoeActivationSource);
+  }
   SetTerm(
       e.add_device(), c.explain, "communication_buffers", routed.transient,
       [&] {

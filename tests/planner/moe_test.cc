@@ -148,6 +148,11 @@ TEST_CASE("moe: the plan text lists each rank's experts compactly") {
   CHECK(text.find("experts    experts 0\u20131 on ranks [0,4,8,12]\n") != std::string::npos);
   CHECK(text.find("           experts 6\u20137 on ranks [3,7,11,15]\n") != std::string::npos);
   CHECK(text.find(" active per token) = embedding ") != std::string::npos);
+  // JSON carries the same message (the .proto field names).
+  const std::string json = ir::PlanToJson(planned.result.plan);
+  CHECK(json.find("\"moe\": {") != std::string::npos);
+  CHECK(json.find("\"expert_parallel\": \"4\"") != std::string::npos);
+  CHECK(json.find("\"active_count\": \"") != std::string::npos);
   CHECK(ir::ExpertRangeText(3, 4) == "expert 3");
   CHECK(ir::ExpertRangeText(0, 4) == "experts 0\u20133");
 }
@@ -194,6 +199,12 @@ TEST_CASE("moe: routed activations with the dropless margin or the capacity fact
   CHECK(ep.kept == 4 * 1024 * 8 + 12 * 1024 * 2 + 2560 * (2 * 512 * 2 + 2 * 128 * 2));
   CHECK(ep.transient == 1024 * 8 * 2 + 2 * 2560 * 512 * 2 + 16 * 8);
 
+  // Full recompute keeps no routed rows per block, only the one block rebuilt in backward.
+  auto full = PlanYaml(kMoeSpec, {"training.recompute=full"});
+  REQUIRE(full.result.ok);
+  CHECK(TermBytes(full.result.plan.memory(0), "activations",
+                  "the MoE block rebuilt for its backward") ==
+        4 * 1024 * 8 + 12 * 1024 * 2 + 2560 * (2 * 512 * 2 + 2 * 256 * 2));
   auto dropless = PlanYaml(kMoeSpec);
   auto capped = PlanYaml(kMoeSpec, {"model.moe.capacity_factor=2"});
   REQUIRE(dropless.result.ok);
