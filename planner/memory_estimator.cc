@@ -436,8 +436,6 @@ StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
   return counts;
 }
 
-// Parameters, gradients, master weights and optimizer states, on the device or, offloaded, the
-// host.
 // The group model states are sharded over: dp_shard for everything but the routed experts,
 // "ep_dp" (dp_shard · cp / ep ranks holding the same experts) for those; `what` prefixes the
 // formula's label.
@@ -447,6 +445,8 @@ struct StateGroup {
   std::string what;
 };
 
+// Parameters, gradients, master weights and optimizer states of `count` parameters sharded
+// over `g`, on the device or, offloaded, the host.
 void AddModelStateTerms(const SharedInputs& c, int64_t count, const StateGroup& g,
                         ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
@@ -711,7 +711,7 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
   m.tp = c.tp;
   m.ep = ExpertParallel(in.model);
   m.activation_bytes = in.compute_bytes;
-  m.margin = moe.routing_margin() >= 1 ? moe.routing_margin() : kDroplessRoutingMargin;
+  m.margin = RoutingMargin(moe);
   const MoeActivationBytes routed = MoeLayerActivationBytes(m);
   const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
   const char* margin_kind = moe.capacity_factor() > 0 ? "capacity factor" : "dropless imbalance margin";

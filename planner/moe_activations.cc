@@ -7,11 +7,14 @@
 
 namespace accel::planner {
 
+int64_t RoutedRows(int64_t tokens, int64_t top_k, double margin) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(tokens * top_k) * margin));
+}
+
 MoeActivationBytes MoeLayerActivationBytes(const MoeActivationShape& s) {
   MoeActivationBytes out;
   const int64_t a = s.activation_bytes;
-  out.routed_rows = static_cast<int64_t>(
-      std::ceil(static_cast<double>(s.tokens * s.top_k) * s.margin));
+  out.routed_rows = RoutedRows(s.tokens, s.top_k, s.margin);
   const int64_t fe = CeilDiv(s.expert_ffn, s.tp);
   const int64_t router = 4 * s.tokens * s.experts + 8 * s.tokens * s.top_k + 4 * s.tokens * s.top_k;
   out.kept = router + out.routed_rows * (2 * s.hidden * a + 2 * fe * a);

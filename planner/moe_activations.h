@@ -50,6 +50,10 @@ struct MoeActivationBytes {
   int64_t transient = 0;
 };
 
+// Routed rows one rank holds per MoE block: ceil(tokens · top_k · margin) (the even share T·k of
+// the E experts' rows, times the capacity factor or the dropless margin).
+int64_t RoutedRows(int64_t tokens, int64_t top_k, double margin);
+
 // The bytes of the design above. Shapes ≥ 0; margin ≥ 1.
 MoeActivationBytes MoeLayerActivationBytes(const MoeActivationShape& shape);
 

@@ -8,6 +8,10 @@ namespace accel::planner {
 
 bool HasMoe(const ir::Model& model) { return model.moe().num_experts() > 0; }
 
+double RoutingMargin(const ir::MixtureOfExperts& moe) {
+  return moe.routing_margin() >= 1 ? moe.routing_margin() : kDroplessRoutingMargin;
+}
+
 ir::MixtureOfExperts MoeFromSpec(const spec::MoeSpec& moe, int64_t num_layers) {
   ir::MixtureOfExperts out;
   if (moe.num_experts <= 0) return out;

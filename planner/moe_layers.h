@@ -19,6 +19,10 @@ namespace accel::planner {
 // bound; this is a stated planning assumption, shown in the plan's notes.
 inline constexpr double kDroplessRoutingMargin = 1.25;
 
+// The multiple of the even share T·k the estimates size routed rows by: moe.routing_margin, or
+// kDroplessRoutingMargin for a plan that does not state one.
+double RoutingMargin(const ir::MixtureOfExperts& moe);
+
 // Whether `model` has mixture-of-experts blocks (moe.num_experts > 0).
 bool HasMoe(const ir::Model& model);
 

@@ -1,7 +1,6 @@
 #include "planner/step_communication.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "planner/device_profiles.h"
 #include "planner/memory_model.h"
 #include "planner/mesh_groups.h"
+#include "planner/moe_activations.h"
 #include "planner/moe_layers.h"
 #include "planner/step_compute.h"
 #include "planner/step_flops.h"
@@ -486,10 +486,9 @@ void AddExpertAllToAll(const ir::Plan& plan, int32_t stage, int64_t m, int64_t c
   }
   if (plan.pipeline().stages_size() == 0) moe_blocks = MoeBlocksIn(model, 0, model.num_layers());
   const ir::MixtureOfExperts& moe = model.moe();
-  const double tokens = static_cast<double>(plan.batch().micro_batch_size()) *
-                        static_cast<double>(plan.batch().seq_len() / cp);
-  const double margin = moe.routing_margin() >= 1 ? moe.routing_margin() : kDroplessRoutingMargin;
-  const double rows = std::ceil(tokens * static_cast<double>(moe.experts_per_token()) * margin);
+  const double rows = static_cast<double>(
+      RoutedRows(plan.batch().micro_batch_size() * (plan.batch().seq_len() / cp),
+                 moe.experts_per_token(), RoutingMargin(moe)));
   const ir::Recompute r = plan.training().recompute();
   const int64_t passes = (r == ir::RECOMPUTE_FULL || r == ir::RECOMPUTE_OP) ? 4 : 3;
   terms.Add(kExpertParallelSet, Collective::kAllToAll,

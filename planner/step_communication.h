@@ -38,8 +38,8 @@
 //   backward gather instead. Exposed (no overlap assumed).
 // - stages 1–2: every shard unit all-gathered over "dp_shard" after the optimizer step (param
 //   dtype); stage 3: every unit's non-persistent parameters all-gathered before its forward and
-//   again before its backward (the tied embeddings stay gathered in between), each micro-step.
-//   Exposed.
+//   again before its backward (the tied embeddings stay gathered in between), each micro-step,
+//   the routed experts' shards over "ep_dp" (mixture of experts). Exposed.
 // - tensor parallel (Megatron-LM, Shoeybi et al. 2019; Korthikanti et al. 2022 §4.2.2): per
 //   block and micro-step two all-reduces of b·s·h in forward and two in backward, or with
 //   sequence parallelism two all-gathers and two reduce-scatters each way; full recompute
@@ -72,7 +72,7 @@
 namespace accel::planner {
 
 // The ring of each process-group set the step's collectives use (dp, dp_shard, dp_replicate,
-// cp, tp, pp): its group size and link class from plan.mesh and topology.devices_per_node
+// cp, tp, pp, and for mixture-of-experts models ep and ep_dp): its group size and link class from plan.mesh and topology.devices_per_node
 // (planner/mesh_groups.h; the plan's rank lists are not read) and the profile's bandwidth ×
 // link_efficiency and latency for that class. Computed once per plan.
 class GroupLinks {

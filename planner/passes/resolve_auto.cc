@@ -1,7 +1,8 @@
 // resolve-auto: gives every `auto` a value and records why (plan.resolved), and checks the rules
 // that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
-// divisibility, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
+// divisibility, the expert degree, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "planner/ir_enums.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
+#include "planner/moe_layers.h"
 #include "planner/pass.h"
 #include "planner/pipeline_schedules.h"
 #include "spec/limits.h"
@@ -334,10 +336,18 @@ class ResolveAutoPass : public Pass {
       context.NoteField(d, "model.moe.num_experts", "num_experts set here");
     }
     if (ep % cp_ != 0 || carved % ep != 0 || moe.num_experts % ep != 0) return;
+    ResolveExpertParallel(context, ep);
+  }
+
+  // Writes the expert degree and the expert-data-parallel size that CheckExpertParallel
+  // accepted, each with its reason, and notes how routed rows are sized.
+  void ResolveExpertParallel(PlanContext& context, int64_t ep) {
+    const spec::MoeSpec& moe = context.spec().model.moe;
+    const int64_t carved = dp_shard_ * cp_;
     ir::MixtureOfExperts* plan_moe = context.plan().mutable_model()->mutable_moe();
     plan_moe->set_expert_parallel(ep);
     plan_moe->set_expert_data_parallel(carved / ep);
-    if (given.is_auto) {
+    if (context.spec().parallel.expert.is_auto) {
       context.Resolve("parallel.expert", "1",
                       "auto is 1: every rank holds all " + Str(moe.num_experts) +
                           " experts and no token crosses ranks; expert parallelism trades "
@@ -345,10 +355,13 @@ class ResolveAutoPass : public Pass {
                           "accel plan --search weighs");
     }
     if (moe.capacity_factor <= 0) {
+      char margin[32];
+      std::snprintf(margin, sizeof(margin), "%g", kDroplessRoutingMargin);
       context.Info("model.moe.capacity_factor",
-                   "dropless routing: the memory and step-time estimates size each rank's routed "
-                   "rows at 1.25 x tokens x experts_per_token, a stated imbalance margin "
-                   "(docs/planner-facts.md section 9); set model.moe.capacity_factor to bound it");
+                   std::string("dropless routing: the memory and step-time estimates size each "
+                               "rank's routed rows at ") +
+                       margin + " x tokens x experts_per_token, a stated imbalance margin "
+                       "(docs/planner-facts.md section 9); set model.moe.capacity_factor to bound it");
     } else {
       context.Info("model.moe.capacity_factor",
                    "tokens beyond capacity_factor x tokens x experts_per_token / num_experts per "
