@@ -1,6 +1,7 @@
 // resolve-auto: gives every `auto` a value and records why (plan.resolved), and checks the rules
 // that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
-// divisibility, the expert degree, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
+// divisibility, the expert degree, batch arithmetic, pipeline microbatches, bucket sizes, device
+// memory.
 #include <cmath>
 #include <cstdio>
 #include <limits>
