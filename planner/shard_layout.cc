@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/enum_names.h"
+
 namespace accel::planner {
 namespace {
 
@@ -20,6 +22,7 @@ void AddUnit(StageShardTotals& t, bool skip_backward, int64_t local, int64_t sha
   t.local_elements += local;
   t.shard_elements += shard;
   t.expert_shard_elements += experts.shard;
+  if (experts.shard > 0) ++t.expert_units;
   if (experts.gathered > 0) {
     t.expert_gather_elements += experts.gathered;
     ++t.expert_gather_units;
@@ -135,6 +138,15 @@ ShardTotals ShardTotalsFromPlan(const ir::Plan& plan) {
   for (const ir::Bucket& b : plan.sharding().buckets()) {
     AddBucketBytes(At(totals, b.stage()), true, b.bytes());
   }
+  // The routed experts' share of the buckets, in the reduce dtype as the buckets are.
+  const int reduce_bytes = ir::DtypeBytes(plan.precision().reduce_dtype());
+  for (const ir::ShardUnit& u : plan.sharding().units()) {
+    for (const ir::Parameter& p : u.parameters()) {
+      if (p.routed_expert()) {
+        At(totals, u.stage()).expert_bucket_bytes += p.local_count() * (reduce_bytes > 0 ? reduce_bytes : 4);
+      }
+    }
+  }
   return totals;
 }
 
@@ -170,6 +182,7 @@ ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, boo
   // Bucket bytes are elements × bytes_per, so summing per parameter gives each bucket's bytes.
   WalkBuckets(layout, cap, [&](const ParamInfo& p, int32_t stage, bool opens) {
     AddBucketBytes(At(totals, stage), opens, p.local_count * bytes_per);
+    if (p.routed_expert) At(totals, stage).expert_bucket_bytes += p.local_count * bytes_per;
   });
   return totals;
 }

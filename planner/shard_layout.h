@@ -104,6 +104,10 @@ struct StageShardTotals {
   int64_t expert_shard_elements = 0;
   int64_t expert_gather_elements = 0;
   int64_t expert_gather_units = 0;
+  // Units holding routed experts, and the bytes of their gradients in the buckets (reduced over
+  // "ep_dp", not the data-parallel groups; included in bucket_bytes).
+  int64_t expert_units = 0;
+  int64_t expert_bucket_bytes = 0;
   int64_t buckets = 0;
   int64_t bucket_bytes = 0;       // Σ Bucket.bytes
   int64_t last_bucket_bytes = 0;  // bytes of the stage's last bucket (the last to reduce)

@@ -213,11 +213,36 @@ class Terms {
 // Bytes per element; 4 when the plan leaves the dtype unspecified.
 int64_t BytesOr4(ir::Dtype dtype) { return dtype == ir::DTYPE_UNSPECIFIED ? 4 : ir::DtypeBytes(dtype); }
 
+// The routed experts' gradients (mixture of experts): reduced over "ep_dp", the ranks that hold
+// the same experts, as the dense buckets are over the data-parallel groups (reduce-scatter every
+// micro-step from stage 2, else an all-reduce on the last), one collective per unit holding
+// experts; they hide behind the backward the dense buckets left (`backward_left`, per reducing
+// micro-step).
+void AddExpertGradients(const ir::Plan& plan, const StageShardTotals& shards, int64_t reducing,
+                        double backward_left, Terms& terms) {
+  if (shards.expert_units == 0 || shards.expert_bucket_bytes == 0) return;
+  const bool every_microstep = plan.sharding().stage() >= 2;
+  const double per_call = static_cast<double>(shards.expert_bucket_bytes) /
+                          static_cast<double>(shards.expert_units);
+  Term* t = terms.Add(kExpertDataParallelSet,
+                      every_microstep ? Collective::kReduceScatter : Collective::kAllReduce,
+                      every_microstep ? "routed experts' gradients, every micro-step"
+                                      : "routed experts' gradients, last micro-step",
+                      reducing * shards.expert_units, per_call);
+  if (t == nullptr) return;
+  const double per_step = t->seconds / static_cast<double>(reducing);
+  const double hidden = terms.links().shared_core_bucket_overlap();
+  t->exposed_seconds = std::max(0.0, per_step - backward_left) * (1.0 - hidden) *
+                       static_cast<double>(reducing);
+  t->shared_core_hidden = hidden;
+}
+
 // Gradient buckets: the reducing collective per micro-step and the hidden part (see header).
 void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
                         double backward_seconds, Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
-  const double bytes = static_cast<double>(shards.bucket_bytes);
+  // The routed experts' gradients are reduced over "ep_dp" (AddExpertGradients).
+  const double bytes = static_cast<double>(shards.bucket_bytes - shards.expert_bucket_bytes);
   const double last = static_cast<double>(shards.last_bucket_bytes);
   const int64_t count = shards.buckets;
   if (count == 0) return;
@@ -229,6 +254,7 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
                       reducing * count, bytes / static_cast<double>(count))
           : terms.Add("dp", Collective::kAllReduce, "gradient buckets, last micro-step", count,
                       bytes / static_cast<double>(count));
+  double backward_left = backward_seconds;  // per reducing micro-step, after these buckets
   if (t != nullptr) {
     // Per reducing micro-step: the last bucket waits; the others hide behind backward compute.
     // On shared cores (backward_seconds 0) the profile's measured fraction hides instead.
@@ -240,15 +266,21 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
     t->exposed_seconds = exposed * static_cast<double>(reducing);
     t->overlapped = true;
     t->shared_core_hidden = hidden;
+    backward_left = std::max(0.0, backward_seconds - rest);
   }
+  AddExpertGradients(plan, shards, reducing, backward_left, terms);
   // The executor all-reduces the accumulated fp32 shards over dp_replicate once per step and
   // bucket whenever it is > 1 from stage 2 (zero_sync.cc GradShardSync::AfterLastMicroStep),
   // with or without sharding.hybrid; bucket bytes are in the reduce dtype.
   const double owned = every_microstep ? static_cast<double>(std::max<int64_t>(sh.degree(), 1)) : 1.0;
   if (sh.stage() >= 2) {
     const double fp32 = 4.0 / static_cast<double>(BytesOr4(plan.precision().reduce_dtype()));
+    // Routed experts' shards are 1 / ep_dp of their (E / ep) gradients.
+    const double experts =
+        static_cast<double>(shards.expert_bucket_bytes) /
+        static_cast<double>(std::max<int64_t>(sh.expert_shard_degree(), 1)) / static_cast<double>(count);
     terms.Add("dp_replicate", Collective::kAllReduce, "accumulated gradient shards, last micro-step (hybrid)",
-              count, bytes / static_cast<double>(count) / owned * fp32);
+              count, (bytes / static_cast<double>(count) / owned + experts) * fp32);
   }
   // Context parallel ranks hold the same state and see different tokens: the reduced gradients
   // (shards) are summed over cp once per step (plan.proto Sharding).

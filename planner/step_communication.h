@@ -64,8 +64,10 @@
 //   an all-to-all over "ep" dispatching the routed rows (R = T·k·margin rows of h in the compute
 //   dtype, T = b·s/cp) and one combining them back, in forward, again with full or per-op
 //   recompute, and twice in backward (their gradients). Exposed. The routed experts' gradients
-//   are reduced with the buckets over the data-parallel groups (their ep_dp groups are costed as
-//   dp_shard; accel does not model the difference yet).
+//   are left out of the buckets' collectives and reduced over "ep_dp" (reduce-scatter every
+//   micro-step from stage 2, else an all-reduce on the last), one collective per unit holding
+//   experts, hidden behind the backward the buckets leave; their shards join the dp_replicate
+//   all-reduce; cp does not reduce them (ep_dp spans the cp ranks).
 // - per step, scalars: the loss averaged over "dp"; the gradient norm's partial Σ g² over
 //   "dp_shard" (stages 1–3, two fp64), over "tp" (one fp64) and over "pp" with the last stage's
 //   loss (two fp64 calls). Exposed: each is one latency.

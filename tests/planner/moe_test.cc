@@ -235,6 +235,24 @@ TEST_CASE("moe: dispatch and combine are all-to-alls over ep in the step time") 
   CHECK(a2a->calls() == 4 * 3 * 2);
   CHECK(a2a->bytes() == 24 * 2560 * 512 * 2);
   CHECK(a2a->link() == ir::LINK_CLASS_INTRA_NODE);
+  // The routed experts' gradients reduce over ep_dp (4 ranks), not dp_shard (16): stage 3
+  // reduce-scatters one collective per MoE block, 4 blocks x 3 tensors x 2 of 8 experts x 256 x
+  // 512 in fp32 (reduce dtype), left out of the dp_shard buckets.
+  const ir::CommunicationTime* experts = nullptr;
+  double dp_shard_bytes = 0;
+  for (const ir::CommunicationTime& c : st.communication()) {
+    if (c.group() == "ep_dp" && c.collective() == ir::COLLECTIVE_REDUCE_SCATTER) experts = &c;
+    if (c.group() == "dp_shard" && c.collective() == ir::COLLECTIVE_REDUCE_SCATTER) {
+      dp_shard_bytes = static_cast<double>(c.bytes());
+    }
+  }
+  REQUIRE(experts != nullptr);
+  CHECK(experts->group_size() == 4);
+  CHECK(experts->calls() == 4);
+  CHECK(experts->bytes() == 4LL * 3 * 2 * 256 * 512 * 4);
+  const ir::Model& model = planned.result.plan.model();
+  CHECK(dp_shard_bytes == static_cast<double>((model.parameters().total_count() -
+                                               model.parameters().routed_expert_count()) * 4));
   auto none = PlanYaml(kMoeSpec, {"parallel.expert=1"});
   REQUIRE(none.result.ok);
   for (const ir::CommunicationTime& c : none.result.plan.step_time().communication()) {
