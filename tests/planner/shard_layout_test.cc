@@ -51,6 +51,8 @@ void CheckEqual(const ShardTotals& a, const ShardTotals& b) {
     CHECK(x.expert_shard_elements == y.expert_shard_elements);
     CHECK(x.expert_gather_elements == y.expert_gather_elements);
     CHECK(x.expert_gather_units == y.expert_gather_units);
+    CHECK(x.expert_units == y.expert_units);
+    CHECK(x.expert_bucket_bytes == y.expert_bucket_bytes);
   }
 }
 
@@ -115,6 +117,8 @@ TEST_CASE("shard layout: totals without units equal the plan's units and buckets
     const ShardTotals totals = ShardTotalsFromPlan(planned.result.plan);
     // 8 blocks x 3 grouped tensors of 8 / 4 experts x 256 / tp 2 x 512, sharded over ep_dp 2.
     CHECK(totals.Stage(0).expert_shard_elements == 8LL * 3 * 2 * 128 * 512 / 2);
+    CHECK(totals.Stage(0).expert_units == 8);
+    CHECK(totals.Stage(0).expert_bucket_bytes == 8LL * 3 * 2 * 128 * 512 * 4);  // fp32 reduce
   }
 }
 
