@@ -504,7 +504,8 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
 }
 
 // Expert parallelism's dispatch and combine (see the header): per MoE block of the stage and
-// micro-step, 2 all-to-alls in forward, 2 more with full or per-op recompute, 4 in backward.
+// micro-step, 2 all-to-alls in forward, 2 more with full or per-op recompute, 4 in backward,
+// and the counts exchanged before each forward dispatch.
 void AddExpertAllToAll(const ir::Plan& plan, int32_t stage, int64_t m, int64_t cp,
                        int64_t compute_bytes, Terms& terms) {
   const ir::Model& model = plan.model();
@@ -527,6 +528,10 @@ void AddExpertAllToAll(const ir::Plan& plan, int32_t stage, int64_t m, int64_t c
             "MoE token dispatch and combine (and their gradients in backward)",
             m * moe_blocks * passes * 2,
             rows * static_cast<double>(model.hidden_size()) * static_cast<double>(compute_bytes));
+  // Each forward dispatch (and its recompute) first exchanges the int64 token counts per expert;
+  // backward reuses them.
+  terms.Add(kExpertParallelSet, Collective::kAllToAll, "MoE token counts per expert, before each dispatch",
+            m * moe_blocks * (passes - 2), static_cast<double>(moe.num_experts()) * 8.0);
 }
 
 // The tied embedding's gradient summed between the first and the last stage, and the step's

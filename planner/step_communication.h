@@ -63,7 +63,8 @@
 // - expert parallel (mixture of experts, docs/planner-facts.md §9): per MoE block and micro-step
 //   an all-to-all over "ep" dispatching the routed rows (R = T·k·margin rows of h in the compute
 //   dtype, T = b·s/cp) and one combining them back, in forward, again with full or per-op
-//   recompute, and twice in backward (their gradients). Exposed. The routed experts' gradients
+//   recompute, and twice in backward (their gradients), each forward dispatch preceded by an
+//   all-to-all of the per-expert token counts (8·E bytes). Exposed. The routed experts' gradients
 //   are left out of the buckets' collectives and reduced over "ep_dp" (reduce-scatter every
 //   micro-step from stage 2, else an all-reduce on the last), one collective per unit holding
 //   experts, hidden behind the backward the buckets leave; their shards join the dp_replicate

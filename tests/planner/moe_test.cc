@@ -225,9 +225,14 @@ TEST_CASE("moe: dispatch and combine are all-to-alls over ep in the step time") 
   REQUIRE(planned.result.ok);
   const ir::StepTimeEstimate& st = planned.result.plan.step_time();
   const ir::CommunicationTime* a2a = nullptr;
+  const ir::CommunicationTime* counts = nullptr;
   for (const ir::CommunicationTime& c : st.communication()) {
-    if (c.group() == "ep") a2a = &c;
+    if (c.group() == "ep" && c.what().find("dispatch and combine") != std::string::npos) a2a = &c;
+    if (c.group() == "ep" && c.what().find("token counts") != std::string::npos) counts = &c;
   }
+  REQUIRE(counts != nullptr);
+  CHECK(counts->calls() == 4);          // one forward per MoE block and micro-step
+  CHECK(counts->bytes() == 4 * 8 * 8);  // E int64 counts
   REQUIRE(a2a != nullptr);
   CHECK(a2a->collective() == ir::COLLECTIVE_ALL_TO_ALL);
   CHECK(a2a->group_size() == 4);
