@@ -108,12 +108,29 @@ int EstimateConfig(const EstimateMemoryOptions& o, std::ostream& out, std::ostre
       << ", qkv_bias " << (model.qkv_bias() ? "true" : "false") << "\n";
   out << "parameters: " << FormatCount(c.total_count())
       << " (every weight and bias; tied embeddings counted once)\n";
+  const ir::MixtureOfExperts& moe = model.moe();
+  if (moe.num_experts() > 0) {
+    // docs/planner-facts.md §9: the parameters one token uses.
+    out << "  mixture of experts: " << moe.num_experts() << " routed experts of ffn "
+        << moe.expert_ffn_size() << ", top-" << moe.experts_per_token() << ", "
+        << model.num_layers() - moe.dense_layers_size() << " of " << model.num_layers()
+        << " blocks MoE; routed experts " << FormatCount(c.routed_expert_count())
+        << "; active per token " << FormatCount(c.active_count()) << "\n";
+  }
   std::vector<std::vector<std::string>> parts = {{"token embedding", FormatCount(c.embedding_count())}};
   if (c.position_embedding_count() > 0) {
     parts.push_back({"position embedding", FormatCount(c.position_embedding_count())});
   }
-  parts.push_back({"layers", FormatCount(model.num_layers()) + " x " + FormatCount(c.per_layer_count()) +
-                                 " = " + FormatCount(c.layers_count())});
+  const int64_t dense_blocks = moe.num_experts() > 0 ? moe.dense_layers_size() : 0;
+  parts.push_back({"layers", dense_blocks > 0
+                                 ? FormatCount(model.num_layers() - dense_blocks) + " MoE x " +
+                                       FormatCount(c.per_layer_count()) + " + " +
+                                       FormatCount(dense_blocks) + " dense x " +
+                                       FormatCount(c.dense_per_layer_count()) + " = " +
+                                       FormatCount(c.layers_count())
+                                 : FormatCount(model.num_layers()) + " x " +
+                                       FormatCount(c.per_layer_count()) + " = " +
+                                       FormatCount(c.layers_count())});
   parts.push_back({"final norm", FormatCount(c.final_norm_count())});
   parts.push_back({"lm_head", c.lm_head_count() > 0 ? FormatCount(c.lm_head_count()) : "0 (tied)"});
   PrintTable(out, parts);

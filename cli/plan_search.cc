@@ -37,7 +37,8 @@ std::string Row(int64_t rank, const planner::RankedLayout& r, const planner::Ran
       planner::LargestDifference(r.step_time, winner->step_time));
   const std::string degrees = std::to_string(l.data_replicate) + "x" +
                               std::to_string(l.data_shard) + "x" + std::to_string(l.tensor) + "x" +
-                              std::to_string(l.pipeline);
+                              std::to_string(l.pipeline) +
+                              (l.expert > 1 ? " ep" + std::to_string(l.expert) : std::string());
   char line[512];
   std::snprintf(line, sizeof line, "%4lld  %-17s %3lld  %5lld %5lld %5lld  %-9s %-9s %-16s %10s %12s %6s  %-23s %s\n",
                 static_cast<long long>(rank), degrees.c_str(), static_cast<long long>(l.context),

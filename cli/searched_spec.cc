@@ -90,6 +90,7 @@ std::string Header(const std::string& spec_path, const planner::Layout& l, int64
     << "# the fastest fitting layout found by the search. Chosen by --search:\n"
     << "#   parallel: data_replicate " << l.data_replicate << ", data_shard " << l.data_shard
     << ", context " << l.context << ", tensor " << l.tensor << ", pipeline " << l.pipeline
+    << (l.expert > 1 ? ", expert " + std::to_string(l.expert) : std::string())
     << ", pipeline_schedule " << spec::Name(l.schedule) << ", pipeline_microbatches auto\n"
     << "#   sharding.stage " << l.sharding_stage << ", offload " << spec::Name(l.offload)
     << ", hybrid " << (l.hybrid ? "true" : "false") << "; data.micro_batch_size "
@@ -157,7 +158,13 @@ absl::StatusOr<std::string> SearchedSpecYamlOrThrow(const std::string& spec_path
       {"data.grad_accum_steps", YAML::Node("auto")},
       {"training.recompute", YAML::Node(spec::Name(layout.recompute))},
   };
-  for (const auto& [path, value] : chosen) {
+  std::vector<std::pair<std::string, YAML::Node>> with_expert = chosen;
+  // The expert degree where the search chose one or the spec wrote one: a dense job's emitted
+  // spec stays as it was.
+  if (layout.expert > 1 || (parallel && parallel.IsMap() && parallel["expert"])) {
+    with_expert.push_back({"parallel.expert", YAML::Node(layout.expert)});
+  }
+  for (const auto& [path, value] : with_expert) {
     absl::Status s = set(path, value);
     if (!s.ok()) return s;
   }

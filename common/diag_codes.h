@@ -74,6 +74,12 @@ inline constexpr const char* kSequenceNotDivisible = "E0420";
 inline constexpr const char* kFfnNotDivisible = "E0421";
 // interleaved_1f1b: needs pipeline > 1, virtual_stages ≥ 2 and a block per model chunk.
 inline constexpr const char* kBadVirtualStages = "E0422";
+// model.moe: fields that contradict each other (top-k above the experts, experts without top-k,
+// a capacity below the even share, experts on gpt2, no MoE block left).
+inline constexpr const char* kBadMoe = "E0423";
+// parallel.expert: the expert-parallel degree does not divide the experts or the ranks it is
+// carved from (dp_shard × cp), or is not a multiple of cp.
+inline constexpr const char* kExpertNotDivisible = "E0424";
 inline constexpr const char* kTensorParallelCrossesNodes = "W0401";
 inline constexpr const char* kShardingWithoutShardAxis = "W0402";
 inline constexpr const char* kMicrobatchesWithoutPipeline = "W0403";

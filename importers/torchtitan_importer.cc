@@ -12,6 +12,8 @@ namespace {
 // The facts that combine several keys; filled by the key rules, applied by Finish.
 struct TorchtitanState {
   std::optional<Sourced> replicate, shard, tensor, context, pipeline;
+  // Mixture of experts: expert_parallel_degree and expert_tensor_parallel_degree.
+  std::optional<Sourced> expert, expert_tensor;
   bool shard_auto = true;  // torchtitan's data_parallel_shard_degree default is -1
   std::string shard_path;
   std::optional<Sourced> local_batch, pp_microbatch;
@@ -308,15 +310,8 @@ class TorchtitanImporter {
            s_.reshard = *v;
            s_.reshard_path = k.path;
          }},
-        {"expert_parallel_degree",
-         [this](const SourceKey& k) {
-           if (auto v = c_.IntAtLeast(k, 1); v && *v > 1) {
-             c_.Unsupported(k, "accel trains dense models: mixture-of-experts parallelism is not planned");
-           } else if (v) {
-             c_.Defaulted(k.path);
-           }
-         }},
-        {"expert_tensor_parallel_degree", {}, {"1"}},
+        Degree("expert_parallel_degree", &s_.expert, "parallel.expert"),
+        Degree("expert_tensor_parallel_degree", &s_.expert_tensor, "parallel.tensor"),
         {"enable_async_tensor_parallel", {}, {"false"}},
         {"enable_compiled_autograd", {}, {"false"}},
         {"disable_loss_parallel", {}, {"false"}},
@@ -431,6 +426,7 @@ class TorchtitanImporter {
   void FinishTokenizer();
   bool FindModelConfig(const std::string& assets);
   void FinishLayout();
+  void FinishExpertParallel();
   void FinishDefaults();
 
   ImportContext& c_;
@@ -577,6 +573,35 @@ void TorchtitanImporter::FinishDefaults() {
   }
 }
 
+// torchtitan's expert parallelism (ParallelDims._build_mesh_with_ep): with
+// expert_tensor_parallel_degree equal to tensor_parallel_degree, ep is carved out of dp_shard ×
+// cp, which is accel's parallel.expert; with expert_tensor_parallel_degree 1 (torchtitan's
+// default) and tp > 1, ep also takes the tp ranks and each expert is whole on one rank, which
+// accel does not plan (it splits every expert over tp). Without expert parallelism the expert
+// tensor degree has no effect.
+void TorchtitanImporter::FinishExpertParallel() {
+  const int64_t ep = s_.expert ? s_.expert->value : 1;
+  if (s_.expert && ep == 1) c_.Defaulted(s_.expert->path);
+  if (ep <= 1) {
+    if (s_.expert_tensor) c_.Defaulted(s_.expert_tensor->path);
+    return;
+  }
+  const int64_t tp = s_.tensor ? s_.tensor->value : 1;
+  const int64_t etp = s_.expert_tensor ? s_.expert_tensor->value : 1;
+  if (etp == tp) {
+    c_.Set("parallel.expert", YamlInt(ep), s_.expert->path);
+    if (s_.expert_tensor) c_.Defaulted(s_.expert_tensor->path);
+    return;
+  }
+  const Sourced& at = s_.expert_tensor ? *s_.expert_tensor : *s_.expert;
+  c_.sink().Error(codes::kImportUnsupported, c_.file(), at.at, "",
+                  "torchtitan key '" + at.path + "' = " + std::to_string(at.value) +
+                      " cannot be expressed in accel: expert_tensor_parallel_degree " +
+                      std::to_string(etp) + (s_.expert_tensor ? "" : " (torchtitan's default)") +
+                      " differs from tensor_parallel_degree " + std::to_string(tp) +
+                      ", and accel splits every routed expert over the tensor-parallel ranks");
+}
+
 void TorchtitanImporter::FinishLayout() {
   auto put = [this](const char* field, const std::optional<Sourced>& v, const char* key) {
     c_.Set(field, v ? YamlInt(v->value) : "1", v ? v->path : std::string(key) + " absent: 1");
@@ -585,6 +610,7 @@ void TorchtitanImporter::FinishLayout() {
   put("parallel.tensor", s_.tensor, "tensor_parallel_degree");
   put("parallel.context", s_.context, "context_parallel_degree");
   put("parallel.pipeline", s_.pipeline, "pipeline_parallel_degree");
+  FinishExpertParallel();
   if (s_.shard_auto) {
     c_.Set("parallel.data_shard", "auto", (s_.shard_path.empty() ? "data_parallel_shard_degree absent" : s_.shard_path) + ": -1");
   } else {

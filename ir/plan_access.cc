@@ -93,4 +93,10 @@ int64_t FfnSize(const Model& model) {
   return model.ffn_hidden_size() > 0 ? model.ffn_hidden_size() : 4 * model.hidden_size();
 }
 
+std::string ExpertRangeText(int64_t begin, int64_t end) {
+  if (end <= begin) return "";
+  if (end == begin + 1) return "expert " + std::to_string(begin);
+  return "experts " + std::to_string(begin) + "\u2013" + std::to_string(end - 1);
+}
+
 }  // namespace accel::ir

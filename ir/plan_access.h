@@ -65,6 +65,10 @@ int64_t VocabRows(const Model& model);
 int64_t KvHeads(const Model& model);
 int64_t FfnSize(const Model& model);
 
+// The routed experts [begin, end) a rank holds (RankPlacement.expert_begin/expert_end) as text:
+// "expert 3", "experts 0–3" (inclusive, en dash), "" when empty.
+std::string ExpertRangeText(int64_t begin, int64_t end);
+
 }  // namespace accel::ir
 
 #endif  // ACCEL_IR_PLAN_ACCESS_H_

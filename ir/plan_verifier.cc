@@ -277,11 +277,15 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
         out.push_back("parameter " + p.name() + " has a negative count");
         return;
       }
-      // ceil(local / degree), written so that it cannot overflow.
-      const int64_t ceil_shard = p.local_count() / degree + (p.local_count() % degree != 0);
+      // ceil(local / degree), written so that it cannot overflow; routed experts shard over
+      // the expert-data-parallel group.
+      const int64_t d = p.routed_expert() && sharding.expert_shard_degree() >= 1
+                            ? sharding.expert_shard_degree()
+                            : degree;
+      const int64_t ceil_shard = p.local_count() / d + (p.local_count() % d != 0);
       if (p.shard_count() != ceil_shard) {
         out.push_back("parameter " + p.name() + " shard_count " + std::to_string(p.shard_count()) +
-                      " != ceil(" + std::to_string(p.local_count()) + " / " + std::to_string(degree) + ")");
+                      " != ceil(" + std::to_string(p.local_count()) + " / " + std::to_string(d) + ")");
       }
       if (p.persistent() && sharding.stage() != 3) {
         out.push_back("parameter " + p.name() + " is persistent outside sharding stage 3");
@@ -575,6 +579,58 @@ void VerifyEnums(const Plan& plan, std::vector<std::string>& out) {
              plan.pipeline().activation_shape().empty(), out);
 }
 
+// The mixture-of-experts message (plan.proto MixtureOfExperts) and what follows from it: the
+// expert-parallel split of dp_shard × cp, each rank's expert range, the expert sharding degree.
+void VerifyMoe(const Plan& plan, std::vector<std::string>& out) {
+  const Model& model = plan.model();
+  const MixtureOfExperts& moe = model.moe();
+  const int64_t e = moe.num_experts();
+  if (e <= 0) {
+    if (moe.experts_per_token() != 0 || moe.expert_parallel() > 1 ||
+        plan.sharding().expert_shard_degree() != 0) {
+      out.push_back("model.moe has expert fields but num_experts " + std::to_string(e));
+    }
+    return;
+  }
+  if (model.arch() != ARCHITECTURE_LLAMA) out.push_back("model.moe on a non-llama architecture");
+  if (moe.experts_per_token() < 1 || moe.experts_per_token() > e) {
+    out.push_back("model.moe.experts_per_token " + std::to_string(moe.experts_per_token()) +
+                  " outside [1, " + std::to_string(e) + "]");
+  }
+  if (moe.expert_ffn_size() <= 0) out.push_back("model.moe.expert_ffn_size is not positive");
+  if ((moe.num_shared_experts() > 0) != (moe.shared_expert_ffn_size() > 0)) {
+    out.push_back("model.moe shared experts without a width, or a width without shared experts");
+  }
+  VerifyEnum("model.moe.router_scoring", moe.router_scoring(), RouterScoring_IsValid, false, out);
+  if (moe.routing_margin() < 1) out.push_back("model.moe.routing_margin below 1");
+  int64_t previous = -1;
+  for (int64_t l : moe.dense_layers()) {
+    if (l <= previous || l >= model.num_layers()) {
+      out.push_back("model.moe.dense_layers not ascending within [0, num_layers)");
+      break;
+    }
+    previous = l;
+  }
+  const int64_t ep = moe.expert_parallel();
+  if (ep <= 0) return;  // before resolve-auto
+  if (e % ep != 0) out.push_back("expert_parallel " + std::to_string(ep) + " does not divide num_experts");
+  const int64_t carved = AxisSize(plan, Axis::kDpShard) * AxisSize(plan, Axis::kCp);
+  if (moe.expert_data_parallel() * ep != carved) {
+    out.push_back("expert_parallel x expert_data_parallel != dp_shard x cp = " + std::to_string(carved));
+  }
+  if (plan.sharding().units_size() > 0 && plan.sharding().expert_shard_degree() != moe.expert_data_parallel()) {
+    out.push_back("sharding.expert_shard_degree != model.moe.expert_data_parallel");
+  }
+  for (const RankPlacement& r : plan.ranks()) {
+    if (r.expert_end() - r.expert_begin() != e / ep || r.expert_begin() % (e / ep) != 0) {
+      out.push_back("rank " + std::to_string(r.rank()) + " holds experts [" +
+                    std::to_string(r.expert_begin()) + ", " + std::to_string(r.expert_end()) +
+                    "), not one expert-parallel share of " + std::to_string(e / ep));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> VerifyPlan(const Plan& plan) {
@@ -590,6 +646,7 @@ std::vector<std::string> VerifyPlan(const Plan& plan) {
   VerifyShards(plan, out);
   VerifySchedules(plan, out);
   VerifyRecompute(plan, out);
+  VerifyMoe(plan, out);
   return out;
 }
 

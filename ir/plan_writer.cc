@@ -230,6 +230,32 @@ class SummaryLines {
   std::string& out_;
 };
 
+// The mixture-of-experts line: experts, router, dense blocks, routing and expert parallelism.
+std::string MoeText(const Model& m) {
+  const MixtureOfExperts& moe = m.moe();
+  std::string text = std::to_string(moe.num_experts()) + " routed experts, top-" +
+                     std::to_string(moe.experts_per_token()) + " by " +
+                     std::string(N(moe.router_scoring())) +
+                     (moe.norm_topk_prob() ? " (renormalized)" : "") + ", expert ffn " +
+                     std::to_string(moe.expert_ffn_size());
+  if (moe.num_shared_experts() > 0) {
+    text += ", " + std::to_string(moe.num_shared_experts()) + " shared expert(s) of ffn " +
+            std::to_string(moe.shared_expert_ffn_size()) + (moe.shared_expert_gate() ? " (gated)" : "");
+  }
+  text += "; " + std::to_string(m.num_layers() - moe.dense_layers_size()) + " of " +
+          std::to_string(m.num_layers()) + " blocks MoE";
+  if (moe.router_aux_loss_coef() > 0) text += ", aux loss " + Fmt("%g", moe.router_aux_loss_coef());
+  text += moe.capacity_factor() > 0 ? ", capacity factor " + Fmt("%g", moe.capacity_factor())
+                                    : ", dropless (planned at " + Fmt("%g", moe.routing_margin()) +
+                                          "x the even share)";
+  const int64_t ep = std::max<int64_t>(moe.expert_parallel(), 1);
+  const int64_t per_rank = moe.num_experts() / ep;
+  text += "; expert parallel " + std::to_string(ep) + " (" + std::to_string(per_rank) +
+          (per_rank == 1 ? " expert" : " experts") + " per rank), expert states sharded over ep_dp " +
+          std::to_string(moe.expert_data_parallel());
+  return text;
+}
+
 void AppendModel(const Plan& plan, SummaryLines& line) {
   const Model& m = plan.model();
   std::string model = N(m.arch());
@@ -245,12 +271,21 @@ void AppendModel(const Plan& plan, SummaryLines& line) {
   if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + std::to_string(m.padded_vocab_size()) + ")";
   model += ", max_seq_len " + std::to_string(m.max_seq_len());
   line("model", model);
+  if (m.moe().num_experts() > 0) line("moe", MoeText(m));
   const ParameterCount& c = m.parameters();
-  std::string params = FormatCount(c.total_count()) + " parameters = embedding " +
-                       FormatCount(c.embedding_count());
+  std::string params = FormatCount(c.total_count()) + " parameters";
+  if (c.active_count() > 0) params += " (" + FormatCount(c.active_count()) + " active per token)";
+  params += " = embedding " + FormatCount(c.embedding_count());
   if (c.position_embedding_count()) params += " + positions " + FormatCount(c.position_embedding_count());
-  params += " + " + std::to_string(m.num_layers()) + " x " + FormatCount(c.per_layer_count()) + " + norm " +
-            FormatCount(c.final_norm_count());
+  const int64_t dense_blocks = m.moe().dense_layers_size();
+  if (m.moe().num_experts() > 0 && dense_blocks > 0) {
+    params += " + " + std::to_string(m.num_layers() - dense_blocks) + " MoE x " +
+              FormatCount(c.per_layer_count()) + " + " + std::to_string(dense_blocks) + " dense x " +
+              FormatCount(c.dense_per_layer_count());
+  } else {
+    params += " + " + std::to_string(m.num_layers()) + " x " + FormatCount(c.per_layer_count());
+  }
+  params += " + norm " + FormatCount(c.final_norm_count());
   params += c.lm_head_count() ? " + lm_head " + FormatCount(c.lm_head_count()) : " (head tied)";
   line("", params);
 }
@@ -316,6 +351,29 @@ std::vector<std::pair<const ProcessGroupSet*, std::string>> ShownGroupSets(const
   return shown;
 }
 
+// Mixture of experts: which routed experts the ranks hold (RankPlacement.expert_begin/end), one
+// line per distinct range: "experts 0–3: [0,1,2,…,60]".
+void AppendExpertHoldings(const Plan& plan, const SummaryOptions& options, SummaryLines& line) {
+  if (plan.model().moe().num_experts() <= 0) return;
+  std::vector<std::pair<std::pair<int32_t, int32_t>, RankGroup>> ranges;
+  for (const RankPlacement& r : plan.ranks()) {
+    const std::pair<int32_t, int32_t> range{r.expert_begin(), r.expert_end()};
+    auto it = std::find_if(ranges.begin(), ranges.end(),
+                           [&](const auto& entry) { return entry.first == range; });
+    if (it == ranges.end()) it = ranges.insert(ranges.end(), {range, RankGroup()});
+    it->second.add_ranks(r.rank());
+  }
+  const int shown = std::min<int>(static_cast<int>(ranges.size()), options.max_groups_shown);
+  for (int i = 0; i < shown; ++i) {
+    const auto& [range, group] = ranges[i];
+    line(i == 0 ? "experts" : "", ExpertRangeText(range.first, range.second) + " on ranks " +
+                                      RankList(group, options.max_ranks_in_group));
+  }
+  if (static_cast<int>(ranges.size()) > shown) {
+    line("", "… " + std::to_string(ranges.size() - shown) + " more expert ranges");
+  }
+}
+
 void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& line) {
   std::string mesh, strides;
   for (const MeshAxis& a : plan.mesh().axes()) {
@@ -334,6 +392,7 @@ void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& l
     if (set->groups_size() > shown) text += " … " + std::to_string(set->groups_size() - shown) + " more";
     line("groups", text);
   }
+  AppendExpertHoldings(plan, options, line);
 }
 
 // One stage's line: its blocks, parameters, what else it holds, and activations in flight.

@@ -44,6 +44,18 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
     const int64_t size = ir::AxisSize(plan, a.axis);
     if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);
   }
+  // The planner plans mixture-of-experts blocks and Qwen3's attention (docs/planner-facts.md
+  // section 9); the executor builds neither yet.
+  const ir::Model& model = plan.model();
+  if (model.moe().num_experts() > 0) {
+    Unsupported("model.moe.num_experts", absl::StrCat(model.moe().num_experts()),
+                "dense models only", out);
+  }
+  if (model.qk_norm()) Unsupported("model.qk_norm", "true", "false", out);
+  if (model.num_heads() > 0 && model.head_dim() > 0 &&
+      model.head_dim() != model.hidden_size() / model.num_heads()) {
+    Unsupported("model.head_dim", absl::StrCat(model.head_dim()), "hidden_size / num_heads", out);
+  }
   const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
   if (cuda && !capabilities.cuda) {
     out.push_back({"cluster.device",

@@ -22,6 +22,7 @@ ir::Collective IrCollective(Collective c) {
     case Collective::kAllGather: return ir::COLLECTIVE_ALL_GATHER;
     case Collective::kReduceScatter: return ir::COLLECTIVE_REDUCE_SCATTER;
     case Collective::kSendRecv: return ir::COLLECTIVE_SEND_RECV;
+    case Collective::kAllToAll: return ir::COLLECTIVE_ALL_TO_ALL;
   }
   return ir::COLLECTIVE_UNSPECIFIED;
 }
@@ -31,7 +32,8 @@ int64_t RingSteps(Collective c, int64_t group_size) {
   switch (c) {
     case Collective::kAllReduce: return 2 * (group_size - 1);
     case Collective::kAllGather:
-    case Collective::kReduceScatter: return group_size - 1;
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll: return group_size - 1;
     case Collective::kSendRecv: return 1;
   }
   return 0;
@@ -43,7 +45,8 @@ double RingBandwidthFactor(Collective c, int64_t group_size) {
   switch (c) {
     case Collective::kAllReduce: return 2 * (p - 1) / p;
     case Collective::kAllGather:
-    case Collective::kReduceScatter: return (p - 1) / p;
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll: return (p - 1) / p;
     case Collective::kSendRecv: return 1;
   }
   return 0;
@@ -68,6 +71,7 @@ std::string RingFormula(Collective c, int64_t group_size, int64_t calls, double 
       break;
     case Collective::kAllGather:
     case Collective::kReduceScatter:
+    case Collective::kAllToAll:
       steps = "(" + p + "-1)";
       factor = "(" + p + "-1)/" + p;
       break;

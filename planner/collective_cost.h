@@ -15,19 +15,22 @@
 //   all-reduce      2·(p−1)·α + 2·(p−1)/p · n/β   (reduce-scatter then all-gather)
 //   all-gather      (p−1)·α + (p−1)/p · n/β       (n = the gathered, full buffer)
 //   reduce-scatter  (p−1)·α + (p−1)/p · n/β       (n = the full input buffer)
+//   all-to-all      (p−1)·α + (p−1)/p · n/β       (n = one rank's send buffer; pairwise exchange,
+//                   each rank keeps 1/p and sends a (p−1)/p share; NCCL's alltoall busbw factor)
 //   send/recv       α + n/β
 // p = 1 costs nothing.
 namespace accel::planner {
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kSendRecv };
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kAllToAll };
 
 // The plan's name for it (CommunicationTime.collective).
 ir::Collective IrCollective(Collective c);
 
-// Latency steps of one call: 2(p−1), p−1, p−1 or 1 (0 when p ≤ 1).
+// Latency steps of one call: 2(p−1), p−1, p−1, 1 or p−1 (0 when p ≤ 1).
 int64_t RingSteps(Collective c, int64_t group_size);
 
-// Fraction of the buffer each rank sends: 2(p−1)/p, (p−1)/p, (p−1)/p or 1 (0 when p ≤ 1).
+// Fraction of the buffer each rank sends: 2(p−1)/p, (p−1)/p, (p−1)/p, 1 or (p−1)/p (0 when
+// p ≤ 1).
 double RingBandwidthFactor(Collective c, int64_t group_size);
 
 // Seconds for `calls` collectives of `bytes_per_call` bytes each over `group_size` ranks.

@@ -75,5 +75,8 @@ ir::DeviceType ToIr(spec::DeviceType v) {
 ir::ResumePolicy ToIr(spec::ResumeMode v) {
   return Mapped<ir::ResumePolicy, ir::ResumePolicy_descriptor>(v);
 }
+ir::RouterScoring ToIr(spec::RouterScoring v) {
+  return Mapped<ir::RouterScoring, ir::RouterScoring_descriptor>(v);
+}
 
 }  // namespace accel::planner

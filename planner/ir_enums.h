@@ -20,6 +20,7 @@ ir::Recompute ToIr(spec::Recompute v);
 ir::Offload ToIr(spec::Offload v);
 ir::DeviceType ToIr(spec::DeviceType v);
 ir::ResumePolicy ToIr(spec::ResumeMode v);
+ir::RouterScoring ToIr(spec::RouterScoring v);
 
 }  // namespace accel::planner
 

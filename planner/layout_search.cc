@@ -146,6 +146,21 @@ struct Candidates {
   std::vector<std::array<size_t, 2>> before;
 };
 
+// The expert degrees searched for one factorization: {1} for a dense model; for a
+// mixture-of-experts model the divisors of data_shard × cp that are multiples of cp and divide
+// num_experts (resolve-auto's E0424), none when tensor does not divide the expert width (E0421).
+std::vector<int64_t> ExpertDegrees(const spec::ModelSpec& model, int64_t ds, int64_t cp,
+                                   int64_t tp, bool apply_rules) {
+  const spec::MoeSpec& moe = model.moe;
+  if (moe.num_experts <= 0) return {1};
+  if (apply_rules && moe.expert_ffn_size % tp != 0) return {};
+  std::vector<int64_t> out;
+  for (int64_t ep : Divisors(ds * cp)) {
+    if (!apply_rules || (ep % cp == 0 && moe.num_experts % ep == 0)) out.push_back(ep);
+  }
+  return out;
+}
+
 Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply_rules) {
   Candidates out;
   const int64_t world = spec.world_size();
@@ -172,11 +187,14 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
                           model.num_layers < pp)) {
         continue;
       }
+      const std::vector<int64_t> experts = ExpertDegrees(model, ds, cp, tp, apply_rules);
+      if (experts.empty()) continue;
       std::vector<spec::PipelineSchedule> schedules = {spec::PipelineSchedule::k1F1B};
       if (pp > 1) {
         schedules.push_back(spec::PipelineSchedule::kGpipe);
         schedules.push_back(spec::PipelineSchedule::kInterleaved1F1B);
       }
+      for (int64_t ep : experts) {
       for (int64_t stage = 0; stage <= 3; ++stage) {
         // E0409 kOffloadNeedsSharding: offload from stage 1; E0414 kParamOffloadNeedsStage3.
         std::vector<Offload> offloads = {Offload::kNone};
@@ -212,13 +230,14 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
                       {o > 0 ? base + static_cast<size_t>(rc_index) * n : kNoIndex,
                        gpipe && one_f_one_b != kNoIndex ? one_f_one_b + (here - base) : kNoIndex});
                   out.layouts.push_back(
-                      Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule, offloads[o], hy});
+                      Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule, offloads[o], hy, ep});
                 }
                 ++rc_index;
               }
             }
           }
         }
+      }
       }
     }
   }
@@ -278,6 +297,7 @@ void ApplyLayoutTo(const spec::JobSpec& spec, const Layout& layout, int64_t glob
   out.training.recompute = layout.recompute;
   out.sharding.offload = layout.offload;
   out.sharding.hybrid = layout.hybrid;
+  out.parallel.expert = I::Of(layout.expert);
 }
 
 spec::JobSpec ApplyLayout(const spec::JobSpec& spec, const Layout& layout, int64_t global_batch) {
@@ -347,6 +367,7 @@ std::string DegreesText(const Layout& layout) {
   std::string s = std::to_string(layout.data_replicate) + "x" + std::to_string(layout.data_shard) +
                   "x" + std::to_string(layout.tensor) + "x" + std::to_string(layout.pipeline);
   if (layout.context > 1) s += " cp" + std::to_string(layout.context);
+  if (layout.expert > 1) s += " ep" + std::to_string(layout.expert);
   return s;
 }
 

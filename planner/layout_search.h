@@ -44,6 +44,9 @@ struct Layout {
   // (plan.proto Sharding), so hybrid false and true plan, cost and run alike; the flag
   // records the FSDP name in the plan and the emitted spec.
   bool hybrid = false;
+  // parallel.expert (mixture of experts): the expert-parallel degree carved out of data_shard ×
+  // context; 1 for dense models.
+  int64_t expert = 1;
 };
 
 // The search space for `spec` with global batch `global_batch` (sequences):
@@ -64,6 +67,10 @@ struct Layout {
 //   - micro batch m among the divisors of the global batch up to 4 × the spec's
 //     micro_batch_size, kept only when global_batch is a multiple of m × data_replicate ×
 //     data_shard (the batch identity global = micro × dp × accumulation, docs/design.md "Terms");
+//   - for a mixture-of-experts model, the expert degree ep over the divisors of data_shard ×
+//     cp that are multiples of cp and divide num_experts (E0424 kExpertNotDivisible), with the
+//     expert width divisible by tensor (E0421); dense models are searched at ep 1 only, so
+//     they enumerate exactly as many candidates as before the expert axis existed;
 //   - recompute none, selective, op, full;
 //   - pipeline schedule gpipe, 1f1b and interleaved_1f1b (virtual_stages auto: 2 model chunks
 //     per stage) when pipeline > 1 (1f1b otherwise), 1f1b only with at least pipeline

@@ -12,6 +12,8 @@
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/model_params.h"
+#include "planner/moe_activations.h"
+#include "planner/moe_layers.h"
 #include "planner/pipeline_schedules.h"
 
 namespace accel::planner {
@@ -44,6 +46,9 @@ constexpr const char* kOverheadSource =
 constexpr const char* kCpuOverheadSource =
     "accel default for cpu workers: process, Gloo buffers and allocator (docs/planner-facts.md "
     "section 7 lists the terms formulas leave out)";
+constexpr const char* kMoeActivationSource =
+    "docs/planner-facts.md section 9: the MoE block the executor is to run (planner/"
+    "moe_activations.h); routing margin per Switch Transformer (Fedus et al. 2021)";
 constexpr const char* kReserveSource =
     "docs/planner-facts.md section 7: caching-allocator reserve and fragmentation 5-10%";
 
@@ -66,9 +71,9 @@ void SetTerm(ir::MemoryTerm* t, bool explain, const char* category, int64_t byte
 
 // "n × 2 B" or "ceil(n / 8) × 2 B" depending on whether the state is sharded.
 std::string StateFormula(int64_t params, int64_t bytes_per, bool sharded, int64_t degree,
-                         const std::string& what) {
+                         const std::string& what, const char* group = "dp_shard") {
   std::string count = sharded && degree > 1
-                          ? "ceil(" + N(params) + " / dp_shard " + N(degree) + ")"
+                          ? "ceil(" + N(params) + " / " + group + " " + N(degree) + ")"
                           : N(params);
   return count + " params x " + N(bytes_per) + " B (" + what + ")";
 }
@@ -389,7 +394,8 @@ struct SharedInputs {
 
 // Parameters one stage holds per tp rank, and its largest shard unit (stage-3 gather).
 struct StageCounts {
-  int64_t count = 0;
+  int64_t count = 0;         // all but the routed experts
+  int64_t expert_count = 0;  // routed experts: this rank's E / ep of them (ParamInfo.routed_expert)
   int64_t largest_unit = 0;
   int64_t largest_block_unit = 0;  // the largest of its transformer blocks
 };
@@ -407,8 +413,15 @@ StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
   if (chunks.empty()) chunks.emplace_back(layout.layer_begin, layout.layer_end);
   for (const auto& [begin, end] : chunks) {
     for (int64_t l = begin; l < end && l < static_cast<int64_t>(params.layers.size()); ++l) {
-      add_unit(LocalCount(params.layers[l]));
-      counts.largest_block_unit = std::max(counts.largest_block_unit, LocalCount(params.layers[l]));
+      const int64_t block = LocalCount(params.layers[l]);
+      add_unit(block);
+      counts.largest_block_unit = std::max(counts.largest_block_unit, block);
+      if (!HasMoe(in.model)) continue;
+      for (const ParamInfo& p : params.layers[l]) {
+        if (!p.routed_expert) continue;
+        counts.expert_count += p.local_count;
+        counts.count -= p.local_count;
+      }
     }
   }
   if (layout.has_lm_head) {
@@ -423,13 +436,23 @@ StageCounts CountStage(const SharedInputs& c, const StageLayout& layout) {
   return counts;
 }
 
-// Parameters, gradients, master weights and optimizer states, on the device or, offloaded, the
-// host.
-void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate& e) {
+// The group model states are sharded over: dp_shard for everything but the routed experts,
+// "ep_dp" (dp_shard · cp / ep ranks holding the same experts) for those; `what` prefixes the
+// formula's label.
+struct StateGroup {
+  int64_t degree = 1;
+  const char* group = "dp_shard";
+  std::string what;
+};
+
+// Parameters, gradients, master weights and optimizer states of `count` parameters sharded
+// over `g`, on the device or, offloaded, the host.
+void AddModelStateTerms(const SharedInputs& c, int64_t count, const StateGroup& g,
+                        ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   const ModelStateDtypes& dtypes = c.dtypes;
   const bool explain = c.explain;
-  const int64_t stage = c.stage, degree = c.degree;
+  const int64_t stage = c.stage, degree = g.degree;
   const bool host_optimizer = in.offload != spec::Offload::kNone;
   const bool host_params = in.offload == spec::Offload::kAll;
   const ModelStateBytes ms = ModelStateBytesPerRank(count, dtypes, stage, degree, in.offload);
@@ -450,7 +473,7 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
              " (accel executor, stage 3)";
     }
     return StateFormula(count, dtypes.param_bytes, stage >= 3, degree,
-                        DTypeLabel(dtypes.param_bytes) + " parameters per tp rank");
+                        g.what + DTypeLabel(dtypes.param_bytes) + " parameters per tp rank", g.group);
   };
   if (shard_in_master) {
     SetTerm(device(), explain, "parameters", 0, params_formula, kExecutorZero3Source);
@@ -464,7 +487,7 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
         device(), explain, "gradients", ms.gradients,
         [&] {
           return StateFormula(count, dtypes.grad_bytes, stage >= 2, degree,
-                              DTypeLabel(dtypes.grad_bytes) + " gradients");
+                              g.what + DTypeLabel(dtypes.grad_bytes) + " gradients", g.group);
         },
         kZeroSource);
   }
@@ -472,7 +495,8 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
     const auto f = [&] {
       return StateFormula(
           count, 4, stage >= 1, degree,
-          dtypes.master_bytes > 0 ? "fp32 master weights" : "fp32 copy the host optimizer steps");
+          g.what + (dtypes.master_bytes > 0 ? "fp32 master weights" : "fp32 copy the host optimizer steps"),
+          g.group);
     };
     if (host_optimizer)
       SetTerm(host(), explain, "master_weights", ms.host_master_weights, f, kOffloadSource);
@@ -482,7 +506,7 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   if (ms.gradient_copy + ms.host_gradient_copy > 0) {
     const auto f = [&] {
       return StateFormula(count, 4, stage >= 1, degree,
-                          "fp32 gradient copy for the optimizer step");
+                          g.what + "fp32 gradient copy for the optimizer step", g.group);
     };
     if (host_optimizer)
       SetTerm(host(), explain, "gradients", ms.host_gradient_copy, f, kOffloadSource);
@@ -492,8 +516,9 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, ir::MemoryEstimate
   if (dtypes.optimizer_bytes > 0) {
     const auto f = [&] {
       return StateFormula(count, dtypes.optimizer_bytes, stage >= 1, degree,
-                          in.optimizer == ir::OPTIMIZER_KIND_ADAMW ? "AdamW m + v in fp32"
-                                                                   : "SGD momentum in fp32");
+                          g.what + (in.optimizer == ir::OPTIMIZER_KIND_ADAMW ? "AdamW m + v in fp32"
+                                                                             : "SGD momentum in fp32"),
+                          g.group);
     };
     if (host_optimizer)
       SetTerm(host(), explain, "optimizer_states", ms.host_optimizer_states, f, kOffloadSource);
@@ -646,6 +671,79 @@ void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
       kExecutorActivationSource);
 }
 
+// MoE blocks among the blocks of the stage's largest chunk (the one StageLayout::
+// LargestChunkLayers counts; the first of equal size).
+int64_t MoeLayersOfLargestChunk(const ir::Model& model, const StageLayout& layout) {
+  if (!HasMoe(model)) return 0;
+  if (layout.chunks.empty()) return MoeBlocksIn(model, layout.layer_begin, layout.layer_end);
+  int64_t largest = -1, moe = 0;
+  for (const auto& [begin, end] : layout.chunks) {
+    if (end - begin > largest) {
+      largest = end - begin;
+      moe = MoeBlocksIn(model, begin, end);
+    }
+  }
+  return moe;
+}
+
+// The MoE blocks' activations: each keeps the block without its dense MLP, the shared experts as
+// a dense MLP of their width, and the routed part (planner/moe_activations.h; under block
+// recompute only the one block rebuilt in backward holds it); and, one block at a time, the
+// router and dispatch buffers.
+void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t inflight,
+                           ActivationShape shape, ExecutorActivationShape exec_shape,
+                           ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const ir::MixtureOfExperts& moe = in.model.moe();
+  const int64_t shared = moe.num_shared_experts() * moe.shared_expert_ffn_size();
+  shape.ffn = shared;
+  exec_shape.ffn = shared;
+  const bool executor_layout = in.cp <= 1;
+  const int64_t block = executor_layout
+                            ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
+                            : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+  MoeActivationShape m;
+  m.tokens = c.seq * in.micro_batch_size;
+  m.hidden = c.h;
+  m.experts = moe.num_experts();
+  m.top_k = moe.experts_per_token();
+  m.expert_ffn = moe.expert_ffn_size();
+  m.tp = c.tp;
+  m.ep = ExpertParallel(in.model);
+  m.activation_bytes = in.compute_bytes;
+  m.margin = RoutingMargin(moe);
+  const MoeActivationBytes routed = MoeLayerActivationBytes(m);
+  const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
+  const char* margin_kind = moe.capacity_factor() > 0 ? "capacity factor" : "dropless imbalance margin";
+  SetTerm(
+      e.add_device(), c.explain, "activations", moe_layers * inflight * (block + kept),
+      [&] {
+        return N(moe_layers) + " MoE layer(s) x " + N(inflight) + " in flight x (" + N(block) +
+               " B block with shared experts ffn " + N(shared) + " + " + N(kept) +
+               " B routed: " +
+               (kept > 0 ? MoeActivationFormula(m) : std::string("rebuilt by recompute")) + ", " +
+               margin_kind + ")";
+      },
+      kMoeActivationSource);
+  if (RecomputesBlocks(in.recompute)) {
+    // Backward rebuilds one block at a time: its routed activations exist during that block's
+    // backward (the dense part is in the recompute working term).
+    SetTerm(
+        e.add_device(), c.explain, "activations", routed.kept,
+        [&] { return "the MoE block rebuilt for its backward: routed " + MoeActivationFormula(m); },
+        kMoeActivationSource);
+  }
+  SetTerm(
+      e.add_device(), c.explain, "communication_buffers", routed.transient,
+      [&] {
+        return "router and dispatch buffers of one MoE layer: logits T*E*a " +
+               N(m.tokens * m.experts * m.activation_bytes) + " B" +
+               (m.ep > 1 ? " + all-to-all send and receive 2*R*h*a + counts 16*E, ep " + N(m.ep)
+                         : std::string(" (ep 1: no all-to-all)"));
+      },
+      kMoeActivationSource);
+}
+
 // Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
 // gradients, and the head's logits.
 void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::MemoryEstimate& e) {
@@ -673,25 +771,32 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
       executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
                       : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
   const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
+  // Mixture of experts: the MoE blocks of the largest chunk get their own term
+  // (AddMoeActivationTerms); the term below counts the dense ones.
+  const int64_t moe_layers = MoeLayersOfLargestChunk(in.model, layout);
+  const int64_t dense_layers = layers - moe_layers;
   const auto dims = [&] {
     return executor_layout ? ExecutorActivationFormula(exec_shape, in.recompute)
                            : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
                                  " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
                                  (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
   };
-  if (layers > 0) {
+  if (moe_layers > 0) AddMoeActivationTerms(c, moe_layers, inflight, shape, exec_shape, e);
+  if (dense_layers > 0) {
     SetTerm(
-        device(), explain, "activations", layers * inflight * per_layer,
+        device(), explain, "activations", dense_layers * inflight * per_layer,
         [&] {
           const char* what = layout.interleaved()
                                  ? (inflight == 1 ? " chunk activation in flight x " : " chunk activations in flight x ")
                                  : (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ");
-          return N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(inflight) + what +
+          return N(dense_layers) + (dense_layers == 1 ? " layer x " : " layers x ") + N(inflight) + what +
                  N(per_layer) + " B per layer" + (layout.interleaved() ? " (largest chunk)" : "") + "; " +
                  (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
         },
         executor_layout ? kExecutorActivationSource : kActivationSource);
-    if (RecomputesBlocks(in.recompute)) AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
+  }
+  if (layers > 0 && RecomputesBlocks(in.recompute)) {
+    AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
   }
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
@@ -843,7 +948,17 @@ absl::Status EstimateMemoryInto(const MemoryInputs& in, const ModelParams& param
     c.unit_grad = stage3_phase ? counts.largest_block_unit * c.dtypes.grad_bytes : 0;
     c.tied_grad =
         stage3_phase && tied_whole ? LocalCount(c.params.embedding) * c.dtypes.grad_bytes : 0;
-    AddModelStateTerms(c, counts.count, e);
+    AddModelStateTerms(c, counts.count, StateGroup{c.degree, "dp_shard", ""}, e);
+    if (counts.expert_count > 0) {
+      const int64_t ep = ExpertParallel(in.model);
+      const int64_t degree = std::max<int64_t>(in.model.moe().expert_data_parallel(), 1);
+      AddModelStateTerms(c, counts.expert_count,
+                         StateGroup{degree, "ep_dp",
+                                    "routed experts, " + N(in.model.moe().num_experts() / ep) +
+                                        " of " + N(in.model.moe().num_experts()) + " per rank (ep " +
+                                        N(ep) + "): "},
+                         e);
+    }
     AddActivationTerms(c, layout, e);
     AddOverheadTerms(c, layout, counts.largest_unit, e);
   }

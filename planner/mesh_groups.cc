@@ -103,4 +103,60 @@ GroupSpan SpanOfGroupSet(const ir::Mesh& mesh, int64_t devices_per_node, std::st
   return SpanOfGroupSet(MeshAxisSizes(mesh), devices_per_node, *set);
 }
 
+namespace {
+
+// The "ep" or "ep_dp" group key of `rank` and its index in the group (see ExpertGroups).
+struct ExpertSlot {
+  int64_t key = 0;
+  int64_t index = 0;
+};
+
+ExpertSlot ExpertSlotOf(const Sizes& sizes, int64_t ep, int64_t rank, bool data_parallel) {
+  const int64_t tp = sizes[4], cp = sizes[3], ds = sizes[2];
+  const int64_t t = rank % tp;
+  const int64_t j = (rank / tp) % (ds * cp);          // dp_shard · cp + cp coordinate
+  const int64_t outer = rank / (tp * ds * cp);        // pp and dp_replicate coordinates
+  const int64_t blocks = ds * cp / ep;
+  if (data_parallel) return {(outer * ep + j % ep) * tp + t, j / ep};
+  return {(outer * blocks + j / ep) * tp + t, j % ep};
+}
+
+}  // namespace
+
+int64_t ExpertParallelRank(const std::array<int64_t, 5>& sizes, int64_t ep, int64_t rank) {
+  return ExpertSlotOf(sizes, std::max<int64_t>(ep, 1), rank, false).index;
+}
+
+std::vector<std::vector<int32_t>> ExpertGroups(const std::array<int64_t, 5>& sizes, int64_t ep,
+                                               bool data_parallel) {
+  ep = std::max<int64_t>(ep, 1);
+  int64_t world = 1;
+  for (int64_t s : sizes) world *= s;
+  const int64_t size = data_parallel ? sizes[2] * sizes[3] / ep : ep;
+  std::vector<std::vector<int32_t>> groups(static_cast<size_t>(world / size));
+  for (int64_t r = 0; r < world; ++r) {
+    groups[static_cast<size_t>(ExpertSlotOf(sizes, ep, r, data_parallel).key)].push_back(
+        static_cast<int32_t>(r));
+  }
+  // Keys ascend with the smallest member of each group only within one (pp, dp_replicate)
+  // block, so order the groups by their first rank.
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+GroupSpan SpanOfExpertGroups(const std::array<int64_t, 5>& sizes, int64_t devices_per_node,
+                             int64_t ep, bool data_parallel) {
+  ep = std::max<int64_t>(ep, 1);
+  GroupSpan span;
+  span.size = data_parallel ? sizes[2] * sizes[3] / ep : ep;
+  if (devices_per_node <= 0 || span.size <= 1) return span;
+  for (const std::vector<int32_t>& group : ExpertGroups(sizes, ep, data_parallel)) {
+    if (group.front() / devices_per_node != group.back() / devices_per_node) {
+      span.inter_node = true;
+      break;
+    }
+  }
+  return span;
+}
+
 }  // namespace accel::planner

@@ -58,6 +58,28 @@ GroupSpan SpanOfGroupSet(const ir::Mesh& mesh, int64_t devices_per_node, std::st
 GroupSpan SpanOfGroupSet(const std::array<int64_t, 5>& sizes, int64_t devices_per_node,
                          const GroupSetAxes& set);
 
+// Expert parallelism (docs/planner-facts.md §9; torchtitan ParallelDims._build_mesh_with_ep):
+// the dp_shard × cp ranks of one (pp, dp_replicate, tp) coordinate, numbered j = dp_shard
+// coordinate · cp + cp coordinate, are cut into dp_shard · cp / ep blocks of ep consecutive j.
+// "ep" groups are the blocks (the ranks that exchange tokens by all-to-all; ep rank j mod ep);
+// "ep_dp" groups are the ranks with the same j mod ep (they hold the same experts and shard and
+// reduce their states; torchtitan's dp_shard_mod_ep). `ep` must divide dp_shard · cp.
+inline constexpr const char* kExpertParallelSet = "ep";
+inline constexpr const char* kExpertDataParallelSet = "ep_dp";
+
+// Rank `rank`'s expert-parallel rank (j mod ep) on a mesh of axis `sizes` (MeshAxisSizes).
+int64_t ExpertParallelRank(const std::array<int64_t, 5>& sizes, int64_t ep, int64_t rank);
+
+// Every group of the "ep" (`data_parallel` false) or "ep_dp" (true) set, ordered by smallest
+// rank, ranks ascending. O(world).
+std::vector<std::vector<int32_t>> ExpertGroups(const std::array<int64_t, 5>& sizes, int64_t ep,
+                                               bool data_parallel);
+
+// The span of the "ep" or "ep_dp" set: group size ep or dp_shard · cp / ep, inter-node when some
+// group holds ranks of two nodes. O(world).
+GroupSpan SpanOfExpertGroups(const std::array<int64_t, 5>& sizes, int64_t devices_per_node,
+                             int64_t ep, bool data_parallel);
+
 }  // namespace accel::planner
 
 #endif  // ACCEL_PLANNER_MESH_GROUPS_H_

@@ -6,6 +6,7 @@
 #include "common/ceil_div.h"
 #include "ir/plan_access.h"
 #include "planner/ir_enums.h"
+#include "planner/moe_layers.h"
 #include "planner/recompute_policy.h"
 
 namespace accel::planner {
@@ -16,7 +17,7 @@ struct Dims {
   bool gpt2 = true;
   int64_t h = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;
   int64_t vocab = 0, positions = 0;
-  bool tied = true, qkv_bias = false;
+  bool tied = true, qkv_bias = false, qk_norm = false;
 };
 
 Dims ResolveDims(const ir::Model& m) {
@@ -32,6 +33,7 @@ Dims ResolveDims(const ir::Model& m) {
   d.positions = m.max_seq_len();
   d.tied = m.tie_word_embeddings();
   d.qkv_bias = m.qkv_bias();
+  d.qk_norm = m.qk_norm();
   return d;
 }
 
@@ -67,6 +69,62 @@ ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, 
   ParamInfo p = Make(std::move(name), {vocab, h}, 0, tp);
   p.local_count = padded / tp * h;
   return p;
+}
+
+// A SwiGLU MLP of inner width `ffn`: {prefix}{gate,up}_proj.weight [ffn, h] column-parallel,
+// {prefix}down_proj.weight [h, ffn] row-parallel.
+void AddSwiGlu(const std::string& prefix, int64_t ffn, int64_t h, int64_t tp,
+               std::vector<ParamInfo>& block) {
+  block.push_back(Make(prefix + "gate_proj.weight", {ffn, h}, 0, tp));
+  block.push_back(Make(prefix + "up_proj.weight", {ffn, h}, 0, tp));
+  block.push_back(Make(prefix + "down_proj.weight", {h, ffn}, 1, tp));
+}
+
+// The MLP of an MoE block (ir::MixtureOfExperts): the router mlp.gate.weight [E, h], whole on
+// every tp rank; the grouped routed experts mlp.experts.{gate,up}_proj [E, fe, h] and
+// mlp.experts.down_proj [E, h, fe], fe split over tp like the dense MLP's (torchtitan's expert
+// tensor parallel = tp) and E over ep (each rank holds E / ep experts); the shared experts as one
+// SwiGLU of width num_shared · shared_ffn and their gate mlp.shared_expert_gate.weight [1, h].
+void AddMoeMlp(const ir::Model& model, const std::string& p, int64_t tp,
+               std::vector<ParamInfo>& block) {
+  const ir::MixtureOfExperts& moe = model.moe();
+  const int64_t h = model.hidden_size(), experts = moe.num_experts(), fe = moe.expert_ffn_size();
+  const int64_t ep = ExpertParallel(model);
+  block.push_back(Make(p + "mlp.gate.weight", {experts, h}, -1, tp));
+  auto routed = [&](const char* name, std::vector<int64_t> shape, int tp_dim) {
+    ParamInfo param = Make(p + "mlp.experts." + name, std::move(shape), tp_dim, tp);
+    param.local_count = param.local_count / experts * CeilDiv(experts, ep);
+    param.routed_expert = true;
+    block.push_back(std::move(param));
+  };
+  routed("gate_proj", {experts, fe, h}, 1);
+  routed("up_proj", {experts, fe, h}, 1);
+  routed("down_proj", {experts, h, fe}, 2);
+  if (moe.num_shared_experts() > 0) {
+    AddSwiGlu(p + "mlp.shared_expert.", moe.num_shared_experts() * moe.shared_expert_ffn_size(), h,
+              tp, block);
+  }
+  if (moe.shared_expert_gate()) block.push_back(Make(p + "mlp.shared_expert_gate.weight", {1, h}, -1, tp));
+}
+
+// Mixture-of-experts counts of a finished table: the routed experts' parameters, those a token
+// does not use (E − k of E in every MoE block), an MoE block's and a dense block's counts.
+void SetMoeCounts(const ir::Model& model, const ModelParams& table, ir::ParameterCount& c) {
+  if (!HasMoe(model)) return;
+  const ir::MixtureOfExperts& moe = model.moe();
+  int64_t routed = 0;
+  for (size_t l = 0; l < table.layers.size(); ++l) {
+    for (const ParamInfo& p : table.layers[l]) routed += p.routed_expert ? p.count : 0;
+    const int64_t count = FullCount(table.layers[l]);
+    if (IsMoeBlock(model, static_cast<int64_t>(l))) {
+      c.set_per_layer_count(count);
+    } else {
+      c.set_dense_per_layer_count(count);
+    }
+  }
+  c.set_routed_expert_count(routed);
+  const int64_t unused = routed / moe.num_experts() * (moe.num_experts() - moe.experts_per_token());
+  c.set_active_count(c.total_count() - unused);
 }
 
 }  // namespace
@@ -145,9 +203,15 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
       block.push_back(MakeKv(p + "self_attn.v_proj.weight", {kv_out, h}, tp, replicas));
       if (d.qkv_bias) block.push_back(MakeKv(p + "self_attn.v_proj.bias", {kv_out}, tp, replicas));
       block.push_back(Make(p + "self_attn.o_proj.weight", {h, q_out}, 1, tp));
-      block.push_back(Make(p + "mlp.gate_proj.weight", {d.ffn, h}, 0, tp));
-      block.push_back(Make(p + "mlp.up_proj.weight", {d.ffn, h}, 0, tp));
-      block.push_back(Make(p + "mlp.down_proj.weight", {h, d.ffn}, 1, tp));
+      if (d.qk_norm) {
+        block.push_back(Make(p + "self_attn.q_norm.weight", {d.head_dim}, -1, tp));
+        block.push_back(Make(p + "self_attn.k_norm.weight", {d.head_dim}, -1, tp));
+      }
+      if (IsMoeBlock(model, l)) {
+        AddMoeMlp(model, p, tp, block);
+      } else {
+        AddSwiGlu(p + "mlp.", d.ffn, h, tp, block);
+      }
       block.push_back(Make(p + "input_layernorm.weight", {h}, -1, tp));
       block.push_back(Make(p + "post_attention_layernorm.weight", {h}, -1, tp));
       out.layers.push_back(std::move(block));
@@ -167,6 +231,7 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
   c.set_final_norm_count(d.gpt2 ? 2 * h : h);
   c.set_lm_head_count(d.tied ? 0 : d.vocab * h);
   c.set_total_count(FullCount(out.embedding) + layers_total + FullCount(out.head));
+  SetMoeCounts(model, out, c);
   return out;
 }
 
@@ -182,6 +247,30 @@ const ModelParams& ModelParamsCache::Get(const ir::Model& model, int64_t tp) {
       std::make_unique<Entry>(Entry{std::move(key), tp, BuildModelParams(model, tp)}));
   return entries_.back()->params;
 }
+
+namespace {
+
+// Closed-form mixture-of-experts counts: an MoE block is `attention` (everything but the MLP)
+// + router E·h + routed experts 3·E·h·fe + shared 3·h·S·fs (+ h with the shared gate); a dense
+// block keeps the dense MLP's 3·h·ffn. Sets the block counts and layers_count; active_count and
+// routed_expert_count follow once total_count is known (CountParameters).
+void CountMoeBlocks(const ir::Model& model, int64_t attention, ir::ParameterCount& c) {
+  const ir::MixtureOfExperts& moe = model.moe();
+  const int64_t h = model.hidden_size(), e = moe.num_experts();
+  const int64_t routed = 3 * e * h * moe.expert_ffn_size();
+  const int64_t shared = 3 * h * moe.num_shared_experts() * moe.shared_expert_ffn_size() +
+                         (moe.shared_expert_gate() ? h : 0);
+  const int64_t moe_block = attention + e * h + routed + shared;
+  const int64_t dense_block = attention + 3 * h * ir::FfnSize(model);
+  const int64_t moe_blocks = MoeBlocksIn(model, 0, model.num_layers());
+  const int64_t dense_blocks = model.num_layers() - moe_blocks;
+  c.set_per_layer_count(moe_block);
+  c.set_dense_per_layer_count(dense_blocks > 0 ? dense_block : 0);
+  c.set_layers_count(moe_blocks * moe_block + dense_blocks * dense_block);
+  c.set_routed_expert_count(moe_blocks * routed);
+}
+
+}  // namespace
 
 ir::ParameterCount CountParameters(const ir::Model& model) {
   const Dims d = ResolveDims(model);
@@ -200,15 +289,26 @@ ir::ParameterCount CountParameters(const ir::Model& model) {
     const int64_t kv_out = d.kv_heads * d.head_dim;
     // q and o, k and v, gate/up/down, two RMSNorms, optional q/k/v biases.
     block = 2 * h * q_out + 2 * h * kv_out + 3 * h * d.ffn + 2 * h +
-            (d.qkv_bias ? q_out + 2 * kv_out : 0);
+            (d.qkv_bias ? q_out + 2 * kv_out : 0) + (d.qk_norm ? 2 * d.head_dim : 0);
     c.set_final_norm_count(h);
   }
   c.set_per_layer_count(block);
   c.set_layers_count(d.layers * block);
+  if (HasMoe(model)) CountMoeBlocks(model, block - 3 * h * d.ffn, c);
   c.set_lm_head_count(d.tied ? 0 : d.vocab * h);
   c.set_total_count(c.embedding_count() + c.position_embedding_count() + c.layers_count() +
                     c.final_norm_count() + c.lm_head_count());
+  if (HasMoe(model)) {
+    const ir::MixtureOfExperts& moe = model.moe();
+    c.set_active_count(c.total_count() - c.routed_expert_count() / moe.num_experts() *
+                                             (moe.num_experts() - moe.experts_per_token()));
+  }
   return c;
+}
+
+int64_t HeadDimOf(const spec::ModelSpec& m) {
+  if (m.head_dim > 0) return m.head_dim;
+  return m.num_heads > 0 ? m.hidden_size / m.num_heads : 0;
 }
 
 ir::Model ModelFromSpec(const spec::ModelSpec& m) {
@@ -219,7 +319,7 @@ ir::Model ModelFromSpec(const spec::ModelSpec& m) {
   model.set_num_layers(m.num_layers);
   model.set_num_heads(m.num_heads);
   model.set_num_kv_heads(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
-  model.set_head_dim(m.num_heads > 0 ? m.hidden_size / m.num_heads : 0);
+  model.set_head_dim(HeadDimOf(m));
   model.set_ffn_hidden_size(m.ffn_hidden_size);
   model.set_vocab_size(m.vocab_size);
   model.set_padded_vocab_size(m.vocab_size);
@@ -228,6 +328,8 @@ ir::Model ModelFromSpec(const spec::ModelSpec& m) {
   model.set_qkv_bias(m.qkv_bias);
   model.set_norm_eps(m.norm_eps);
   model.set_rope_theta(m.rope_theta);
+  model.set_qk_norm(m.qk_norm);
+  if (m.moe.num_experts > 0) *model.mutable_moe() = MoeFromSpec(m.moe, m.num_layers);
   *model.mutable_parameters() = CountParameters(model);
   return model;
 }

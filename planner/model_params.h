@@ -38,6 +38,10 @@ struct ParamInfo {
   // Elements held by one tp rank. Vocabulary-split tensors use padded_vocab_size rows, so
   // local_count · tp can exceed `count`.
   int64_t local_count = 0;
+  // A grouped routed-expert tensor of a mixture-of-experts block (ir::Parameter.routed_expert):
+  // dim 0 counts experts, split over expert parallel; local_count is one ep rank's E / ep of
+  // them per tp rank.
+  bool routed_expert = false;
 };
 
 // Every parameter of a model grouped the way pipeline stages and shard units take them.
@@ -108,9 +112,17 @@ std::vector<std::string> RecomputeKeptOutputs(const ir::Model& model, ir::Recomp
 // Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +
 // L·block + 2h (+ V·h when untied). Llama block = 2·h·(a·d) + 2·h·(kv·d) + 3·h·ffn + 2h
-// (+ a·d + 2·kv·d with qkv_bias), d = head_dim; total = V·h + L·block + h (+ V·h untied).
+// (+ a·d + 2·kv·d with qkv_bias, + 2·d with q/k norms), d = head_dim; total = V·h + L·block + h
+// (+ V·h untied). Mixture of experts (docs/planner-facts.md §9): an MoE block replaces 3·h·ffn
+// with the router E·h, the routed experts 3·E·h·fe and the shared experts 3·h·S·fs (+ h for
+// their gate); active_count = total − (E − k)·3·h·fe per MoE block (Jiang et al. 2024's
+// "active parameters"; Mixtral-8x7B: 46,702,792,704 total, 12,879,925,248 active).
 // Source: docs/planner-facts.md §4 (Hugging Face module definitions); tied weights counted once.
 ir::ParameterCount CountParameters(const ir::Model& model);
+
+// Width of one attention head: model.head_dim when given, else hidden_size / num_heads (0 when
+// num_heads is 0).
+int64_t HeadDimOf(const spec::ModelSpec& m);
 
 // The plan's model message for a spec `model:` section: arch, dimensions, head_dim =
 // hidden_size / num_heads, padded_vocab_size = vocab_size (tp pads it later), and the exact

@@ -2,16 +2,31 @@
 
 #include <algorithm>
 
+#include "ir/enum_names.h"
+
 namespace accel::planner {
 namespace {
 
+// The routed experts' part of one unit (StageShardTotals::expert_*).
+struct ExpertShards {
+  int64_t shard = 0;
+  int64_t gathered = 0;
+};
+
 // Adds one unit to its stage's totals: `gathered` is the shard elements of its non-persistent
-// parameters; `skip_backward` for the tied embeddings, which stay gathered until backward.
+// parameters but the routed experts' (`experts`); `skip_backward` for the tied embeddings,
+// which stay gathered until backward.
 void AddUnit(StageShardTotals& t, bool skip_backward, int64_t local, int64_t shard,
-             int64_t gathered) {
+             int64_t gathered, const ExpertShards& experts = {}) {
   ++t.units;
   t.local_elements += local;
   t.shard_elements += shard;
+  t.expert_shard_elements += experts.shard;
+  if (experts.shard > 0) ++t.expert_units;
+  if (experts.gathered > 0) {
+    t.expert_gather_elements += experts.gathered;
+    ++t.expert_gather_units;
+  }
   if (gathered <= 0) return;
   t.forward_gather_elements += gathered;
   ++t.forward_gather_units;
@@ -89,7 +104,8 @@ ShardLayout LayOutUnits(const ModelParams& params,
   return out;
 }
 
-int64_t ShardCount(const ParamInfo& param, int64_t degree) {
+int64_t ShardCount(const ParamInfo& param, int64_t degree, int64_t expert_degree) {
+  if (param.routed_expert && expert_degree >= 1) degree = expert_degree;
   return (param.local_count + degree - 1) / degree;
 }
 
@@ -104,44 +120,69 @@ ShardTotals ShardTotalsFromPlan(const ir::Plan& plan) {
   const bool tied = plan.model().tie_word_embeddings();
   for (const ir::ShardUnit& u : plan.sharding().units()) {
     int64_t gathered = 0;
+    ExpertShards experts;
     StageShardTotals& stage = At(totals, u.stage());
     for (const ir::Parameter& p : u.parameters()) {
-      if (!p.persistent()) gathered += p.shard_count();
+      if (p.routed_expert()) {
+        experts.shard += p.shard_count();
+        if (!p.persistent()) experts.gathered += p.shard_count();
+      } else if (!p.persistent()) {
+        gathered += p.shard_count();
+      }
       AddTpReplicated(stage, p.tp_dim(), p.local_count());
     }
-    AddUnit(stage, tied && u.name() == "embeddings", u.local_count(), u.shard_count(), gathered);
+    AddUnit(stage, tied && u.name() == "embeddings", u.local_count(), u.shard_count(), gathered,
+            experts);
   }
   // Plan order is the order buckets open: a bucket's stage totals take it as their last.
   for (const ir::Bucket& b : plan.sharding().buckets()) {
     AddBucketBytes(At(totals, b.stage()), true, b.bytes());
+  }
+  // The routed experts' share of the buckets, in the reduce dtype as the buckets are.
+  const int reduce_bytes = ir::DtypeBytes(plan.precision().reduce_dtype());
+  for (const ir::ShardUnit& u : plan.sharding().units()) {
+    for (const ir::Parameter& p : u.parameters()) {
+      if (p.routed_expert()) {
+        At(totals, u.stage()).expert_bucket_bytes += p.local_count() * (reduce_bytes > 0 ? reduce_bytes : 4);
+      }
+    }
   }
   return totals;
 }
 
 ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, bool stage3,
                                   int64_t persistence, int64_t cap, int64_t bytes_per,
-                                  bool tie_word_embeddings) {
+                                  bool tie_word_embeddings, int64_t expert_degree) {
   ShardTotals totals;
   if (layout.units.empty()) return totals;
   totals.stages.resize(std::max(layout.units.back().stage, 0) + 1);
   for (const UnitLayout& u : layout.units) {
     int64_t local = 0, shard = 0, gathered = 0;
+    ExpertShards experts;
     StageShardTotals& stage = At(totals, u.stage);
     for (int64_t i = 0; i < layout.Size(u); ++i) {
       const ParamInfo& p = layout.Param(u, i);
       AddTpReplicated(stage, p.tp_dim, p.local_count);
       // The search plans thousands of unsharded layouts: skip the division there.
-      const int64_t n = degree == 1 ? p.local_count : ShardCount(p, degree);
+      const int64_t n = degree == 1 && expert_degree <= 1 ? p.local_count
+                                                          : ShardCount(p, degree, expert_degree);
       local += p.local_count;
       shard += n;
-      if (!(stage3 && p.local_count <= persistence)) gathered += n;
+      const bool persistent = stage3 && p.local_count <= persistence;
+      if (p.routed_expert) {
+        experts.shard += n;
+        if (!persistent) experts.gathered += n;
+      } else if (!persistent) {
+        gathered += n;
+      }
     }
     AddUnit(stage, tie_word_embeddings && u.kind == UnitLayout::Kind::kEmbeddings, local, shard,
-            gathered);
+            gathered, experts);
   }
   // Bucket bytes are elements × bytes_per, so summing per parameter gives each bucket's bytes.
   WalkBuckets(layout, cap, [&](const ParamInfo& p, int32_t stage, bool opens) {
     AddBucketBytes(At(totals, stage), opens, p.local_count * bytes_per);
+    if (p.routed_expert) At(totals, stage).expert_bucket_bytes += p.local_count * bytes_per;
   });
   return totals;
 }

@@ -52,9 +52,10 @@ ShardLayout LayOutUnits(const ModelParams& params,
                         const google::protobuf::RepeatedPtrField<ir::PipelineStage>& stages,
                         bool tie_word_embeddings);
 
-// Elements of one parameter held by one dp_shard rank: ceil(local_count / degree)
-// (ir::Parameter.shard_count). `degree` ≥ 1.
-int64_t ShardCount(const ParamInfo& param, int64_t degree);
+// Elements of one parameter held by one rank of its sharding group: ceil(local_count / degree)
+// (ir::Parameter.shard_count), with `expert_degree` (the "ep_dp" size, ir::Sharding.
+// expert_shard_degree) for routed-expert tensors when it is ≥ 1. `degree` ≥ 1.
+int64_t ShardCount(const ParamInfo& param, int64_t degree, int64_t expert_degree = 0);
 
 // Walks the gradients in the order they become ready in backward (the last unit's last
 // parameter first) and fills buckets as PyTorch DDP's reducer does: a bucket closes once it
@@ -96,6 +97,17 @@ struct StageShardTotals {
   int64_t forward_gather_units = 0;
   int64_t backward_gather_elements = 0;
   int64_t backward_gather_units = 0;
+  // Mixture of experts: of the above, what the routed experts' tensors (ParamInfo.routed_expert)
+  // hold, sharded over "ep_dp" instead of dp_shard: Σ shard_count, and Σ shard_count of the
+  // non-persistent ones with the number of units that have any (gathered before forward and
+  // before backward; left out of forward/backward_gather_elements).
+  int64_t expert_shard_elements = 0;
+  int64_t expert_gather_elements = 0;
+  int64_t expert_gather_units = 0;
+  // Units holding routed experts, and the bytes of their gradients in the buckets (reduced over
+  // "ep_dp", not the data-parallel groups; included in bucket_bytes).
+  int64_t expert_units = 0;
+  int64_t expert_bucket_bytes = 0;
   int64_t buckets = 0;
   int64_t bucket_bytes = 0;       // Σ Bucket.bytes
   int64_t last_bucket_bytes = 0;  // bytes of the stage's last bucket (the last to reduce)
@@ -120,10 +132,11 @@ ShardTotals ShardTotalsFromPlan(const ir::Plan& plan);
 // The same totals from `layout` without writing units or buckets: what build-shard-groups would
 // write for dp_shard `degree`, sharding stage 3 with persistence threshold `persistence`
 // (elements; parameters at or below it stay whole) when `stage3`, bucket `cap` elements and
-// `bytes_per` bytes per reduced element. Equal to ShardTotalsFromPlan of that plan.
+// `bytes_per` bytes per reduced element, routed experts sharded over `expert_degree` (see
+// ShardCount). Equal to ShardTotalsFromPlan of that plan.
 ShardTotals ShardTotalsFromLayout(const ShardLayout& layout, int64_t degree, bool stage3,
                                   int64_t persistence, int64_t cap, int64_t bytes_per,
-                                  bool tie_word_embeddings);
+                                  bool tie_word_embeddings, int64_t expert_degree = 0);
 
 // ShardTotals shared by the plans of one layout search (PlanOptions.shard_totals_cache): many
 // candidates differ only in what the totals do not read (micro batch, recompute, offload,

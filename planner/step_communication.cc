@@ -12,10 +12,31 @@
 #include "planner/device_profiles.h"
 #include "planner/memory_model.h"
 #include "planner/mesh_groups.h"
+#include "planner/moe_activations.h"
+#include "planner/moe_layers.h"
 #include "planner/step_compute.h"
 #include "planner/step_flops.h"
 
 namespace accel::planner {
+
+namespace {
+
+// A link named `name` over groups of `span`: the intra- or inter-node bandwidth × link_efficiency
+// and latency of the profile, by whether a group crosses nodes.
+void SetLink(const ir::DeviceProfile& profile, const char* name, const GroupSpan& span,
+             GroupLinks::Link& link) {
+  link.name = name;
+  link.size = span.size;
+  link.inter_node = span.inter_node;
+  link.link_class = span.inter_node ? ir::LINK_CLASS_INTER_NODE : ir::LINK_CLASS_INTRA_NODE;
+  link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
+                                           : profile.intra_node_bytes_per_second()) *
+                          profile.link_efficiency();
+  link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
+                                         : profile.intra_node_latency_seconds();
+}
+
+}  // namespace
 
 GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   const char* const names[] = {"dp", "dp_shard", "dp_replicate", "cp", "tp", "pp"};
@@ -23,16 +44,7 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   for (size_t i = 0; i < std::size(names); ++i) {
     const GroupSpan span =
         SpanOfGroupSet(sizes, plan.topology().devices_per_node(), *FindGroupSetAxes(names[i]));
-    Link& link = links_[i];
-    link.name = names[i];
-    link.size = span.size;
-    link.inter_node = span.inter_node;
-    link.link_class = span.inter_node ? ir::LINK_CLASS_INTER_NODE : ir::LINK_CLASS_INTRA_NODE;
-    link.bytes_per_second = (link.inter_node ? profile.inter_node_bytes_per_second()
-                                             : profile.intra_node_bytes_per_second()) *
-                            profile.link_efficiency();
-    link.latency_seconds = link.inter_node ? profile.inter_node_latency_seconds()
-                                           : profile.intra_node_latency_seconds();
+    SetLink(profile, names[i], span, links_[i]);
   }
   // The executor's tensor-parallel collectives block the step (executor/models/tensor_parallel.cc).
   links_[4].blocking_seconds = profile.blocking_collective_seconds();
@@ -46,6 +58,16 @@ GroupLinks::GroupLinks(const ir::Plan& plan, const ir::DeviceProfile& profile) {
   embedding = links_[5];
   embedding.name = "embedding";
   embedding.size = plan.model().tie_word_embeddings() && links_[5].size > 1 ? 2 : 1;
+  // Mixture of experts: "ep" and "ep_dp" (mesh_groups.h), on the link their groups cross.
+  const int64_t ep = ExpertParallel(plan.model());
+  for (const bool data_parallel : {false, true}) {
+    Link& link = links_[data_parallel ? 9 : 8];
+    const GroupSpan span = HasMoe(plan.model())
+                               ? SpanOfExpertGroups(sizes, plan.topology().devices_per_node(), ep,
+                                                    data_parallel)
+                               : GroupSpan{};
+    SetLink(profile, data_parallel ? kExpertDataParallelSet : kExpertParallelSet, span, link);
+  }
   // The device and its host memory: PCIe, or on cpu a copy within memory (a read and a write).
   const int64_t devices_per_node = plan.topology().devices_per_node();
   const double share = WorkerShare(profile, devices_per_node);
@@ -191,11 +213,36 @@ class Terms {
 // Bytes per element; 4 when the plan leaves the dtype unspecified.
 int64_t BytesOr4(ir::Dtype dtype) { return dtype == ir::DTYPE_UNSPECIFIED ? 4 : ir::DtypeBytes(dtype); }
 
+// The routed experts' gradients (mixture of experts): reduced over "ep_dp", the ranks that hold
+// the same experts, as the dense buckets are over the data-parallel groups (reduce-scatter every
+// micro-step from stage 2, else an all-reduce on the last), one collective per unit holding
+// experts; they hide behind the backward the dense buckets left (`backward_left`, per reducing
+// micro-step).
+void AddExpertGradients(const ir::Plan& plan, const StageShardTotals& shards, int64_t reducing,
+                        double backward_left, Terms& terms) {
+  if (shards.expert_units == 0 || shards.expert_bucket_bytes == 0) return;
+  const bool every_microstep = plan.sharding().stage() >= 2;
+  const double per_call = static_cast<double>(shards.expert_bucket_bytes) /
+                          static_cast<double>(shards.expert_units);
+  Term* t = terms.Add(kExpertDataParallelSet,
+                      every_microstep ? Collective::kReduceScatter : Collective::kAllReduce,
+                      every_microstep ? "routed experts' gradients, every micro-step"
+                                      : "routed experts' gradients, last micro-step",
+                      reducing * shards.expert_units, per_call);
+  if (t == nullptr) return;
+  const double per_step = t->seconds / static_cast<double>(reducing);
+  const double hidden = terms.links().shared_core_bucket_overlap();
+  t->exposed_seconds = std::max(0.0, per_step - backward_left) * (1.0 - hidden) *
+                       static_cast<double>(reducing);
+  t->shared_core_hidden = hidden;
+}
+
 // Gradient buckets: the reducing collective per micro-step and the hidden part (see header).
 void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, int64_t m,
                         double backward_seconds, Terms& terms) {
   const ir::Sharding& sh = plan.sharding();
-  const double bytes = static_cast<double>(shards.bucket_bytes);
+  // The routed experts' gradients are reduced over "ep_dp" (AddExpertGradients).
+  const double bytes = static_cast<double>(shards.bucket_bytes - shards.expert_bucket_bytes);
   const double last = static_cast<double>(shards.last_bucket_bytes);
   const int64_t count = shards.buckets;
   if (count == 0) return;
@@ -207,6 +254,7 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
                       reducing * count, bytes / static_cast<double>(count))
           : terms.Add("dp", Collective::kAllReduce, "gradient buckets, last micro-step", count,
                       bytes / static_cast<double>(count));
+  double backward_left = backward_seconds;  // per reducing micro-step, after these buckets
   if (t != nullptr) {
     // Per reducing micro-step: the last bucket waits; the others hide behind backward compute.
     // On shared cores (backward_seconds 0) the profile's measured fraction hides instead.
@@ -218,15 +266,21 @@ void AddGradientBuckets(const ir::Plan& plan, const StageShardTotals& shards, in
     t->exposed_seconds = exposed * static_cast<double>(reducing);
     t->overlapped = true;
     t->shared_core_hidden = hidden;
+    backward_left = std::max(0.0, backward_seconds - rest);
   }
+  AddExpertGradients(plan, shards, reducing, backward_left, terms);
   // The executor all-reduces the accumulated fp32 shards over dp_replicate once per step and
   // bucket whenever it is > 1 from stage 2 (zero_sync.cc GradShardSync::AfterLastMicroStep),
   // with or without sharding.hybrid; bucket bytes are in the reduce dtype.
   const double owned = every_microstep ? static_cast<double>(std::max<int64_t>(sh.degree(), 1)) : 1.0;
   if (sh.stage() >= 2) {
     const double fp32 = 4.0 / static_cast<double>(BytesOr4(plan.precision().reduce_dtype()));
+    // Routed experts' shards are 1 / ep_dp of their (E / ep) gradients.
+    const double experts =
+        static_cast<double>(shards.expert_bucket_bytes) /
+        static_cast<double>(std::max<int64_t>(sh.expert_shard_degree(), 1)) / static_cast<double>(count);
     terms.Add("dp_replicate", Collective::kAllReduce, "accumulated gradient shards, last micro-step (hybrid)",
-              count, bytes / static_cast<double>(count) / owned * fp32);
+              count, (bytes / static_cast<double>(count) / owned + experts) * fp32);
   }
   // Context parallel ranks hold the same state and see different tokens: the reduced gradients
   // (shards) are summed over cp once per step (plan.proto Sharding).
@@ -283,7 +337,13 @@ void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_
   const auto gathered_bytes = [&](int64_t elements) {
     return static_cast<double>(elements) * degree * param_bytes;
   };
-  const double all = gathered_bytes(shards.shard_elements);
+  // Routed experts gather their shards over "ep_dp" (planner/shard_layout.h).
+  const double expert_degree = static_cast<double>(std::max<int64_t>(sh.expert_shard_degree(), 1));
+  const auto expert_bytes = [&](int64_t elements) {
+    return static_cast<double>(elements) * expert_degree * param_bytes;
+  };
+  const double all = gathered_bytes(shards.shard_elements - shards.expert_shard_elements) +
+                     expert_bytes(shards.expert_shard_elements);
   const double forward = gathered_bytes(shards.forward_gather_elements);
   const double backward = gathered_bytes(shards.backward_gather_elements);
   const int64_t units = shards.units;
@@ -300,6 +360,12 @@ void AddUnitGathers(const ir::Plan& plan, const StageShardTotals& shards, int64_
   if (backward_calls > 0) {
     terms.Add("dp_shard", Collective::kAllGather, "unit parameters before backward",
               m * backward_calls, backward / static_cast<double>(backward_calls));
+  }
+  const int64_t expert_calls = shards.expert_gather_units;
+  if (expert_calls > 0) {
+    terms.Add(kExpertDataParallelSet, Collective::kAllGather,
+              "routed experts' parameters before forward and before backward", 2 * m * expert_calls,
+              expert_bytes(shards.expert_gather_elements) / static_cast<double>(expert_calls));
   }
 }
 
@@ -437,6 +503,37 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   t->exposed_seconds = std::max(0.0, t->seconds - hidden);
 }
 
+// Expert parallelism's dispatch and combine (see the header): per MoE block of the stage and
+// micro-step, 2 all-to-alls in forward, 2 more with full or per-op recompute, 4 in backward,
+// and the counts exchanged before each forward dispatch.
+void AddExpertAllToAll(const ir::Plan& plan, int32_t stage, int64_t m, int64_t cp,
+                       int64_t compute_bytes, Terms& terms) {
+  const ir::Model& model = plan.model();
+  if (!HasMoe(model) || ExpertParallel(model) <= 1) return;
+  int64_t moe_blocks = 0;
+  for (const ir::PipelineStage& st : plan.pipeline().stages()) {
+    if (st.index() != stage) continue;
+    for (const ir::ModelChunk& c : ir::StageChunks(st)) {
+      moe_blocks += MoeBlocksIn(model, c.layer_begin(), c.layer_end());
+    }
+  }
+  if (plan.pipeline().stages_size() == 0) moe_blocks = MoeBlocksIn(model, 0, model.num_layers());
+  const ir::MixtureOfExperts& moe = model.moe();
+  const double rows = static_cast<double>(
+      RoutedRows(plan.batch().micro_batch_size() * (plan.batch().seq_len() / cp),
+                 moe.experts_per_token(), RoutingMargin(moe)));
+  const ir::Recompute r = plan.training().recompute();
+  const int64_t passes = (r == ir::RECOMPUTE_FULL || r == ir::RECOMPUTE_OP) ? 4 : 3;
+  terms.Add(kExpertParallelSet, Collective::kAllToAll,
+            "MoE token dispatch and combine (and their gradients in backward)",
+            m * moe_blocks * passes * 2,
+            rows * static_cast<double>(model.hidden_size()) * static_cast<double>(compute_bytes));
+  // Each forward dispatch (and its recompute) first exchanges the int64 token counts per expert;
+  // backward reuses them.
+  terms.Add(kExpertParallelSet, Collective::kAllToAll, "MoE token counts per expert, before each dispatch",
+            m * moe_blocks * (passes - 2), static_cast<double>(moe.num_experts()) * 8.0);
+}
+
 // The tied embedding's gradient summed between the first and the last stage, and the step's
 // scalar collectives (see header).
 void AddStepEnds(const ir::Plan& plan, const StageShape& shape, int64_t tp, Terms& terms) {
@@ -474,6 +571,7 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
                             static_cast<double>(BytesOr4(compute));
   AddTensorParallel(plan, shape, shards, m, activation, terms);
   AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
+  AddExpertAllToAll(plan, stage, m, cp, BytesOr4(compute), terms);
   AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;
   terms.Add("pp", Collective::kSendRecv, "activations forward and gradients backward",

@@ -38,8 +38,8 @@
 //   backward gather instead. Exposed (no overlap assumed).
 // - stages 1–2: every shard unit all-gathered over "dp_shard" after the optimizer step (param
 //   dtype); stage 3: every unit's non-persistent parameters all-gathered before its forward and
-//   again before its backward (the tied embeddings stay gathered in between), each micro-step.
-//   Exposed.
+//   again before its backward (the tied embeddings stay gathered in between), each micro-step,
+//   the routed experts' shards over "ep_dp" (mixture of experts). Exposed.
 // - tensor parallel (Megatron-LM, Shoeybi et al. 2019; Korthikanti et al. 2022 §4.2.2): per
 //   block and micro-step two all-reduces of b·s·h in forward and two in backward, or with
 //   sequence parallelism two all-gathers and two reduce-scatters each way; full recompute
@@ -60,13 +60,22 @@
 //   embedding, the first stage's embedding and the last stage's head copy sum their fp32
 //   gradients (padded_vocab / tp × h, owned part from stage 1) over "embedding" once per step.
 //   Exposed.
+// - expert parallel (mixture of experts, docs/planner-facts.md §9): per MoE block and micro-step
+//   an all-to-all over "ep" dispatching the routed rows (R = T·k·margin rows of h in the compute
+//   dtype, T = b·s/cp) and one combining them back, in forward, again with full or per-op
+//   recompute, and twice in backward (their gradients), each forward dispatch preceded by an
+//   all-to-all of the per-expert token counts (8·E bytes). Exposed. The routed experts' gradients
+//   are left out of the buckets' collectives and reduced over "ep_dp" (reduce-scatter every
+//   micro-step from stage 2, else an all-reduce on the last), one collective per unit holding
+//   experts, hidden behind the backward the buckets leave; their shards join the dp_replicate
+//   all-reduce; cp does not reduce them (ep_dp spans the cp ranks).
 // - per step, scalars: the loss averaged over "dp"; the gradient norm's partial Σ g² over
 //   "dp_shard" (stages 1–3, two fp64), over "tp" (one fp64) and over "pp" with the last stage's
 //   loss (two fp64 calls). Exposed: each is one latency.
 namespace accel::planner {
 
 // The ring of each process-group set the step's collectives use (dp, dp_shard, dp_replicate,
-// cp, tp, pp): its group size and link class from plan.mesh and topology.devices_per_node
+// cp, tp, pp, and for mixture-of-experts models ep and ep_dp): its group size and link class from plan.mesh and topology.devices_per_node
 // (planner/mesh_groups.h; the plan's rank lists are not read) and the profile's bandwidth ×
 // link_efficiency and latency for that class. Computed once per plan.
 class GroupLinks {
@@ -99,7 +108,8 @@ class GroupLinks {
   double shared_core_bucket_overlap() const { return shared_core_bucket_overlap_; }
 
  private:
-  std::array<Link, 9> links_;  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, host_link
+  // dp, dp_shard, dp_replicate, cp, tp, pp, tp_kv, embedding, ep, ep_dp, host_link
+  std::array<Link, 11> links_;
   double matmul_flops_per_second_ = 0;
   double shared_core_bucket_overlap_ = 0;
 };

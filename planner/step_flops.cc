@@ -23,6 +23,27 @@ Dims DimsOf(const ir::Model& m) {
   return x;
 }
 
+// The MLP of an MoE block (docs/planner-facts.md §9), the active parameters' products: the
+// router [t×h]·[h×E]; the routed experts as grouped matmuls over the t·k routed rows (each
+// token's k experts; the imbalance margin moves rows between ranks, not FLOPs), gate and up
+// [t·k×h]·[h×fe/tp] and down [t·k×fe/tp]·[fe/tp×h]; the shared experts as a dense SwiGLU of
+// width S·fs. All NT (weights [out×in]); recomputed in full by per-op recompute.
+void AddMoeMlpGemms(const ir::Model& model, int64_t tokens, int64_t tp, std::vector<Gemm>& gemms) {
+  const ir::MixtureOfExperts& moe = model.moe();
+  const int64_t h = model.hidden_size();
+  const int64_t routed = tokens * moe.experts_per_token();
+  const int64_t fe = moe.expert_ffn_size() / tp;
+  const ir::MatmulLayout nt = ir::MATMUL_LAYOUT_NT;
+  gemms.push_back({tokens, moe.num_experts(), h, 1, false, nt});
+  gemms.push_back({routed, fe, h, 2, false, nt});
+  gemms.push_back({routed, h, fe, 1, false, nt});
+  const int64_t shared = moe.num_shared_experts() * moe.shared_expert_ffn_size() / tp;
+  if (shared > 0) {
+    gemms.push_back({tokens, shared, h, 2, false, nt});
+    gemms.push_back({tokens, h, shared, 1, false, nt});
+  }
+}
+
 }  // namespace
 
 AttentionHeads AttentionHeadsOf(const ir::Model& model) {
@@ -48,7 +69,14 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
   f.output = 2 * bs * ad * x.h / split;
   const double mlp_matmuls = model.arch() == ir::ARCHITECTURE_LLAMA ? 3 : 2;
   f.mlp = mlp_matmuls * 2 * bs * x.h * x.ffn / split;
-  for (const Gemm& g : LayerForwardGemms(model, seq_len, micro_batch, tp, cp)) {
+  const std::vector<Gemm> gemms = LayerForwardGemms(model, seq_len, micro_batch, tp, cp);
+  if (model.moe().num_experts() > 0) {
+    // The MoE MLP: router, routed experts of the top-k and shared experts (the products after
+    // the output projection, see MoeMlpGemms).
+    f.mlp = 0;
+    for (size_t i = 4; i < gemms.size(); ++i) f.mlp += gemms[i].Flops();
+  }
+  for (const Gemm& g : gemms) {
     if (!g.attention) f.op_recomputed += g.Flops() * g.op_recomputed;
   }
   return f;
@@ -80,6 +108,10 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true, scores});
   gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true, ir::MATMUL_LAYOUT_NN});
   gemms.push_back({tokens, h, heads * d / t, 1, false, linear, again(llama ? "self_attn.o_proj" : "attn.c_proj")});
+  if (model.moe().num_experts() > 0) {
+    AddMoeMlpGemms(model, tokens, t, gemms);
+    return gemms;
+  }
   gemms.push_back({tokens, ffn / t, h, llama ? 2 : 1, false, linear,
                    llama ? (again("mlp.gate_proj") + again("mlp.up_proj")) / 2 : again("mlp.c_fc")});
   gemms.push_back({tokens, h, ffn / t, 1, false, linear, again(llama ? "mlp.down_proj" : "mlp.c_proj")});

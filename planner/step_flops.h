@@ -73,6 +73,10 @@ struct Gemm {
 // [s/cp×s]·[s×d], output [t×ad/tp]·[ad/tp×h], MLP input [t×h]·[h×ffn/tp] (twice for llama's
 // gate and up), MLP output [t×ffn/tp]·[ffn/tp×h]. Sequence parallelism gathers the sequence
 // before these, so t does not shrink with it.
+// A mixture-of-experts model's MLP is its MoE block's (the active parameters,
+// docs/planner-facts.md §9): router [t×h]·[h×E], routed experts over t·k rows [t·k×h]·[h×fe/tp]
+// twice and [t·k×fe/tp]·[fe/tp×h], shared experts as a SwiGLU of width S·fs; a model mixing
+// dense and MoE blocks is timed as if every block were an MoE block.
 std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
                                     int64_t tp, int64_t cp);
 

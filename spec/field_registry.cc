@@ -163,9 +163,10 @@ std::vector<FieldInfo> BuildFields() {
            "precedence over the config file.");
   Add(f, String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }))
       .Doc("Path to a Hugging Face `config.json`, relative to this spec file. Supported "
-           "`model_type`s: gpt2, llama, mistral, qwen2 (the last three build the llama "
-           "architecture). The file supplies arch and every dimension; any key set here overrides "
-           "it.");
+           "`model_type`s: gpt2, llama, mistral, qwen2, and the mixture-of-experts mixtral, "
+           "qwen2_moe and qwen3_moe (all but gpt2 build the llama architecture; the last three "
+           "fill model.moe). The file supplies arch and every dimension; any key set here "
+           "overrides it.");
   Add(f, String("model.init_from",
                 +[](JobSpec& s, const FieldValue& v) { s.model.init_from = v.text; }))
       .Doc("Start from Hugging Face weights: a .safetensors file, or a directory holding "
@@ -197,6 +198,10 @@ std::vector<FieldInfo> BuildFields() {
              +[](JobSpec& s, const FieldValue& v) { s.model.num_kv_heads = v.integer; }))
       .Doc("Number of key/value heads for grouped-query attention; must divide num_heads. Defaults "
            "to num_heads (plain multi-head attention); gpt2 requires num_heads.");
+  Add(f, Int("model.head_dim", 1, kMaxHiddenSize,
+             +[](JobSpec& s, const FieldValue& v) { s.model.head_dim = v.integer; }))
+      .Doc("Width of one attention head (llama only; Hugging Face `head_dim`). Defaults to "
+           "hidden_size / num_heads; Qwen3 models set it larger.");
   Add(f, Int("model.ffn_hidden_size", 1, kMaxFfnHiddenSize,
              +[](JobSpec& s, const FieldValue& v) { s.model.ffn_hidden_size = v.integer; }))
       .Doc("Inner width of the MLP. gpt2 defaults to 4 x hidden_size; llama has no default and "
@@ -223,6 +228,11 @@ std::vector<FieldInfo> BuildFields() {
               +[](JobSpec& s, const FieldValue& v) { s.model.qkv_bias = v.boolean; }))
       .Doc("Whether the llama q/k/v projections have a bias (Qwen2 does). Defaults to false.")
       .Default("false");
+  Add(f, Bool("model.qk_norm",
+              +[](JobSpec& s, const FieldValue& v) { s.model.qk_norm = v.boolean; }))
+      .Doc("Whether each query and key head passes an RMSNorm of head_dim weights before rotary "
+           "(Qwen3). Defaults to false.")
+      .Default("false");
   Add(f, Range(Number("model.norm_eps",
                       +[](JobSpec& s, const FieldValue& v) { s.model.norm_eps = v.number; }),
                0, true, std::nullopt, false))
@@ -233,6 +243,79 @@ std::vector<FieldInfo> BuildFields() {
                0, true, std::nullopt, false))
       .Doc("Base of the rotary position embedding frequencies (llama only).")
       .Default("10000.0");
+
+  Add(f, Section("model.moe"))
+      .Doc("Mixture-of-experts MLPs (llama only; Shazeer et al. 2017, Fedus et al. 2021, Jiang et "
+           "al. 2024): in each MoE block a router picks `experts_per_token` of `num_experts` "
+           "routed SwiGLU experts per token and sums their outputs weighted by its "
+           "probabilities; shared experts see every token. A config.json of model_type mixtral, "
+           "qwen2_moe or qwen3_moe fills this section; keys written here override it.");
+  Add(f, Int("model.moe.num_experts", 1, kMaxNumExperts,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.num_experts = v.integer; }))
+      .Doc("Routed experts per MoE layer, E (Hugging Face `num_local_experts`, `num_experts`, "
+           "`n_routed_experts`). Needs experts_per_token and expert_ffn_size.");
+  Add(f, Int("model.moe.experts_per_token", 1, kMaxNumExperts,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.experts_per_token = v.integer; }))
+      .Doc("Routed experts each token uses, k of the top-k router (`num_experts_per_tok`). At "
+           "most num_experts.");
+  Add(f, Int("model.moe.expert_ffn_size", 1, kMaxFfnHiddenSize,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.expert_ffn_size = v.integer; }))
+      .Doc("Inner width of one routed expert's SwiGLU (`moe_intermediate_size`; Mixtral's "
+           "`intermediate_size`). Divisible by the tensor-parallel degree.");
+  Add(f, Int("model.moe.num_shared_experts", 0, kMaxNumExperts,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.num_shared_experts = v.integer; }))
+      .Doc("Shared experts per MoE layer, which every token goes through (DeepSeek "
+           "`n_shared_experts`; Qwen2-MoE has one). Needs shared_expert_ffn_size.")
+      .Default("0");
+  Add(f, Int("model.moe.shared_expert_ffn_size", 1, kMaxFfnHiddenSize,
+             +[](JobSpec& s, const FieldValue& v) {
+               s.model.moe.shared_expert_ffn_size = v.integer;
+             }))
+      .Doc("Inner width of one shared expert's SwiGLU (Qwen2-MoE "
+           "`shared_expert_intermediate_size`).");
+  Add(f, Bool("model.moe.shared_expert_gate",
+              +[](JobSpec& s, const FieldValue& v) { s.model.moe.shared_expert_gate = v.boolean; }))
+      .Doc("Whether a sigmoid gate sigmoid(x w), w [1, hidden_size], scales the shared experts' "
+           "output (Qwen2-MoE).")
+      .Default("false");
+  Add(f, Enum("model.moe.router_scoring", {"softmax", "sigmoid"},
+              +[](JobSpec& s, const FieldValue& v) {
+                s.model.moe.router_scoring = EnumOf<RouterScoring>(v);
+              }))
+      .Doc("How router logits become expert scores: `softmax` over the experts (Mixtral, Qwen) or "
+           "an independent `sigmoid` per expert (DeepSeek-V3).")
+      .Default(R"("softmax")");
+  Add(f, Bool("model.moe.norm_topk_prob",
+              +[](JobSpec& s, const FieldValue& v) { s.model.moe.norm_topk_prob = v.boolean; }))
+      .Doc("Renormalize each token's top-k probabilities to sum to 1 (Mixtral always does; "
+           "Qwen's `norm_topk_prob`).")
+      .Default("false");
+  Add(f, Range(Number("model.moe.router_aux_loss_coef",
+                      +[](JobSpec& s, const FieldValue& v) {
+                        s.model.moe.router_aux_loss_coef = v.number;
+                      }),
+               0, false, std::nullopt, false))
+      .Doc("Weight of the load-balancing loss N sum_i f_i P_i (Fedus et al. 2021, eq. 4).")
+      .Default("0.0");
+  Add(f, Int("model.moe.first_dense_layers", 0, kMaxNumLayers,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.first_dense_layers = v.integer; }))
+      .Doc("The first this many blocks keep a dense MLP of ffn_hidden_size (DeepSeek "
+           "`first_k_dense_replace`).")
+      .Default("0");
+  Add(f, Int("model.moe.sparse_step", 1, kMaxNumLayers,
+             +[](JobSpec& s, const FieldValue& v) { s.model.moe.sparse_step = v.integer; }))
+      .Doc("Block l (from 0) is an MoE block when (l + 1) is a multiple of this (Qwen "
+           "`decoder_sparse_step`); the others are dense. A config.json's `mlp_only_layers` "
+           "also makes the blocks it lists dense.")
+      .Default("1");
+  Add(f, Range(Number("model.moe.capacity_factor",
+                      +[](JobSpec& s, const FieldValue& v) { s.model.moe.capacity_factor = v.number; }),
+               0, false, std::nullopt, false))
+      .Doc("Tokens an expert takes per step, as a multiple of its even share T x k / E (Fedus et "
+           "al. 2021 section 2.2); tokens beyond it are dropped. 0: dropless routing, which the "
+           "memory estimate plans with a stated imbalance margin of 1.25 (docs/planner-facts.md "
+           "section 9). Otherwise at least 1.")
+      .Default("0.0");
 
   Add(f, Section("data", true))
       .Doc("Training data and batch sizes. Batch sizes count sequences, not tokens. The global "
@@ -485,6 +568,15 @@ std::vector<FieldInfo> BuildFields() {
            "virtual_stages at most num_layers, and the microbatches a multiple of pipeline. "
            "`auto`: 2 with interleaved_1f1b, else 1.")
       .Default(R"("auto")");
+  Add(f, AutoIntField("parallel.expert", 1, kMaxParallelDegree,
+                      +[](JobSpec& s, const FieldValue& v) { s.parallel.expert = AutoInt(v); }))
+      .Doc("Expert-parallel degree ep (mixture-of-experts models): each MoE layer's routed "
+           "experts are split over ep ranks carved out of data_shard x context (torchtitan), "
+           "tokens reach them by all-to-all, and each expert's state is sharded by "
+           "sharding.stage over the data_shard x context / ep ranks that hold the same experts. "
+           "Must be a multiple of context and divide data_shard x context and "
+           "model.moe.num_experts; 1 for dense models. `auto`: 1.")
+      .Default("1");
 
   Add(f, Section("sharding"))
       .Doc("Sharding of model state over the data_shard axis, by ZeRO stage (Rajbhandari et al. "

@@ -40,6 +40,31 @@ enum class Recompute { kNone, kSelective, kOp, kFull };
 enum class Offload { kNone, kOptimizer, kAll };
 enum class DeviceType { kCpu, kCuda };
 enum class ResumeMode { kAuto, kNever };
+enum class RouterScoring { kSoftmax, kSigmoid };
+
+// `model.moe:` — mixture-of-experts MLPs in a llama-family model (Shazeer et al. 2017; Switch
+// Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024; docs/planner-facts.md §9). A block
+// whose MLP is an MoE layer replaces the dense SwiGLU MLP with `num_experts` routed SwiGLU
+// experts of width `expert_ffn_size`, of which each token uses `experts_per_token` (top-k) chosen
+// by a router [num_experts, h], plus `num_shared_experts` shared SwiGLU experts every token uses.
+// num_experts 0 (the default): a dense model; every other field is then ignored.
+struct MoeSpec {
+  int64_t num_experts = 0;             // E, routed experts per MoE layer
+  int64_t experts_per_token = 0;       // k (top-k), routed experts per token; 1 <= k <= E
+  int64_t expert_ffn_size = 0;         // fe, inner width of one routed expert
+  int64_t num_shared_experts = 0;      // shared experts per MoE layer, every token goes through them
+  int64_t shared_expert_ffn_size = 0;  // inner width of one shared expert
+  bool shared_expert_gate = false;     // Qwen2-MoE: sigmoid(x·w) [1, h] scales the shared output
+  RouterScoring router_scoring = RouterScoring::kSoftmax;
+  bool norm_topk_prob = false;         // renormalize the top-k probabilities to sum to 1
+  double router_aux_loss_coef = 0.0;   // load-balancing loss weight (Fedus et al. 2021 eq. 4)
+  int64_t first_dense_layers = 0;      // DeepSeek first_k_dense_replace: blocks 0..n-1 are dense
+  int64_t sparse_step = 1;             // Qwen decoder_sparse_step: block l is MoE when (l+1) % step == 0
+  std::vector<int64_t> dense_layers;   // Qwen mlp_only_layers (config.json only): dense blocks
+  // Per-expert token capacity as a multiple of the even share T·k/E (Fedus et al. 2021 §2.2);
+  // tokens beyond it are dropped. 0: dropless routing (every token reaches its experts).
+  double capacity_factor = 0.0;
+};
 
 // `model:` — the architecture and its dimensions. With `config:` the dimensions come from a
 // Hugging Face config.json (path relative to the spec file); fields in the spec override it.
@@ -52,13 +77,16 @@ struct ModelSpec {
   int64_t num_layers = 0;             // L, transformer blocks
   int64_t num_heads = 0;              // a, attention heads
   int64_t num_kv_heads = 0;           // grouped-query heads; defaults to num_heads
+  int64_t head_dim = 0;               // d per attention head; 0: hidden_size / num_heads
   int64_t ffn_hidden_size = 0;        // MLP inner size; gpt2 default 4h
   int64_t vocab_size = 0;             // V, before any padding for tensor parallelism
   int64_t max_seq_len = 0;            // learned positions (gpt2) / RoPE context (llama)
   bool tie_word_embeddings = true;    // gpt2 default true, llama default false
   bool qkv_bias = false;              // llama-family q/k/v projection bias (qwen2: true)
+  bool qk_norm = false;               // RMSNorm [head_dim] on each q and k head (Qwen3)
   double norm_eps = 1e-5;
   double rope_theta = 10000.0;
+  MoeSpec moe;                        // num_experts 0: dense
 };
 
 // `data.train:` — where tokens come from.
@@ -132,6 +160,10 @@ struct ParallelSpec {
   // Model chunks per pipeline stage for interleaved_1f1b (Megatron-LM's
   // virtual_pipeline_model_parallel_size); auto: 2 with interleaved_1f1b, else 1.
   AutoOr<int64_t> virtual_stages = AutoOr<int64_t>::Auto();
+  // Expert-parallel degree ep (mixture of experts): the routed experts are split over ep ranks
+  // carved out of dp_shard × cp (torchtitan); auto: 1. Must be a multiple of cp and divide
+  // dp_shard × cp and model.moe.num_experts.
+  AutoOr<int64_t> expert = AutoOr<int64_t>::Of(1);
 };
 
 // `sharding:` — ZeRO stage over the dp_shard axis; FSDP names map onto it (docs/design.md).
@@ -222,6 +254,7 @@ const char* Name(Recompute v);
 const char* Name(Offload v);
 const char* Name(DeviceType v);
 const char* Name(ResumeMode v);
+const char* Name(RouterScoring v);
 
 }  // namespace accel::spec
 

@@ -65,6 +65,10 @@ inline constexpr int64_t kMaxHiddenSize = 65'536;
 // model.num_heads and num_kv_heads: a head is at least one dimension wide.
 inline constexpr int64_t kMaxNumHeads = kMaxHiddenSize;
 
+// Routed (and shared) experts per mixture-of-experts layer (model.moe.num_experts): DeepSeek-V3
+// has 256, Qwen3-MoE 128; the expert ranges of the plan grow with it.
+inline constexpr int64_t kMaxNumExperts = 4'096;
+
 // model.ffn_hidden_size: four times the widest hidden size (PaLM 540B uses 73,728).
 inline constexpr int64_t kMaxFfnHiddenSize = 4 * kMaxHiddenSize;
 

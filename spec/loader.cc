@@ -624,6 +624,23 @@ bool Loader::IsSet(std::string_view path) const {
   return it != spec_.sources.end() && it->second.origin != Origin::kDefault;
 }
 
+// Copies the model.moe field `field` from a config.json's values; false for other fields.
+bool CopyMoeField(const std::string& field, const MoeSpec& from, MoeSpec& to) {
+  if (field == "model.moe.num_experts") to.num_experts = from.num_experts;
+  else if (field == "model.moe.experts_per_token") to.experts_per_token = from.experts_per_token;
+  else if (field == "model.moe.expert_ffn_size") to.expert_ffn_size = from.expert_ffn_size;
+  else if (field == "model.moe.num_shared_experts") to.num_shared_experts = from.num_shared_experts;
+  else if (field == "model.moe.shared_expert_ffn_size") to.shared_expert_ffn_size = from.shared_expert_ffn_size;
+  else if (field == "model.moe.shared_expert_gate") to.shared_expert_gate = from.shared_expert_gate;
+  else if (field == "model.moe.norm_topk_prob") to.norm_topk_prob = from.norm_topk_prob;
+  else if (field == "model.moe.router_aux_loss_coef") to.router_aux_loss_coef = from.router_aux_loss_coef;
+  else if (field == "model.moe.first_dense_layers") to.first_dense_layers = from.first_dense_layers;
+  else if (field == "model.moe.sparse_step") to.sparse_step = from.sparse_step;
+  else if (field == "model.moe.dense_layers") to.dense_layers = from.dense_layers;
+  else return false;
+  return true;
+}
+
 void Loader::ApplyModelConfig() {
   if (spec_.model.config.empty() || !IsSet("model.config")) {
     if (IsSet("model.arch")) spec_.model.model_type = Name(spec_.model.arch);
@@ -685,7 +702,9 @@ void Loader::ApplyModelConfig() {
     else if (field == "model.qkv_bias") model.qkv_bias = from.qkv_bias;
     else if (field == "model.norm_eps") model.norm_eps = from.norm_eps;
     else if (field == "model.rope_theta") model.rope_theta = from.rope_theta;
-    else continue;
+    else if (field == "model.head_dim") model.head_dim = from.head_dim;
+    else if (field == "model.qk_norm") model.qk_norm = from.qk_norm;
+    else if (!CopyMoeField(field, from.moe, model.moe)) continue;
     FieldSource& source = spec_.sources[field];
     source.origin = Origin::kModelConfig;
     source.file = path;

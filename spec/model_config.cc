@@ -79,6 +79,54 @@ class ConfigReader {
     out_.fields.push_back(spec_path);
   }
 
+  // An optional number >= 0 (a loss weight may be 0).
+  void NonNegativeNumber(const char* key, const char* spec_path, double& target) {
+    const Json* value = Find(key);
+    if (value == nullptr) return;
+    if (!value->is_number() || !(value->get<double>() >= 0) || !std::isfinite(value->get<double>())) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
+                                            "; it must be a number >= 0");
+      return;
+    }
+    target = value->get<double>();
+    out_.fields.push_back(spec_path);
+  }
+
+  // An optional integer >= 0 (DeepSeek's first_k_dense_replace may be 0).
+  void Count(const char* key, const char* spec_path, int64_t& target) {
+    const Json* value = Find(key);
+    if (value == nullptr) return;
+    if (!value->is_number_integer() || value->get<int64_t>() < 0) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
+                                            "; it must be an integer >= 0");
+      return;
+    }
+    if (AboveLimit(*value, key, spec_path)) return;
+    target = value->get<int64_t>();
+    out_.fields.push_back(spec_path);
+  }
+
+  // An optional list of layer indices (Qwen's mlp_only_layers), each in [0, num_layers).
+  void LayerList(const char* key, const char* spec_path, int64_t num_layers,
+                 std::vector<int64_t>& target) {
+    const Json* value = Find(key);
+    if (value == nullptr) return;
+    bool ok = value->is_array();
+    if (ok) {
+      for (const Json& item : *value) {
+        ok = ok && item.is_number_integer() && item.get<int64_t>() >= 0 &&
+             (num_layers <= 0 || item.get<int64_t>() < num_layers);
+      }
+    }
+    if (!ok) {
+      Issue(codes::kModelConfigInvalid, std::string("has '") + key + "' = " + ShownJsonValue(*value, kMaxShownConfigBytes) +
+                                            "; it must be a list of layer indices below num_hidden_layers");
+      return;
+    }
+    for (const Json& item : *value) target.push_back(item.get<int64_t>());
+    out_.fields.push_back(spec_path);
+  }
+
   // An optional boolean.
   void Boolean(const char* key, const char* spec_path, bool& target) {
     const Json* value = Find(key);
@@ -107,6 +155,54 @@ class ConfigReader {
   ModelConfigResult& result_;
   ModelConfigFile& out_;
 };
+
+bool IsLlamaFamily(const std::string& model_type) {
+  for (const char* name : {"llama", "mistral", "qwen2", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+    if (model_type == name) return true;
+  }
+  return false;
+}
+
+// The mixture-of-experts keys of Mixtral (MixtralConfig), Qwen2-MoE (Qwen2MoeConfig) and
+// Qwen3-MoE (Qwen3MoeConfig), as their modeling code reads them (transformers
+// models/{mixtral,qwen2_moe,qwen3_moe}/modeling_*.py): Mixtral's experts are `intermediate_size`
+// wide and always renormalize their top-k; Qwen2-MoE adds one shared expert of
+// `shared_expert_intermediate_size` behind a sigmoid gate; the Qwen models make block l dense
+// when l is in `mlp_only_layers` or (l + 1) is not a multiple of `decoder_sparse_step`.
+// DeepSeek's `first_k_dense_replace` is read wherever present.
+void ReadMoe(ConfigReader& reader, const std::string& model_type, ModelSpec& model,
+             std::vector<std::string>& fields) {
+  MoeSpec& moe = model.moe;
+  const bool mixtral = model_type == "mixtral";
+  reader.Integer(mixtral ? "num_local_experts" : "num_experts", "model.moe.num_experts",
+                 moe.num_experts, true, "the number of routed experts");
+  reader.Integer("num_experts_per_tok", "model.moe.experts_per_token", moe.experts_per_token,
+                 true, "the routed experts per token");
+  if (mixtral) {
+    moe.expert_ffn_size = model.ffn_hidden_size;
+    if (moe.expert_ffn_size > 0) fields.push_back("model.moe.expert_ffn_size");
+    moe.norm_topk_prob = true;
+    fields.push_back("model.moe.norm_topk_prob");
+  } else {
+    reader.Integer("moe_intermediate_size", "model.moe.expert_ffn_size", moe.expert_ffn_size,
+                   true, "the routed experts' MLP hidden size");
+    reader.Boolean("norm_topk_prob", "model.moe.norm_topk_prob", moe.norm_topk_prob);
+    reader.Integer("decoder_sparse_step", "model.moe.sparse_step", moe.sparse_step, false, "");
+    reader.LayerList("mlp_only_layers", "model.moe.dense_layers", model.num_layers,
+                     moe.dense_layers);
+  }
+  if (model_type == "qwen2_moe") {
+    reader.Integer("shared_expert_intermediate_size", "model.moe.shared_expert_ffn_size",
+                   moe.shared_expert_ffn_size, true, "the shared expert's MLP hidden size");
+    moe.num_shared_experts = 1;
+    moe.shared_expert_gate = true;
+    fields.push_back("model.moe.num_shared_experts");
+    fields.push_back("model.moe.shared_expert_gate");
+  }
+  reader.NonNegativeNumber("router_aux_loss_coef", "model.moe.router_aux_loss_coef",
+                           moe.router_aux_loss_coef);
+  reader.Count("first_k_dense_replace", "model.moe.first_dense_layers", moe.first_dense_layers);
+}
 
 }  // namespace
 
@@ -145,7 +241,7 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
     reader.Integer("n_inner", "model.ffn_hidden_size", model.ffn_hidden_size, false, "");
     reader.Number("layer_norm_epsilon", "model.norm_eps", model.norm_eps);
     reader.Boolean("tie_word_embeddings", "model.tie_word_embeddings", model.tie_word_embeddings);
-  } else if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2") {
+  } else if (IsLlamaFamily(model_type)) {
     model.arch = Arch::kLlama;
     file.fields.push_back("model.arch");
     // Hugging Face's LlamaConfig default; most files state it anyway.
@@ -165,11 +261,19 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
     reader.Boolean("tie_word_embeddings", "model.tie_word_embeddings", model.tie_word_embeddings);
     reader.Number("rms_norm_eps", "model.norm_eps", model.norm_eps);
     reader.Number("rope_theta", "model.rope_theta", model.rope_theta);
-    if (model_type == "qwen2") {
+    if (model_type == "qwen2" || model_type == "qwen2_moe") {
       model.qkv_bias = true;
       file.fields.push_back("model.qkv_bias");
     } else {
       reader.Boolean("attention_bias", "model.qkv_bias", model.qkv_bias);
+    }
+    if (model_type == "qwen3_moe") {
+      reader.Integer("head_dim", "model.head_dim", model.head_dim, false, "");
+      model.qk_norm = true;
+      file.fields.push_back("model.qk_norm");
+    }
+    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2") {
+      ReadMoe(reader, model_type, model, file.fields);
     }
   } else {
     std::string list;

@@ -7,6 +7,7 @@
 
 #include "ir/plan_access.h"
 #include "planner/model_params.h"
+#include "planner/moe_layers.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
@@ -31,7 +32,7 @@ class AssignStagesPass : public Pass {
     for (int64_t s = 0; s < pp; ++s) {
       ir::PipelineStage* stage = pipeline->add_stages();
       stage->set_index(static_cast<int32_t>(s));
-      int64_t blocks = 0;
+      int64_t blocks = 0, moe_blocks = 0;
       for (int64_t c = 0; c < v; ++c) {
         const int64_t k = c * pp + s;
         if (c == 0) {
@@ -45,10 +46,16 @@ class AssignStagesPass : public Pass {
           chunk->set_layer_end(begin_of(k + 1));
         }
         blocks += begin_of(k + 1) - begin_of(k);
+        moe_blocks += MoeBlocksIn(plan.model(), begin_of(k), begin_of(k + 1));
       }
       stage->set_has_embedding(s == 0);
       stage->set_has_lm_head(s == pp - 1);
-      int64_t params = blocks * count.per_layer_count();
+      // In a mixture-of-experts model per_layer_count is an MoE block's, the dense blocks have
+      // their own count.
+      int64_t params = HasMoe(plan.model())
+                           ? moe_blocks * count.per_layer_count() +
+                                 (blocks - moe_blocks) * count.dense_per_layer_count()
+                           : blocks * count.per_layer_count();
       if (s == 0) params += count.embedding_count() + count.position_embedding_count();
       if (s == pp - 1) params += count.final_norm_count() + count.lm_head_count();
       stage->set_parameter_count(params);

@@ -4,6 +4,7 @@
 #include "common/diag_codes.h"
 #include "ir/plan_access.h"
 #include "planner/mesh_groups.h"
+#include "planner/moe_layers.h"
 #include "planner/pass.h"
 
 namespace accel::planner {
@@ -41,6 +42,7 @@ class BuildMeshPass : public Pass {
       ir::ProcessGroupSet embedding = BuildEmbeddingGroups(*pp_set, sizes[0]);
       *plan.add_process_groups() = std::move(embedding);
     }
+    if (HasMoe(plan.model())) AddExpertGroups(plan);
     const int64_t kv_replicas = plan.model().kv_head_replicas();
     if (kv_replicas > 1) {
       ir::ProcessGroupSet kv = BuildKvReplicaGroups(*ir::FindGroupSet(plan, "tp"), kv_replicas);
@@ -77,6 +79,35 @@ class BuildMeshPass : public Pass {
         placement->add_coords(static_cast<int32_t>((r / strides[i]) % sizes[i]));
       }
       placement->set_stage(placement->coords(0));
+    }
+  }
+
+  // Mixture of experts: the "ep" and "ep_dp" sets (mesh_groups.h), each when its groups hold
+  // more than one rank, and the routed experts each rank holds (ir::RankPlacement.expert_begin/expert_end).
+  static void AddExpertGroups(ir::Plan& plan) {
+    const std::array<int64_t, 5> sizes = MeshAxisSizes(plan.mesh());
+    const int64_t ep = ExpertParallel(plan.model());
+    const int64_t carved = sizes[2] * sizes[3];
+    for (const bool data_parallel : {false, true}) {
+      // A set of single-rank groups communicates nothing; like other partial sets it is left out.
+      if ((data_parallel ? carved / ep : ep) < 2) continue;
+      ir::ProcessGroupSet* set = plan.add_process_groups();
+      set->set_name(data_parallel ? kExpertDataParallelSet : kExpertParallelSet);
+      set->add_axes("dp_shard");
+      set->add_axes("cp");
+      // A group holds part of each dp_shard × cp combination: flagged partial like "tp_kv".
+      set->set_partial(true);
+      for (const std::vector<int32_t>& ranks : ExpertGroups(sizes, ep, data_parallel)) {
+        ir::RankGroup* group = set->add_groups();
+        for (int32_t r : ranks) group->add_ranks(r);
+      }
+    }
+    const int64_t experts = plan.model().moe().num_experts();
+    for (ir::RankPlacement& placement : *plan.mutable_ranks()) {
+      const ExpertRange range =
+          ExpertsOfRank(experts, ep, ExpertParallelRank(sizes, ep, placement.rank()));
+      placement.set_expert_begin(static_cast<int32_t>(range.begin));
+      placement.set_expert_end(static_cast<int32_t>(range.end));
     }
   }
 

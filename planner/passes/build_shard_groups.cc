@@ -24,6 +24,7 @@ class BuildShardGroupsPass : public Pass {
     const ModelParams& params = context.ModelParamsFor(tp);
     const ir::Sharding& sharding = plan.sharding();
     const int64_t degree = std::max<int64_t>(1, sharding.degree());
+    const int64_t expert_degree = sharding.expert_shard_degree();
     const bool stage3 = sharding.stage() == 3;
     const int64_t persistence = sharding.param_persistence_threshold_elements();
     // validate-spec wrote the dtype; fp32 if a hand-built plan left it unspecified.
@@ -37,7 +38,7 @@ class BuildShardGroupsPass : public Pass {
         // Everything the totals are computed from: the parameter table (one per model and tp
         // in the shared ModelParamsCache, so its address names it), the stages' blocks and
         // the sharding numbers.
-        key = {reinterpret_cast<int64_t>(&params), degree, stage3, persistence,
+        key = {reinterpret_cast<int64_t>(&params), degree, expert_degree, stage3, persistence,
                sharding.bucket_elements(), bytes_per, tied};
         for (const ir::PipelineStage& st : plan.pipeline().stages()) {
           key.insert(key.end(), {st.index(), st.layer_begin(), st.layer_end(), st.has_embedding(),
@@ -52,8 +53,9 @@ class BuildShardGroupsPass : public Pass {
         }
       }
       const ShardLayout layout = LayOutUnits(params, plan.pipeline().stages(), tied);
-      ShardTotals totals = ShardTotalsFromLayout(layout, degree, stage3, persistence,
-                                                 sharding.bucket_elements(), bytes_per, tied);
+      ShardTotals totals =
+          ShardTotalsFromLayout(layout, degree, stage3, persistence, sharding.bucket_elements(),
+                                bytes_per, tied, expert_degree);
       if (cache != nullptr) cache->Put(std::move(key), totals);
       context.set_shard_totals(std::move(totals));
       return;
@@ -63,14 +65,15 @@ class BuildShardGroupsPass : public Pass {
     out->clear_units();
     out->clear_buckets();
     for (const UnitLayout& unit : layout.units) {
-      AddUnit(layout, unit, degree, stage3, persistence, *out->add_units());
+      AddUnit(layout, unit, degree, expert_degree, stage3, persistence, *out->add_units());
     }
     AddBuckets(layout, bytes_per, *out);
   }
 
  private:
   static void AddUnit(const ShardLayout& layout, const UnitLayout& unit, int64_t degree,
-                      bool stage3, int64_t persistence, ir::ShardUnit& out) {
+                      int64_t expert_degree, bool stage3, int64_t persistence,
+                      ir::ShardUnit& out) {
     out.set_name(unit.Name());
     out.set_stage(unit.stage);
     int64_t local = 0;
@@ -85,7 +88,8 @@ class BuildShardGroupsPass : public Pass {
       if (p.tp_parts > 1) param->set_tp_parts(p.tp_parts);
       if (p.tp_replicas > 1) param->set_tp_replicas(p.tp_replicas);
       param->set_local_count(p.local_count);
-      param->set_shard_count(ShardCount(p, degree));
+      param->set_shard_count(ShardCount(p, degree, expert_degree));
+      param->set_routed_expert(p.routed_expert);
       param->set_persistent(stage3 && p.local_count <= persistence);
       local += p.local_count;
       shard += param->shard_count();

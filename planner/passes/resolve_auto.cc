@@ -1,7 +1,9 @@
 // resolve-auto: gives every `auto` a value and records why (plan.resolved), and checks the rules
 // that need the resolved values: the mesh degrees against the world size, tensor/pipeline/context
-// divisibility, batch arithmetic, pipeline microbatches, bucket sizes, device memory.
+// divisibility, the expert degree, batch arithmetic, pipeline microbatches, bucket sizes, device
+// memory.
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -13,6 +15,7 @@
 #include "planner/ir_enums.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
+#include "planner/moe_layers.h"
 #include "planner/pass.h"
 #include "planner/pipeline_schedules.h"
 #include "spec/limits.h"
@@ -266,6 +269,7 @@ class ResolveAutoPass : public Pass {
                       "sharding stage " + Str(s.sharding.stage) +
                           " shards over data_shard, which is 1: nothing is sharded");
     }
+    CheckExpertParallel(context);
     if (context.sink().error_count() > errors_before_) return;
     ResolveKvHeadReplicas(context);
 
@@ -282,6 +286,93 @@ class ResolveAutoPass : public Pass {
                       "vocab_size " + Str(m.vocab_size) + " rounded up to a multiple of 128 * "
                       "tp(" + Str(tp_) + ") = " + Str(multiple) + " (Megatron-LM)");
     }
+  }
+
+  // parallel.expert (docs/planner-facts.md §9): torchtitan carves the expert-parallel groups out
+  // of the dp_shard × cp ranks (ParallelDims._build_mesh_with_ep, expert tensor parallel = tp):
+  // ep takes every cp rank and dp_shard · cp / ep of them remain to shard each expert's state.
+  void CheckExpertParallel(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::MoeSpec& moe = s.model.moe;
+    const spec::AutoOr<int64_t>& given = s.parallel.expert;
+    const int64_t ep = given.is_auto ? 1 : given.value;
+    if (moe.num_experts <= 0) {
+      if (ep > 1) {
+        context.Error(codes::kExpertNotDivisible, "parallel.expert",
+                      "expert degree " + Str(ep) + " needs a mixture-of-experts model "
+                      "(model.moe.num_experts), but the model is dense");
+      }
+      return;
+    }
+    if (moe.expert_ffn_size > 0 && moe.expert_ffn_size % tp_ != 0) {
+      Diagnostic& d = context.Error(codes::kFfnNotDivisible, "parallel.tensor",
+                                    "tensor degree " + Str(tp_) +
+                                        " does not divide model.moe.expert_ffn_size " +
+                                        Str(moe.expert_ffn_size));
+      context.NoteField(d, "model.moe.expert_ffn_size", "expert_ffn_size set here");
+    }
+    const int64_t carved = dp_shard_ * cp_;
+    if (ep % cp_ != 0) {
+      Diagnostic& d = context.Error(
+          codes::kExpertNotDivisible, "parallel.expert",
+          "expert degree " + Str(ep) + " is not a multiple of context degree " + Str(cp_) +
+              ": an expert-parallel group takes every context rank of its data_shard ranks");
+      context.NoteField(d, "parallel.context", "context set here");
+    } else if (carved % ep != 0) {
+      Diagnostic& d = context.Error(
+          codes::kExpertNotDivisible, "parallel.expert",
+          "expert degree " + Str(ep) + " does not divide data_shard(" + Str(dp_shard_) +
+              ") * context(" + Str(cp_) + ") = " + Str(carved) +
+              ": expert-parallel groups are carved out of the data_shard x context ranks, "
+              "which hold the same blocks");
+      context.NoteField(d, "parallel.data_shard", "data_shard set here");
+      d.Note("torchtitan: ep = dp_shard_in_ep x cp; the remaining dp_shard * cp / ep ranks shard "
+             "each expert's state");
+    }
+    if (moe.num_experts % ep != 0) {
+      Diagnostic& d = context.Error(
+          codes::kExpertNotDivisible, "parallel.expert",
+          "expert degree " + Str(ep) + " does not divide num_experts " + Str(moe.num_experts) +
+              ": every expert-parallel rank holds an equal share of the routed experts");
+      context.NoteField(d, "model.moe.num_experts", "num_experts set here");
+    }
+    if (ep % cp_ != 0 || carved % ep != 0 || moe.num_experts % ep != 0) return;
+    ResolveExpertParallel(context, ep);
+  }
+
+  // Writes the expert degree and the expert-data-parallel size that CheckExpertParallel
+  // accepted, each with its reason, and notes how routed rows are sized.
+  void ResolveExpertParallel(PlanContext& context, int64_t ep) {
+    const spec::MoeSpec& moe = context.spec().model.moe;
+    const int64_t carved = dp_shard_ * cp_;
+    ir::MixtureOfExperts* plan_moe = context.plan().mutable_model()->mutable_moe();
+    plan_moe->set_expert_parallel(ep);
+    plan_moe->set_expert_data_parallel(carved / ep);
+    if (context.spec().parallel.expert.is_auto) {
+      context.Resolve("parallel.expert", "1",
+                      "auto is 1: every rank holds all " + Str(moe.num_experts) +
+                          " experts and no token crosses ranks; expert parallelism trades "
+                          "expert memory for two all-to-alls per MoE block each way, which "
+                          "accel plan --search weighs");
+    }
+    if (moe.capacity_factor <= 0) {
+      char margin[32];
+      std::snprintf(margin, sizeof(margin), "%g", kDroplessRoutingMargin);
+      context.Info("model.moe.capacity_factor",
+                   std::string("dropless routing: the memory and step-time estimates size each "
+                               "rank's routed rows at ") +
+                       margin + " x tokens x experts_per_token, a stated imbalance margin "
+                       "(docs/planner-facts.md section 9); set model.moe.capacity_factor to bound it");
+    } else {
+      context.Info("model.moe.capacity_factor",
+                   "tokens beyond capacity_factor x tokens x experts_per_token / num_experts per "
+                   "expert are dropped; the estimates size each rank's routed rows at that factor");
+    }
+    context.Resolve("model.moe.expert_data_parallel", Str(carved / ep),
+                    "data_shard(" + Str(dp_shard_) + ") * context(" + Str(cp_) + ") / expert(" +
+                        Str(ep) + ") = " + Str(carved / ep) +
+                        " ranks hold the same experts and shard their state (torchtitan's "
+                        "dp_shard_mod_ep)");
   }
 
   // Grouped-query attention with more tensor ranks than key/value heads: each head is
@@ -530,6 +621,8 @@ class ResolveAutoPass : public Pass {
     ir::Sharding* sharding = context.plan().mutable_sharding();
     sharding->set_stage(sh.stage);
     sharding->set_degree(dp_shard_);
+    // Routed experts shard over the ranks that hold the same experts (CheckExpertParallel).
+    sharding->set_expert_shard_degree(context.plan().model().moe().expert_data_parallel());
     sharding->set_hybrid(sh.hybrid);
     sharding->set_offload(ToIr(sh.offload));
     // DeepSpeed's `auto` conventions as filled by transformers/Accelerate (docs/planner-facts.md §1).

@@ -6,6 +6,7 @@
 #include "common/diag_codes.h"
 #include "planner/ir_enums.h"
 #include "planner/model_params.h"
+#include "planner/moe_layers.h"
 #include "planner/pass.h"
 #include "spec/limits.h"
 
@@ -45,7 +46,7 @@ class ValidateSpecPass : public Pass {
     model->set_num_layers(m.num_layers);
     model->set_num_heads(m.num_heads);
     model->set_num_kv_heads(m.num_kv_heads);
-    model->set_head_dim(m.num_heads > 0 ? m.hidden_size / m.num_heads : 0);
+    model->set_head_dim(HeadDimOf(m));
     model->set_ffn_hidden_size(m.ffn_hidden_size);
     model->set_vocab_size(m.vocab_size);
     model->set_padded_vocab_size(m.vocab_size);
@@ -54,6 +55,9 @@ class ValidateSpecPass : public Pass {
     model->set_qkv_bias(m.qkv_bias);
     model->set_norm_eps(m.norm_eps);
     model->set_rope_theta(m.rope_theta);
+    model->set_qk_norm(m.qk_norm);
+    // Dense plans carry no MixtureOfExperts message at all.
+    if (m.moe.num_experts > 0) *model->mutable_moe() = MoeFromSpec(m.moe, m.num_layers);
     if (!m.init_from.empty()) model->set_init_from(ResolveDataPath(s.file, m.init_from));
 
     ir::Data* data = plan.mutable_data();
@@ -107,6 +111,7 @@ class ValidateSpecPass : public Pass {
 
     CheckWorldSize(context);
     CheckRules(context);
+    CheckMoe(context);
     WarnFp16WithoutLossScaling(context);
 
     if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
@@ -187,6 +192,74 @@ class ValidateSpecPass : public Pass {
           "a tokenizer file applies to format: text, but data.train.format is tokens (already tokenized)");
       context.NoteField(d, "data.train.format", "format set here");
     }
+  }
+
+  // model.moe's cross-field rules (docs/planner-facts.md §9): the registry checks each value's
+  // range, this whether they describe an MoE model.
+  static void CheckMoe(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::MoeSpec& moe = s.model.moe;
+    const auto set = [&](const char* field) { return s.sources.count(field) > 0; };
+    const std::string e = std::to_string(moe.num_experts);
+    if (moe.num_experts <= 0) {
+      if (set("model.moe")) {
+        Diagnostic& d = context.Error(codes::kBadMoe, "model.moe",
+                                      "model.moe has no num_experts, so it describes no experts");
+        d.Note("set model.moe.num_experts, or remove model.moe for a dense model");
+      }
+      return;
+    }
+    if (s.model.arch != spec::Arch::kLlama) {
+      Diagnostic& d = context.Error(codes::kBadMoe, "model.moe",
+                                    "mixture-of-experts blocks need model.arch llama; gpt2 has none");
+      context.NoteField(d, "model.arch", "arch set here");
+      return;
+    }
+    if (moe.experts_per_token <= 0) {
+      Diagnostic& d = context.Error(codes::kBadMoe, "model.moe.num_experts",
+                                    "model.moe.num_experts " + e +
+                                        " needs model.moe.experts_per_token (top-k, at least 1)");
+      d.Note("Mixtral uses 2 of 8 experts per token");
+    } else if (moe.experts_per_token > moe.num_experts) {
+      Diagnostic& d = context.Error(
+          codes::kBadMoe, "model.moe.experts_per_token",
+          "experts_per_token " + std::to_string(moe.experts_per_token) + " exceeds num_experts " +
+              e + ": a token cannot be routed to more experts than there are");
+      context.NoteField(d, "model.moe.num_experts", "num_experts set here");
+    }
+    if (moe.expert_ffn_size <= 0) {
+      context.Error(codes::kBadMoe, "model.moe.num_experts",
+                    "model.moe.num_experts " + e +
+                        " needs model.moe.expert_ffn_size (the inner width of one expert)");
+    }
+    if (moe.num_shared_experts > 0 && moe.shared_expert_ffn_size <= 0) {
+      context.Error(codes::kBadMoe, "model.moe.num_shared_experts",
+                    "model.moe.num_shared_experts " + std::to_string(moe.num_shared_experts) +
+                        " needs model.moe.shared_expert_ffn_size (the inner width of one shared expert)");
+    }
+    if (moe.capacity_factor > 0 && moe.capacity_factor < 1) {
+      Diagnostic& d = context.Error(
+          codes::kBadMoe, "model.moe.capacity_factor",
+          "capacity_factor " + FormatFactor(moe.capacity_factor) +
+              " is below 1: even a perfectly balanced router would drop tokens");
+      d.Note("use 0 for dropless routing, or a factor of at least 1 (Switch Transformer trains with 1.25)");
+    }
+    const ir::MixtureOfExperts resolved = MoeFromSpec(moe, s.model.num_layers);
+    if (s.model.num_layers > 0 && resolved.dense_layers_size() == s.model.num_layers) {
+      context.Error(codes::kBadMoe, "model.moe.num_experts",
+                    "every one of the " + std::to_string(s.model.num_layers) +
+                        " blocks is dense (first_dense_layers " +
+                        std::to_string(moe.first_dense_layers) + ", sparse_step " +
+                        std::to_string(moe.sparse_step) + "), so no block uses the experts");
+    }
+  }
+
+  // A factor as written in messages: "0.5", "1.25".
+  static std::string FormatFactor(double v) {
+    std::string text = std::to_string(v);
+    while (text.size() > 1 && text.back() == '0') text.pop_back();
+    if (!text.empty() && text.back() == '.') text.pop_back();
+    return text;
   }
 
   static void CheckRules(PlanContext& context) {

@@ -65,6 +65,21 @@ TEST_CASE("estimate-memory: Qwen2 with q/k/v biases, dtype subset, ZeRO-2") {
   CHECK(r.out.find("2 nodes, 4 GPUs per node") != std::string::npos);
 }
 
+TEST_CASE("estimate-memory: Mixtral's total and active parameters") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("Mixtral-8x7B-v0.1");
+  o.zero_stage = 3;
+  o.gpus = 8;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("parameters: 46,702,792,704 (every weight and bias") != std::string::npos);
+  CHECK(r.out.find("  mixture of experts: 8 routed experts of ffn 14336, top-2, 32 of 32 blocks "
+                   "MoE; routed experts 45,097,156,608; active per token 12,879,925,248\n") !=
+        std::string::npos);
+  CHECK(r.out.find("32 x 1,451,270,144 = 46,440,644,608") != std::string::npos);
+}
+
 TEST_CASE("estimate-memory usage errors") {
   EstimateMemoryOptions o;
   o.model = Corpus("gpt2");

@@ -17,6 +17,12 @@ inline std::string TinyModel() {
 }
 
 // Where the tests pretend to write specs: model and data paths come out relative to it.
+// A mixtral config.json of the same size with 64 routed experts (top-2), for imported jobs with
+// expert parallelism.
+inline std::string TinyMoeModel() {
+  return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/models/moe-tiny/config.json";
+}
+
 inline std::string SpecPath() { return std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/import/job.yaml"; }
 
 struct Imported {

@@ -393,21 +393,74 @@ TEST_CASE("torchtitan: selective activation checkpointing per op becomes recompu
         std::string::npos);
 }
 
-TEST_CASE("torchtitan: float8 and MoE refuse the import", "[importers][torchtitan]") {
-  testing::Imported out = Import("[float8]\nenable_float8_linear = true\n\n[parallelism]\n"
-                                 "expert_parallel_degree = 8\n",
-                                 "moe.toml");
+TEST_CASE("torchtitan: float8 refuses the import", "[importers][torchtitan]") {
+  testing::Imported out = Import("[float8]\nenable_float8_linear = true\n", "f8.toml");
   CHECK_FALSE(out.yaml);
   CHECK(out.messages ==
-        "moe.toml:2:24: error[E0703]: torchtitan key 'float8.enable_float8_linear' = true cannot "
+        "f8.toml:2:24: error[E0703]: torchtitan key 'float8.enable_float8_linear' = true cannot "
         "be expressed in accel: accel computes in fp32, bf16 or fp16, not float8\n"
         " enable_float8_linear = true\n"
-        "                        ^\n"
-        "moe.toml:5:26: error[E0703]: torchtitan key 'parallelism.expert_parallel_degree' = 8 "
-        "cannot be expressed in accel: accel trains dense models: mixture-of-experts parallelism "
-        "is not planned\n"
-        " expert_parallel_degree = 8\n"
+        "                        ^\n");
+}
+
+// docs/planner-facts.md §9: torchtitan's expert parallelism with expert tensor parallel = tp is
+// accel's parallel.expert.
+TEST_CASE("torchtitan: expert_parallel_degree maps to parallel.expert", "[importers][torchtitan]") {
+  testing::Imported ep = Import("[parallelism]\nexpert_parallel_degree = 8\n"
+                                "expert_tensor_parallel_degree = 1\n", "ep.toml");
+  INFO(ep.messages);
+  REQUIRE(ep.yaml);
+  CHECK(Section(*ep.yaml, "parallel").find("  expert: 8  # parallelism.expert_parallel_degree\n") !=
+        std::string::npos);
+  // With tensor parallel the expert tensor degree must follow it.
+  testing::Imported tp = Import("[parallelism]\ntensor_parallel_degree = 2\n"
+                                "expert_parallel_degree = 4\nexpert_tensor_parallel_degree = 2\n",
+                                "tp.toml");
+  INFO(tp.messages);
+  REQUIRE(tp.yaml);
+  CHECK(Section(*tp.yaml, "parallel").find("  expert: 4  #") != std::string::npos);
+  testing::Imported etp = Import("[parallelism]\ntensor_parallel_degree = 2\n"
+                                 "expert_parallel_degree = 4\nexpert_tensor_parallel_degree = 1\n",
+                                 "etp.toml");
+  CHECK_FALSE(etp.yaml);
+  CHECK(etp.messages ==
+        "etp.toml:4:33: error[E0703]: torchtitan key 'parallelism.expert_tensor_parallel_degree' = "
+        "1 cannot be expressed in accel: expert_tensor_parallel_degree 1 differs from "
+        "tensor_parallel_degree 2, and accel splits every routed expert over the tensor-parallel "
+        "ranks\n"
+        " expert_tensor_parallel_degree = 1\n"
+        "                                 ^\n");
+  testing::Imported absent = Import("[parallelism]\ntensor_parallel_degree = 2\n"
+                                    "expert_parallel_degree = 4\n", "absent.toml");
+  CHECK_FALSE(absent.yaml);
+  CHECK(absent.messages ==
+        "absent.toml:3:26: error[E0703]: torchtitan key 'parallelism.expert_parallel_degree' = 4 "
+        "cannot be expressed in accel: expert_tensor_parallel_degree 1 (torchtitan's default) "
+        "differs from tensor_parallel_degree 2, and accel splits every routed expert over the "
+        "tensor-parallel ranks\n"
+        " expert_parallel_degree = 4\n"
         "                          ^\n");
+  // torchtitan's own MoE configs (tests/testdata/corpus/SOURCES.md): DeepSeek-V3 16B with
+  // expert parallel 8, Llama 4 with expert tensor parallel 8 but no expert parallelism.
+  ImportOptions moe = testing::TestOptions();
+  moe.model_config = testing::TinyMoeModel();
+  testing::Imported deepseek = Import(
+      Corpus("2026-02_pre-refactor/torchtitan/models/deepseek_v3/train_configs/deepseek_v3_16b.toml"),
+      "deepseek_v3_16b.toml", moe);
+  INFO(deepseek.messages);
+  REQUIRE(deepseek.yaml);
+  CHECK(Section(*deepseek.yaml, "parallel").find("  expert: 8  # parallelism.expert_parallel_degree\n") !=
+        std::string::npos);
+  testing::Imported llama4 = Import(
+      Corpus("2026-02_pre-refactor/torchtitan/models/llama4/train_configs/llama4_17bx16e.toml"),
+      "llama4_17bx16e.toml", moe);
+  INFO(llama4.messages);
+  CHECK(llama4.yaml);
+  // Without expert parallelism the expert tensor degree changes nothing (llama4's configs).
+  testing::Imported off = Import("[parallelism]\nexpert_parallel_degree = 1\n"
+                                 "expert_tensor_parallel_degree = 8\n", "off.toml");
+  REQUIRE(off.yaml);
+  CHECK(Section(*off.yaml, "parallel").find("expert") == std::string::npos);
 }
 
 TEST_CASE("torchtitan: malformed TOML is a located error", "[importers][torchtitan]") {

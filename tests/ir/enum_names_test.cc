@@ -44,6 +44,7 @@ TEST_CASE("every enum value has its spec name", "[ir][enum]") {
   CheckNames<Dtype>(Dtype_descriptor());
   CheckNames<LossScaling>(LossScaling_descriptor());
   CheckNames<ResumePolicy>(ResumePolicy_descriptor());
+  CheckNames<RouterScoring>(RouterScoring_descriptor());
   CheckNames<DeviceType>(DeviceType_descriptor());
   CheckNames<PipelineSchedule>(PipelineSchedule_descriptor());
   CheckNames<Offload>(Offload_descriptor());

@@ -615,6 +615,27 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
         "LibTorch's CPU kernels have no fp16 matrix multiply (supported on cpu: fp32, bf16)\n");
   CHECK(Refusals(gpu, {"precision.compute=fp16", "precision.loss_scaling=dynamic"}, dir,
                  /*cuda=*/true) == "");
+
+  // Mixture-of-experts blocks and Qwen3's attention (q/k norms, a wider head) are planned, not
+  // run: never trained as the dense model the executor would build.
+  const std::vector<std::string> llama = {"model.arch=llama", "model.ffn_hidden_size=64"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), llama.begin(), llama.end());
+    return more;
+  };
+  CHECK(Refusals(kCpuJob, with({}), dir) == "");
+  CHECK(Refusals(kCpuJob,
+                 with({"model.moe.num_experts=4", "model.moe.experts_per_token=2",
+                       "model.moe.expert_ffn_size=32"}),
+                 dir) ==
+        "--set model.moe.num_experts=4: error[E0601]: model.moe.num_experts 4 is not supported by "
+        "the executor yet (supported: dense models only)\n");
+  CHECK(Refusals(kCpuJob, with({"model.qk_norm=true"}), dir) ==
+        "--set model.qk_norm=true: error[E0601]: model.qk_norm true is not supported by the "
+        "executor yet (supported: false)\n");
+  CHECK(Refusals(kCpuJob, with({"model.head_dim=32"}), dir) ==
+        "--set model.head_dim=32: error[E0601]: model.head_dim 32 is not supported by the "
+        "executor yet (supported: hidden_size / num_heads)\n");
 }
 
 TEST_CASE("model.init_from that cannot start the plan is refused before launch",

@@ -37,6 +37,7 @@ TEST_CASE("every spec enum value has its plan enum value", "[planner][enum]") {
   CheckMaps({spec::Offload::kNone, spec::Offload::kOptimizer, spec::Offload::kAll});
   CheckMaps({spec::DeviceType::kCpu, spec::DeviceType::kCuda});
   CheckMaps({spec::ResumeMode::kAuto, spec::ResumeMode::kNever});
+  CheckMaps({spec::RouterScoring::kSoftmax, spec::RouterScoring::kSigmoid});
 }
 
 TEST_CASE("spec values map to the plan values of the same meaning", "[planner][enum]") {

@@ -352,7 +352,8 @@ void CheckRule(const spec::JobSpec& job, int64_t global, const char* code,
   // validate-spec stops the planner before resolve-auto: a layout planned for a later rule
   // breaks none of its (offload below its stage, hybrid below stage 3).
   const bool later_pass = std::string(code) == codes::kContextNotDivisible ||
-                          std::string(code) == codes::kHybridNeedsReplicate;
+                          std::string(code) == codes::kHybridNeedsReplicate ||
+                          std::string(code) == codes::kExpertNotDivisible;
   int64_t broken = 0;
   for (const Layout& l : EnumerateLayouts(job, global, /*apply_rules=*/false)) {
     if (!breaks(l)) continue;
@@ -572,6 +573,74 @@ TEST_CASE("search: SearchOptions.refuse drops the plans an executor refuses", "[
   int64_t cp_rows = 0;
   for (const RankedLayout& r : cuda->ranked) cp_rows += r.layout.context > 1;
   CHECK(cp_rows > 0);
+}
+
+}  // namespace
+}  // namespace accel::planner
+
+namespace accel::planner {
+namespace {
+
+// kSmallJob with 8 routed experts (top-2) in every block.
+std::string MoeJob() {
+  std::string yaml = kSmallJob;
+  const std::string model = "ffn_hidden_size: 1376, vocab_size: 32000, max_seq_len: 1024";
+  yaml.replace(yaml.find(model), model.size(),
+               model + ",\n        moe: {num_experts: 8, experts_per_token: 2, expert_ffn_size: 256}");
+  return yaml;
+}
+
+TEST_CASE("search: E0424 kExpertNotDivisible: ep only for MoE models, dividing dp_shard x cp "
+          "and the experts", "[search]") {
+  const spec::JobSpec moe = Load(MoeJob());
+  std::set<int64_t> eps;
+  for (const Layout& l : EnumerateLayouts(moe, 16)) {
+    eps.insert(l.expert);
+    REQUIRE((l.data_shard * l.context) % l.expert == 0);
+    REQUIRE(l.expert % l.context == 0);
+  }
+  CHECK(eps == std::set<int64_t>{1, 2, 4, 8});
+  CheckRule(moe, 16, codes::kExpertNotDivisible, [](const Layout& l) {
+    return (l.data_shard * l.context) % l.expert != 0 || l.expert % l.context != 0 ||
+           8 % l.expert != 0;
+  });
+  // A dense model is searched at ep 1 only: exactly the candidates it had before the axis
+  // (Llama-2-70B on 128 H100s: 53,856, bench/search_bench.cc's count before and after).
+  DiagnosticSink sink;
+  SourceManager sources;
+  std::optional<spec::JobSpec> llama = spec::LoadJobSpec(
+      std::string(ACCEL_SOURCE_ROOT) + "/examples/specs/llama-2-70b_16x8xh100_3d.yaml", {}, sink,
+      sources);
+  REQUIRE(llama.has_value());
+  const std::vector<Layout> layouts = EnumerateLayouts(*llama, 512);
+  for (const Layout& l : layouts) REQUIRE(l.expert == 1);
+  CHECK(layouts.size() == 53856);
+}
+
+TEST_CASE("search: MoE layouts are planned with their expert degree; the executor refuses them",
+          "[search]") {
+  const spec::JobSpec moe = Load(MoeJob());
+  SearchOptions options;
+  options.threads = 1;
+  // Every plan is refused, as `accel plan --search` refuses MoE plans without --forecast.
+  options.refuse = [](const ir::Plan& plan) {
+    return plan.model().moe().num_experts() > 0 ? std::string("moe") : std::string();
+  };
+  absl::StatusOr<SearchResult> refused = SearchLayouts(moe, options);
+  REQUIRE(refused.ok());
+  CHECK(refused->ranked.empty());
+  CHECK(refused->refused > 0);
+  options.refuse = nullptr;
+  absl::StatusOr<SearchResult> forecast = SearchLayouts(moe, options);
+  REQUIRE(forecast.ok());
+  REQUIRE_FALSE(forecast->ranked.empty());
+  std::set<int64_t> ranked_eps;
+  for (const RankedLayout& r : forecast->ranked) ranked_eps.insert(r.layout.expert);
+  CHECK(ranked_eps.count(2) == 1);
+  // The winner replanned in full has the expert degree the search chose.
+  const Layout& w = forecast->ranked.front().layout;
+  CHECK(DegreesText(w).find(w.expert > 1 ? " ep" : "x") != std::string::npos);
+  CHECK(ApplyLayout(moe, w, 16).parallel.expert.value == w.expert);
 }
 
 }  // namespace

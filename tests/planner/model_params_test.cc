@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include "spec/model_config.h"
 
 namespace accel::planner {
 namespace {
@@ -222,6 +223,129 @@ TEST_CASE("largest module (DeepSpeed L) and largest layer (Accelerate)") {
   const ModelParams l = BuildModelParams(Llama(4096, 32, 32, 32, 11008, 32000), 1);
   CHECK(LargestModuleParameterCount(l) == 32000 * 4096);
   CHECK(LargestLayerParameterCount(l) == 202383360);  // one decoder block
+}
+
+}  // namespace
+}  // namespace accel::planner
+
+namespace accel::planner {
+namespace {
+
+// A corpus config.json read by accel's own loader (spec/model_config.h), as `accel
+// estimate-memory --model` reads it.
+ir::Model CorpusModel(const std::string& name) {
+  absl::StatusOr<spec::ModelSpec> spec = spec::LoadModelConfig(
+      std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/" + name + "/config.json");
+  REQUIRE(spec.ok());
+  return ModelFromSpec(*spec);
+}
+
+// docs/planner-facts.md §9: total and active (per token) parameters of mixture-of-experts models,
+// closed form and parameter table alike.
+TEST_CASE("mixture of experts: exact total and active parameter counts") {
+  struct Row {
+    const char* model;
+    int64_t total, active, routed;
+  };
+  const Row rows[] = {
+      // Mixtral-8x7B (Jiang et al. 2024): 32 × (attention 41,943,040 + norms 8,192 + router
+      // 32,768 + 8 experts × 3 × 4096 × 14336) + 2 × 131,072,000 + 4,096.
+      {"Mixtral-8x7B-v0.1", 46'702'792'704, 12'879'925'248, 32LL * 8 * 3 * 4096 * 14336},
+      // Qwen3-30B-A3B: head_dim 128 (q 4096 wide), q/k norms, 128 experts of 768, top-8; model card
+      // "30.5B total, 3.3B activated".
+      {"Qwen3-30B-A3B", 30'532'122'624, 3'353'032'704, 48LL * 128 * 3 * 2048 * 768},
+      // Qwen1.5-MoE-A2.7B (qwen2_moe): 60 experts of 1408, top-4, one gated shared expert of 5632,
+      // q/k/v biases; model card "14.3B in total and 2.7B activated".
+      {"Qwen1.5-MoE-A2.7B", 14'315'784'192, 2'689'173'504, 24LL * 60 * 3 * 2048 * 1408},
+  };
+  for (const Row& row : rows) {
+    INFO(row.model);
+    const ir::Model model = CorpusModel(row.model);
+    const ir::ParameterCount closed = CountParameters(model);
+    CHECK(closed.total_count() == row.total);
+    CHECK(closed.active_count() == row.active);
+    CHECK(closed.routed_expert_count() == row.routed);
+    const ModelParams table = BuildModelParams(model, 1);
+    CHECK(table.counts.total_count() == row.total);
+    CHECK(table.counts.active_count() == row.active);
+    CHECK(table.counts.routed_expert_count() == row.routed);
+    CHECK(table.counts.per_layer_count() == closed.per_layer_count());
+    CHECK(FullCount(table.layers.front()) == closed.per_layer_count());
+  }
+}
+
+TEST_CASE("mixture of experts: grouped expert tensors, split over tp and ep") {
+  ir::Model model = CorpusModel("Mixtral-8x7B-v0.1");
+  model.mutable_moe()->set_expert_parallel(4);
+  const ModelParams table = BuildModelParams(model, 2);
+  const std::vector<ParamInfo>& block = table.layers[0];
+  auto find = [&](const std::string& suffix) -> const ParamInfo& {
+    for (const ParamInfo& p : block) {
+      if (p.name == "model.layers.0." + suffix) return p;
+    }
+    FAIL("no " << suffix);
+    return block.front();
+  };
+  const ParamInfo& router = find("mlp.gate.weight");
+  CHECK(router.shape == std::vector<int64_t>{8, 4096});
+  CHECK(router.tp_dim == -1);
+  CHECK_FALSE(router.routed_expert);
+  const ParamInfo& gate = find("mlp.experts.gate_proj");
+  CHECK(gate.shape == std::vector<int64_t>{8, 14336, 4096});
+  CHECK(gate.routed_expert);
+  CHECK(gate.tp_dim == 1);
+  CHECK(gate.local_count == 2LL * 7168 * 4096);  // 8 / ep 4 experts, 14336 / tp 2 rows
+  const ParamInfo& down = find("mlp.experts.down_proj");
+  CHECK(down.shape == std::vector<int64_t>{8, 4096, 14336});
+  CHECK(down.tp_dim == 2);
+  CHECK(down.local_count == 2LL * 4096 * 7168);
+  // A dense MLP is gone from MoE blocks.
+  for (const ParamInfo& p : block) CHECK(p.name.find("mlp.gate_proj") == std::string::npos);
+  // Qwen1.5-MoE: the shared expert and its gate; Qwen3: per-head q/k norms.
+  const ModelParams qwen2 = BuildModelParams(CorpusModel("Qwen1.5-MoE-A2.7B"), 1);
+  int shared = 0;
+  for (const ParamInfo& p : qwen2.layers[0]) {
+    if (p.name.find("shared_expert") != std::string::npos) ++shared;
+    if (p.name == "model.layers.0.mlp.shared_expert_gate.weight") {
+      CHECK(p.shape == std::vector<int64_t>{1, 2048});
+    }
+  }
+  CHECK(shared == 4);
+  const ModelParams qwen3 = BuildModelParams(CorpusModel("Qwen3-30B-A3B"), 1);
+  CHECK(qwen3.layers[0][0].shape == std::vector<int64_t>{4096, 2048});  // q_proj, head_dim 128
+  bool q_norm = false;
+  for (const ParamInfo& p : qwen3.layers[0]) {
+    if (p.name == "model.layers.0.self_attn.q_norm.weight") q_norm = p.shape == std::vector<int64_t>{128};
+  }
+  CHECK(q_norm);
+}
+
+TEST_CASE("mixture of experts: dense blocks keep the dense MLP (first_dense_layers, sparse_step)") {
+  spec::ModelSpec m;
+  m.arch = spec::Arch::kLlama;
+  m.hidden_size = 64;
+  m.num_layers = 6;
+  m.num_heads = 4;
+  m.num_kv_heads = 4;
+  m.ffn_hidden_size = 96;
+  m.vocab_size = 256;
+  m.max_seq_len = 128;
+  m.moe.num_experts = 4;
+  m.moe.experts_per_token = 1;
+  m.moe.expert_ffn_size = 32;
+  m.moe.first_dense_layers = 1;
+  m.moe.sparse_step = 2;        // blocks 1, 3, 5 are MoE; 0 is dense by first_dense_layers
+  m.moe.dense_layers = {3};     // Qwen's mlp_only_layers
+  const ir::Model model = ModelFromSpec(m);
+  CHECK(std::vector<int64_t>(model.moe().dense_layers().begin(), model.moe().dense_layers().end()) ==
+        std::vector<int64_t>{0, 2, 3, 4});
+  const ir::ParameterCount c = model.parameters();
+  const int64_t attention = 4 * 64 * 64 + 2 * 64;
+  CHECK(c.dense_per_layer_count() == attention + 3 * 64 * 96);
+  CHECK(c.per_layer_count() == attention + 4 * 64 + 3 * 4 * 64 * 32);
+  CHECK(c.layers_count() == 4 * c.dense_per_layer_count() + 2 * c.per_layer_count());
+  CHECK(BuildModelParams(model, 1).counts.total_count() == c.total_count());
+  CHECK(c.active_count() == c.total_count() - 2 * 3 * 3 * 64 * 32);
 }
 
 }  // namespace

@@ -301,3 +301,47 @@ TEST_CASE("a tied embedding on a pipeline gets a copy on the last stage and an e
 
 }  // namespace
 }  // namespace accel::ir
+
+namespace accel::ir {
+namespace {
+
+// A mixture-of-experts plan: 8 experts, ep 4 over dp_shard 8 (tp 2), stage 3.
+Plan MoePlan() {
+  auto planned = PlanYaml(kBaseSpec, {"model.moe.num_experts=8", "model.moe.experts_per_token=2",
+                                      "model.moe.expert_ffn_size=256", "parallel.data_replicate=1",
+                                      "parallel.data_shard=8", "parallel.expert=4",
+                                      "sharding.stage=3"});
+  INFO(planned.diagnostics);
+  REQUIRE(planned.result.ok);
+  CHECK(planned.result.verifier_violations.empty());
+  return planned.result.plan;
+}
+
+TEST_CASE("the verifier checks the mixture-of-experts fields, expert ranges and shards") {
+  CHECK(VerifyPlan(MoePlan()).empty());
+  Plan topk = MoePlan();
+  topk.mutable_model()->mutable_moe()->set_experts_per_token(9);
+  CHECK(Mentions(VerifyPlan(topk), "model.moe.experts_per_token 9 outside [1, 8]"));
+  Plan carve = MoePlan();
+  carve.mutable_model()->mutable_moe()->set_expert_data_parallel(3);
+  CHECK(Mentions(VerifyPlan(carve), "expert_parallel x expert_data_parallel != dp_shard x cp = 8"));
+  Plan range = MoePlan();
+  range.mutable_ranks(5)->set_expert_end(range.ranks(5).expert_end() + 1);
+  CHECK(Mentions(VerifyPlan(range), "rank 5 holds experts ["));
+  Plan shard = MoePlan();
+  for (ShardUnit& unit : *shard.mutable_sharding()->mutable_units()) {
+    for (Parameter& p : *unit.mutable_parameters()) {
+      if (p.routed_expert()) p.set_shard_count(p.local_count() / 8);  // dp_shard, not ep_dp 2
+    }
+  }
+  CHECK(Mentions(VerifyPlan(shard), "mlp.experts.gate_proj shard_count"));
+  Plan dense = ValidPlan();
+  dense.mutable_model()->mutable_moe()->set_experts_per_token(2);
+  CHECK(Mentions(VerifyPlan(dense), "model.moe has expert fields but num_experts 0"));
+  Plan scoring = MoePlan();
+  scoring.mutable_model()->mutable_moe()->set_router_scoring(ROUTER_SCORING_UNSPECIFIED);
+  CHECK(Mentions(VerifyPlan(scoring), "model.moe.router_scoring is unspecified"));
+}
+
+}  // namespace
+}  // namespace accel::ir

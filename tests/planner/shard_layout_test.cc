@@ -48,6 +48,11 @@ void CheckEqual(const ShardTotals& a, const ShardTotals& b) {
     CHECK(x.last_bucket_bytes == y.last_bucket_bytes);
     CHECK(x.tp_replicated_params == y.tp_replicated_params);
     CHECK(x.tp_replicated_elements == y.tp_replicated_elements);
+    CHECK(x.expert_shard_elements == y.expert_shard_elements);
+    CHECK(x.expert_gather_elements == y.expert_gather_elements);
+    CHECK(x.expert_gather_units == y.expert_gather_units);
+    CHECK(x.expert_units == y.expert_units);
+    CHECK(x.expert_bucket_bytes == y.expert_bucket_bytes);
   }
 }
 
@@ -72,7 +77,7 @@ void CheckPlan(const std::string& yaml, const std::vector<std::string>& sets) {
       ShardTotalsFromLayout(layout, std::max<int64_t>(sh.degree(), 1), sh.stage() == 3,
                             sh.param_persistence_threshold_elements(), sh.bucket_elements(),
                             ir::DtypeBytes(plan.precision().reduce_dtype()),
-                            plan.model().tie_word_embeddings());
+                            plan.model().tie_word_embeddings(), sh.expert_shard_degree());
   CheckEqual(from_layout, ShardTotalsFromPlan(plan));
 }
 
@@ -97,6 +102,23 @@ TEST_CASE("shard layout: totals without units equal the plan's units and buckets
            {"parallel.tensor=2", "parallel.pipeline=4", "sharding.stage=2"}}) {
     INFO("llama (untied) with " << sets.size() << " overrides");
     CheckPlan(testing::kBaseSpec, sets);
+  }
+  // Mixture of experts: routed experts shard over ep_dp (ep 4 of 16 dp_shard ranks: 4).
+  const std::vector<std::string> moe = {
+      "model.moe.num_experts=8", "model.moe.experts_per_token=2", "model.moe.expert_ffn_size=256",
+      "parallel.data_replicate=1", "parallel.data_shard=8", "parallel.expert=4"};
+  for (const char* stage : {"sharding.stage=1", "sharding.stage=3"}) {
+    std::vector<std::string> sets = moe;
+    sets.push_back(stage);
+    INFO("moe with " << stage);
+    CheckPlan(testing::kBaseSpec, sets);
+    testing::Planned planned = testing::PlanYaml(testing::kBaseSpec, sets);
+    REQUIRE(planned.result.ok);
+    const ShardTotals totals = ShardTotalsFromPlan(planned.result.plan);
+    // 8 blocks x 3 grouped tensors of 8 / 4 experts x 256 / tp 2 x 512, sharded over ep_dp 2.
+    CHECK(totals.Stage(0).expert_shard_elements == 8LL * 3 * 2 * 128 * 512 / 2);
+    CHECK(totals.Stage(0).expert_units == 8);
+    CHECK(totals.Stage(0).expert_bucket_bytes == 8LL * 3 * 2 * 128 * 512 * 4);  // fp32 reduce
   }
 }
 

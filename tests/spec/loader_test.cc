@@ -428,7 +428,7 @@ TEST_CASE("every resource limit admits its maximum and refuses one more", "[load
                               ": error[E0104]: " + field.path + " must be at most " + limit +
                               " (accel's limit), got " + std::to_string(max + 1) + "\n");
   }
-  CHECK(limited == 33);
+  CHECK(limited == 42);
 }
 
 TEST_CASE("a limit is reported at the value in the file, below-minimum errors unchanged",

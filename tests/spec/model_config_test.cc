@@ -32,7 +32,9 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
     fs::path config = dir.path() / "config.json";
     if (!fs::exists(config)) continue;
     const std::string type = ModelTypeOf(config);
-    const bool supported = type == "gpt2" || type == "llama" || type == "mistral" || type == "qwen2";
+    const bool supported = type == "gpt2" || type == "llama" || type == "mistral" ||
+                           type == "qwen2" || type == "mixtral" || type == "qwen2_moe" ||
+                           type == "qwen3_moe";
     ModelConfigResult result = ReadModelConfig(config.string());
     INFO(config.string() << " (" << type << ")");
     if (supported) {
@@ -53,7 +55,7 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
       ++rejected;
     }
   }
-  CHECK(loaded >= 12);
+  CHECK(loaded >= 15);
   CHECK(rejected >= 1);
 }
 
@@ -92,6 +94,76 @@ TEST_CASE("Llama 3.1 8B config.json maps onto ModelSpec", "[model_config]") {
   CHECK_FALSE(m->tie_word_embeddings);
   CHECK_FALSE(m->qkv_bias);
   CHECK(m->rope_theta == Approx(500000.0));
+}
+
+TEST_CASE("mixture-of-experts config.json files map onto model.moe", "[model_config]") {
+  absl::StatusOr<ModelSpec> mixtral =
+      LoadModelConfig((kCorpusModels / "Mixtral-8x7B-v0.1" / "config.json").string());
+  REQUIRE(mixtral.ok());
+  CHECK(mixtral->arch == Arch::kLlama);
+  CHECK(mixtral->model_type == "mixtral");
+  CHECK(mixtral->moe.num_experts == 8);
+  CHECK(mixtral->moe.experts_per_token == 2);
+  CHECK(mixtral->moe.expert_ffn_size == 14336);  // Mixtral's experts are intermediate_size wide
+  CHECK(mixtral->moe.norm_topk_prob);            // MixtralSparseMoeBlock always renormalizes
+  CHECK(mixtral->moe.router_aux_loss_coef == Approx(0.02));
+  CHECK(mixtral->moe.num_shared_experts == 0);
+  CHECK(mixtral->moe.router_scoring == RouterScoring::kSoftmax);
+
+  absl::StatusOr<ModelSpec> qwen2 =
+      LoadModelConfig((kCorpusModels / "Qwen1.5-MoE-A2.7B" / "config.json").string());
+  REQUIRE(qwen2.ok());
+  CHECK(qwen2->qkv_bias);
+  CHECK(qwen2->moe.num_experts == 60);
+  CHECK(qwen2->moe.experts_per_token == 4);
+  CHECK(qwen2->moe.expert_ffn_size == 1408);
+  CHECK(qwen2->moe.num_shared_experts == 1);
+  CHECK(qwen2->moe.shared_expert_ffn_size == 5632);
+  CHECK(qwen2->moe.shared_expert_gate);
+  CHECK_FALSE(qwen2->moe.norm_topk_prob);
+  CHECK(qwen2->moe.sparse_step == 1);
+  CHECK(qwen2->ffn_hidden_size == 5632);  // the dense MLP of dense blocks
+
+  absl::StatusOr<ModelSpec> qwen3 =
+      LoadModelConfig((kCorpusModels / "Qwen3-30B-A3B" / "config.json").string());
+  REQUIRE(qwen3.ok());
+  CHECK(qwen3->head_dim == 128);
+  CHECK(qwen3->qk_norm);
+  CHECK_FALSE(qwen3->qkv_bias);
+  CHECK(qwen3->moe.num_experts == 128);
+  CHECK(qwen3->moe.experts_per_token == 8);
+  CHECK(qwen3->moe.expert_ffn_size == 768);
+  CHECK(qwen3->moe.norm_topk_prob);
+  CHECK(qwen3->moe.dense_layers.empty());
+  CHECK(qwen3->moe.router_aux_loss_coef == Approx(0.001));
+}
+
+TEST_CASE("mixture-of-experts keys: DeepSeek's first_k_dense_replace, Qwen's mlp_only_layers, "
+          "and their errors", "[model_config]") {
+  ModelConfigResult r = ParseModelConfig(R"({
+    "model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 256,
+    "max_position_embeddings": 128, "num_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64,
+    "decoder_sparse_step": 2, "mlp_only_layers": [3], "first_k_dense_replace": 1})");
+  REQUIRE(r.config);
+  const MoeSpec& moe = r.config->model.moe;
+  CHECK(moe.sparse_step == 2);
+  CHECK(moe.dense_layers == std::vector<int64_t>{3});
+  CHECK(moe.first_dense_layers == 1);
+  ModelConfigResult bad = ParseModelConfig(R"({
+    "model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 256,
+    "max_position_embeddings": 128, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+    "mlp_only_layers": [7], "router_aux_loss_coef": -1})");
+  CHECK_FALSE(bad.config);
+  std::vector<std::string> messages;
+  for (const ModelConfigIssue& i : bad.issues) messages.push_back(i.message);
+  CHECK(messages == std::vector<std::string>{
+                        "has no 'num_experts' (the number of routed experts)",
+                        "has 'mlp_only_layers' = an array; it must be a list of layer indices below "
+                        "num_hidden_layers",
+                        "has 'router_aux_loss_coef' = -1; it must be a number >= 0"});
 }
 
 TEST_CASE("qwen2 configs have q/k/v bias and may tie embeddings", "[model_config]") {
