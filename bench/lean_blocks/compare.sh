@@ -28,6 +28,7 @@ cd "$ROOT"
 JOBS=(
   "default job (gpt2, dp 2, fp32)|examples/specs/gpt2-small_cpu2_dp.yaml|"
   "gpt2 dp 2, bf16 compute|examples/specs/gpt2-small_cpu2_dp.yaml|precision.compute=bf16"
+  "gpt2 dp 2, bf16 params|examples/specs/gpt2-small_cpu2_dp.yaml|precision.params=bf16 precision.compute=bf16"
   "llama bf16 params, 2 ranks|examples/specs/llama-mini_cpu2_bf16.yaml|"
   "llama tp 2 + sp, fp32|examples/specs/llama-mini_cpu4_tp2.yaml|"
   "llama tp 2 + sp, bf16 compute|examples/specs/llama-mini_cpu4_tp2.yaml|precision.compute=bf16"

@@ -11,6 +11,7 @@
 #include "executor/blas_threads.h"
 #include "executor/calibrate/timing.h"
 #include "executor/models/llama.h"
+#include "executor/models/ops/gelu.h"
 #include "executor/models/ops/layer_norm.h"
 #include "executor/models/ops/rotary.h"
 #include "executor/models/ops/swiglu.h"
@@ -95,7 +96,7 @@ std::vector<Op> Ops() {
       {"rms_norm", {stream}, n,
        [=](const std::vector<torch::Tensor>& x) { return rms->Forward(x[0]); }},
       {"gelu_tanh", {matmul_output}, n,
-       [](const std::vector<torch::Tensor>& x) { return torch::gelu(x[0], "tanh"); }},
+       [](const std::vector<torch::Tensor>& x) { return Gelu(x[0]); }},
       {"silu_mul", {matmul_output, matmul_output}, n,
        [](const std::vector<torch::Tensor>& x) { return SwiGlu(x[0], x[1]); }},
       // As executor/models/causal_lm.cc's unfused CausalAttention between its two products.
