@@ -339,7 +339,8 @@ class C10dCommunicator final : public Communicator {
   }
 
  private:
-  absl::Status CheckAllToAll(const at::Tensor& input, const at::Tensor& output, const std::vector<int64_t>& input_splits,
+  absl::Status CheckAllToAll(const at::Tensor& input, const at::Tensor& output,
+                             const std::vector<int64_t>& input_splits,
                              const std::vector<int64_t>& output_splits) const {
     auto sum_of = [&](const std::vector<int64_t>& splits, int64_t rows, const char* which) -> absl::Status {
       int64_t sum = 0;
@@ -365,8 +366,8 @@ class C10dCommunicator final : public Communicator {
     return sum_of(output_splits, output.size(0), "output");
   }
 
-  // Gloo in LibTorch 1.13 has no bf16 all-gather ("Invalid scalar type"); an all-gather only moves
-  // bytes, so a bf16 tensor travels as fp16 of the same bits, exactly.
+  // Gloo in LibTorch 1.13 has no bf16 all-gather or all-to-all ("Invalid scalar type"); both only
+  // move bytes, so a bf16 tensor travels as fp16 of the same bits, exactly.
   static at::Tensor GlooGatherView(const at::Tensor& t) {
     return t.scalar_type() == at::kBFloat16 ? t.view(at::kHalf) : t;
   }

@@ -17,7 +17,8 @@ at::Tensor Project(const at::Tensor& x, const at::Tensor& weight) {
 // A bias-free linear layer's weight, registered as `name`.weight under parent (zeros: the
 // model's initializer fills every parameter).
 at::Tensor Weight(torch::nn::Module& parent, const std::string& name, at::IntArrayRef shape) {
-  return parent.register_module(name, std::make_shared<torch::nn::Module>())->register_parameter("weight", torch::zeros(shape));
+  auto module = parent.register_module(name, std::make_shared<torch::nn::Module>());
+  return module->register_parameter("weight", torch::zeros(shape));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ struct RouterOptions {
 // What routing T tokens over E experts gives.
 struct Routing {
   at::Tensor scores;         // [T, E] fp32 (fp64 for fp64 logits): softmax or sigmoid of the logits (differentiable)
-  at::Tensor probabilities;  // [T, k] in the scores' dtype: the chosen experts' weights for the combine (differentiable)
+  // [T, k] in the scores' dtype: the chosen experts' weights for the combine (differentiable)
+  at::Tensor probabilities;
   at::Tensor experts;        // [T, k] int64: the chosen experts, best first
   at::Tensor counts;         // [E] int64: tokens routed to each expert (each token counted k times)
 };

@@ -108,7 +108,8 @@ std::map<std::string, torch::Tensor> Params(MoeLayer& layer) {
 }
 
 // silu(x·Gᵀ) ⊙ (x·Uᵀ) · Dᵀ for one row.
-torch::Tensor SwiGluRow(const torch::Tensor& x, const torch::Tensor& g, const torch::Tensor& u, const torch::Tensor& d) {
+torch::Tensor SwiGluRow(const torch::Tensor& x, const torch::Tensor& g, const torch::Tensor& u,
+                        const torch::Tensor& d) {
   return torch::matmul(torch::silu(torch::matmul(x, g.t())) * torch::matmul(x, u.t()), d.t());
 }
 
