@@ -88,8 +88,10 @@ absl::Status ValidateModelConfig(const ModelConfig& config);
 // The dimensions the plan's model message gives (accel.ir Model): arch GPT2 or LLAMA (the
 // llama family: llama, mistral, qwen2), unset num_kv_heads = num_heads, unset ffn_hidden_size =
 // 4h, and the embedding/head rows of padded_vocab_size when set (Megatron's vocabulary padding;
-// tokens stay below vocab_size). Errors: InvalidArgument "model.arch is unspecified: expected
-// gpt2 or llama" (or another value's name) and those of ValidateModelConfig.
+// tokens stay below vocab_size), and the plan's mixture of experts (Model.moe: top-k, widths, the
+// shared experts as one SwiGLU of num_shared · shared_expert_ffn_size, router scoring and
+// normalization, the aux-loss weight, the dense blocks). Errors: InvalidArgument "model.arch is
+// unspecified: expected gpt2 or llama" (or another value's name) and those of ValidateModelConfig.
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m);
 
 // Tensor-parallel ranks holding each key/value head under tensor degree tp: ir::KvHeadReplicas

@@ -230,6 +230,50 @@ TEST_CASE("grouped experts under bf16 autocast: bf16 products, fp32 gradients ne
   }
 }
 
+TEST_CASE("the plan's mixture of experts reads into the executor's model config") {
+  ir::Model m;
+  m.set_arch(ir::ARCHITECTURE_LLAMA);
+  m.set_hidden_size(16);
+  m.set_num_layers(4);
+  m.set_num_heads(4);
+  m.set_num_kv_heads(2);
+  m.set_ffn_hidden_size(32);
+  m.set_vocab_size(256);
+  m.set_max_seq_len(64);
+  m.set_norm_eps(1e-6);
+  m.set_rope_theta(10000);
+  ir::MixtureOfExperts* moe = m.mutable_moe();
+  moe->set_num_experts(8);
+  moe->set_experts_per_token(2);
+  moe->set_expert_ffn_size(12);
+  moe->set_num_shared_experts(2);
+  moe->set_shared_expert_ffn_size(10);
+  moe->set_shared_expert_gate(true);
+  moe->set_router_scoring(ir::ROUTER_SCORING_SOFTMAX);
+  moe->set_norm_topk_prob(false);
+  moe->set_router_aux_loss_coef(0.01);
+  moe->add_dense_layers(0);
+  const absl::StatusOr<ModelConfig> c = ModelConfigFromPlan(m);
+  REQUIRE(c.ok());
+  CHECK(c->moe.num_experts == 8);
+  CHECK(c->moe.top_k == 2);
+  CHECK(c->moe.expert_ffn_size == 12);
+  CHECK(c->moe.shared_expert_ffn_size == 20);  // two shared experts of 10, one SwiGLU
+  CHECK(c->moe.shared_expert_gate);
+  CHECK_FALSE(c->moe.sigmoid_scoring);
+  CHECK_FALSE(c->moe.normalize_top_k);
+  CHECK(c->moe.aux_loss_coef == 0.01);
+  CHECK_FALSE(c->IsMoeLayer(0));
+  CHECK(c->IsMoeLayer(1));
+  CHECK(c->IsMoeLayer(3));
+  moe->set_experts_per_token(9);
+  CHECK(ModelConfigFromPlan(m).status().message() == "model.moe: top_k 9 must be in [1, num_experts 8]");
+  m.clear_moe();
+  const absl::StatusOr<ModelConfig> dense = ModelConfigFromPlan(m);
+  REQUIRE(dense.ok());
+  CHECK_FALSE(dense->IsMoeLayer(1));
+}
+
 // Expert parallelism against one rank holding every expert: rank r routes its own tokens x_r;
 // the reference runs the whole layer on each x_r in turn. Outputs, the input gradients and the
 // replicated parameters' gradients (router, shared expert: each rank's from its own tokens, which
