@@ -161,6 +161,60 @@ std::vector<int64_t> ExpertDegrees(const spec::ModelSpec& model, int64_t ds, int
   return out;
 }
 
+// Adds the candidates of one degree choice (dr, ds, cp, tp, pp, ep): every sharding stage, offload,
+// hybrid flag, micro batch, schedule and recompute policy the rules allow, each with its wave and
+// predecessors (Candidates).
+void AddShardingVariants(const Layout& degrees, const std::vector<spec::PipelineSchedule>& schedules,
+                         const std::vector<int64_t>& micros, int64_t global_batch, bool apply_rules,
+                         Candidates& out) {
+  using spec::Offload;
+  const int64_t dr = degrees.data_replicate, ds = degrees.data_shard, cp = degrees.context;
+  const int64_t tp = degrees.tensor, pp = degrees.pipeline, ep = degrees.expert;
+  for (int64_t stage = 0; stage <= 3; ++stage) {
+    // E0409 kOffloadNeedsSharding: offload from stage 1; E0414 kParamOffloadNeedsStage3.
+    std::vector<Offload> offloads = {Offload::kNone};
+    if (!apply_rules || stage >= 1) offloads.push_back(Offload::kOptimizer);
+    if (!apply_rules || stage == 3) offloads.push_back(Offload::kAll);
+    // E0416 kHybridNeedsStage3, E0410 kHybridNeedsReplicate (and something to shard).
+    const bool hybrid = stage == 3 && dr > 1 && ds > 1;
+    std::vector<bool> hybrids = {hybrid};
+    if (!apply_rules) hybrids.push_back(!hybrid);
+    for (bool hy : hybrids) {
+      for (int64_t m : micros) {
+        if (global_batch % (m * dr * ds) != 0) continue;
+        const int64_t accum = global_batch / (m * dr * ds);
+        size_t one_f_one_b = kNoIndex;  // the 1f1b group of this micro batch
+        for (spec::PipelineSchedule schedule : schedules) {
+          // E0407 kTooFewMicrobatches: 1f1b needs accum ≥ pp, interleaving accum % pp == 0.
+          if (apply_rules && pp > 1 &&
+              ((schedule == spec::PipelineSchedule::k1F1B && accum < pp) ||
+               (schedule == spec::PipelineSchedule::kInterleaved1F1B && accum % pp != 0))) {
+            continue;
+          }
+          const size_t base = out.layouts.size();
+          const size_t n = offloads.size();
+          const bool gpipe = schedule == spec::PipelineSchedule::kGpipe;
+          if (schedule == spec::PipelineSchedule::k1F1B) one_f_one_b = base;
+          int rc_index = 0;
+          for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
+                                     spec::Recompute::kOp, spec::Recompute::kFull}) {
+            for (size_t o = 0; o < n; ++o) {
+              const size_t here = out.layouts.size();
+              out.wave.push_back((o > 0 ? 1 : 0) + (gpipe ? 2 : 0));
+              out.before.push_back(
+                  {o > 0 ? base + static_cast<size_t>(rc_index) * n : kNoIndex,
+                   gpipe && one_f_one_b != kNoIndex ? one_f_one_b + (here - base) : kNoIndex});
+              out.layouts.push_back(
+                  Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule, offloads[o], hy, ep});
+            }
+            ++rc_index;
+          }
+        }
+      }
+    }
+  }
+}
+
 Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply_rules) {
   Candidates out;
   const int64_t world = spec.world_size();
@@ -175,7 +229,6 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
     cps.push_back(cp);
   }
   const std::vector<int64_t> micros = MicroBatchSizes(spec, global_batch);
-  using spec::Offload;
   const spec::ModelSpec& model = spec.model;
   for (int64_t cp : cps) {
     for (const auto& [dr, ds, tp, pp] : Factorizations4(world / cp)) {
@@ -195,49 +248,10 @@ Candidates Enumerate(const spec::JobSpec& spec, int64_t global_batch, bool apply
         schedules.push_back(spec::PipelineSchedule::kInterleaved1F1B);
       }
       for (int64_t ep : experts) {
-        for (int64_t stage = 0; stage <= 3; ++stage) {
-          // E0409 kOffloadNeedsSharding: offload from stage 1; E0414 kParamOffloadNeedsStage3.
-          std::vector<Offload> offloads = {Offload::kNone};
-          if (!apply_rules || stage >= 1) offloads.push_back(Offload::kOptimizer);
-          if (!apply_rules || stage == 3) offloads.push_back(Offload::kAll);
-          // E0416 kHybridNeedsStage3, E0410 kHybridNeedsReplicate (and something to shard).
-          const bool hybrid = stage == 3 && dr > 1 && ds > 1;
-          std::vector<bool> hybrids = {hybrid};
-          if (!apply_rules) hybrids.push_back(!hybrid);
-          for (bool hy : hybrids) {
-            for (int64_t m : micros) {
-              if (global_batch % (m * dr * ds) != 0) continue;
-              const int64_t accum = global_batch / (m * dr * ds);
-              size_t one_f_one_b = kNoIndex;  // the 1f1b group of this micro batch
-              for (spec::PipelineSchedule schedule : schedules) {
-                // E0407 kTooFewMicrobatches: 1f1b needs accum ≥ pp, interleaving accum % pp == 0.
-                if (apply_rules && pp > 1 &&
-                    ((schedule == spec::PipelineSchedule::k1F1B && accum < pp) ||
-                     (schedule == spec::PipelineSchedule::kInterleaved1F1B && accum % pp != 0))) {
-                  continue;
-                }
-                const size_t base = out.layouts.size();
-                const size_t n = offloads.size();
-                const bool gpipe = schedule == spec::PipelineSchedule::kGpipe;
-                if (schedule == spec::PipelineSchedule::k1F1B) one_f_one_b = base;
-                int rc_index = 0;
-                for (spec::Recompute rc : {spec::Recompute::kNone, spec::Recompute::kSelective,
-                                           spec::Recompute::kOp, spec::Recompute::kFull}) {
-                  for (size_t o = 0; o < n; ++o) {
-                    const size_t here = out.layouts.size();
-                    out.wave.push_back((o > 0 ? 1 : 0) + (gpipe ? 2 : 0));
-                    out.before.push_back(
-                        {o > 0 ? base + static_cast<size_t>(rc_index) * n : kNoIndex,
-                         gpipe && one_f_one_b != kNoIndex ? one_f_one_b + (here - base) : kNoIndex});
-                    out.layouts.push_back(
-                        Layout{dr, ds, cp, tp, pp, stage, m, rc, schedule, offloads[o], hy, ep});
-                  }
-                  ++rc_index;
-                }
-              }
-            }
-          }
-        }
+        Layout degrees;
+        degrees.data_replicate = dr, degrees.data_shard = ds, degrees.context = cp;
+        degrees.tensor = tp, degrees.pipeline = pp, degrees.expert = ep;
+        AddShardingVariants(degrees, schedules, micros, global_batch, apply_rules, out);
       }
     }
   }

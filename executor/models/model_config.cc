@@ -37,6 +37,24 @@ absl::Status ValidateMoeConfig(const ModelConfig& c) {
   return absl::OkStatus();
 }
 
+// The plan's mixture of experts (ir::MixtureOfExperts); the shared experts become one SwiGLU of
+// their summed width, as the planner counts them (planner/model_params.cc).
+MoeConfig MoeConfigFromPlan(const ir::MixtureOfExperts& moe) {
+  MoeConfig c;
+  c.num_experts = moe.num_experts();
+  if (c.num_experts == 0) return c;
+  c.top_k = moe.experts_per_token();
+  c.expert_ffn_size = moe.expert_ffn_size();
+  c.shared_expert_ffn_size = moe.num_shared_experts() * moe.shared_expert_ffn_size();
+  c.shared_expert_gate = moe.shared_expert_gate();
+  c.sigmoid_scoring = moe.router_scoring() == ir::ROUTER_SCORING_SIGMOID;
+  c.normalize_top_k = moe.norm_topk_prob();
+  c.aux_loss_coef = moe.router_aux_loss_coef();
+  c.dense_layers.assign(moe.dense_layers().begin(), moe.dense_layers().end());
+  return c;
+}
+
+
 }  // namespace
 
 absl::Status ValidateModelConfig(const ModelConfig& c) {
@@ -77,27 +95,6 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
   }
   return absl::OkStatus();
 }
-
-namespace {
-
-// The plan's mixture of experts (ir::MixtureOfExperts); the shared experts become one SwiGLU of
-// their summed width, as the planner counts them (planner/model_params.cc).
-MoeConfig MoeConfigFromPlan(const ir::MixtureOfExperts& moe) {
-  MoeConfig c;
-  c.num_experts = moe.num_experts();
-  if (c.num_experts == 0) return c;
-  c.top_k = moe.experts_per_token();
-  c.expert_ffn_size = moe.expert_ffn_size();
-  c.shared_expert_ffn_size = moe.num_shared_experts() * moe.shared_expert_ffn_size();
-  c.shared_expert_gate = moe.shared_expert_gate();
-  c.sigmoid_scoring = moe.router_scoring() == ir::ROUTER_SCORING_SIGMOID;
-  c.normalize_top_k = moe.norm_topk_prob();
-  c.aux_loss_coef = moe.router_aux_loss_coef();
-  c.dense_layers.assign(moe.dense_layers().begin(), moe.dense_layers().end());
-  return c;
-}
-
-}  // namespace
 
 absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   ModelConfig config;

@@ -2,8 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <string>
-
 #include "executor/communicator.h"
 #include "executor/models/moe/all_to_all.h"
 
@@ -64,10 +62,8 @@ TokenDispatch::TokenDispatch(const at::Tensor& experts, const at::Tensor& counts
   const int64_t size = ep_.group->Size();
   const int64_t local = num_experts / size;
   // Every rank tells every other how many of its rows go to each of that rank's experts.
-  at::Tensor received = at::empty({num_experts}, counts.options());
   const std::vector<int64_t> per_rank(static_cast<size_t>(size), local);
-  const absl::Status status = ep_.group->AllToAll(counts.contiguous(), received, per_rank, per_rank);
-  TORCH_CHECK(status.ok(), std::string(status.message()));
+  const at::Tensor received = AllToAllRows(counts, per_rank, per_rank, *ep_.group);
   const at::Tensor from = received.view({size, local});  // [sender, local expert]
   send_splits_ = ToVector(counts.view({size, local}).sum(1));
   recv_splits_ = ToVector(from.sum(1));

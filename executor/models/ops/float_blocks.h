@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "planner/executor_activations.h"
 
@@ -25,6 +26,12 @@ inline constexpr int64_t kFloatBlockElements = planner::kExecutorFloatBlockEleme
 // Whether `x` takes the fp32-block path: a bf16 or fp16 tensor on the CPU. Everything else runs
 // LibTorch's kernel directly (CUDA's 16-bit kernels already compute in fp32 registers).
 bool UsesFloatBlocks(const at::Tensor& x);
+
+// f applied block by block to fp32 copies of `inputs` (tensors of one shape, read as rows of
+// their last dim; f elementwise, returning its blocks' shape), each result rounded into a tensor
+// of inputs[0]'s shape and dtype. inputs[0].numel() > 0.
+at::Tensor MapInFloatBlocks(const std::vector<at::Tensor>& inputs,
+                            const std::function<at::Tensor(const std::vector<at::Tensor>&)>& f);
 
 // Calls f(begin, count) for consecutive row ranges covering [0, rows), each of about
 // kFloatBlockElements / row_width rows (at least one). row_width > 0.

@@ -3,7 +3,7 @@
 #include <torch/autograd.h>
 #include <torch/torch.h>
 
-#include <algorithm>
+#include <vector>
 
 #include "executor/models/ops/float_blocks.h"
 
@@ -13,33 +13,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// [rows, width] view of a contiguous copy of `t` (GELU is elementwise: any split into rows works).
-at::Tensor Rows(const at::Tensor& t) {
-  const int64_t width = t.dim() > 0 ? t.size(-1) : 1;
-  return t.contiguous().view({-1, std::max<int64_t>(width, 1)});
-}
-
 at::Tensor GeluForward(const at::Tensor& x) {
   if (!UsesFloatBlocks(x) || x.numel() == 0) return at::gelu(x, "tanh");
-  const at::Tensor rows = Rows(x);
-  at::Tensor y = at::empty_like(rows);
-  ForEachRowBlock(rows.size(0), rows.size(1), [&](int64_t begin, int64_t count) {
-    y.narrow(0, begin, count).copy_(at::gelu(rows.narrow(0, begin, count).to(at::kFloat), "tanh"));
-  });
-  return y.view(x.sizes());
+  return MapInFloatBlocks({x}, [](const std::vector<at::Tensor>& b) { return at::gelu(b[0], "tanh"); });
 }
 
 at::Tensor GeluBackward(const at::Tensor& grad, const at::Tensor& x) {
   if (!UsesFloatBlocks(x) || x.numel() == 0) return at::gelu_backward(grad, x, "tanh");
-  const at::Tensor rows = Rows(x);
-  const at::Tensor grad_rows = Rows(grad);
-  at::Tensor dx = at::empty_like(rows);
-  ForEachRowBlock(rows.size(0), rows.size(1), [&](int64_t begin, int64_t count) {
-    dx.narrow(0, begin, count)
-        .copy_(at::gelu_backward(grad_rows.narrow(0, begin, count).to(at::kFloat),
-                                 rows.narrow(0, begin, count).to(at::kFloat), "tanh"));
-  });
-  return dx.view(x.sizes());
+  return MapInFloatBlocks({x, grad},
+                          [](const std::vector<at::Tensor>& b) { return at::gelu_backward(b[1], b[0], "tanh"); });
 }
 
 struct GeluFunction : torch::autograd::Function<GeluFunction> {
