@@ -33,6 +33,18 @@ absl::Status CheckTensorParallelSplits(const CausalLm& model, const ShardLayout&
   return absl::OkStatus();
 }
 
+// The routed experts the model holds must be the ones the plan places on this rank
+// (ir::RankPlacement.expert_begin/expert_end).
+absl::Status CheckLocalExperts(const ir::Plan& plan, int rank, const CausalLm& model) {
+  if (plan.model().moe().num_experts() == 0) return absl::OkStatus();
+  const ir::RankPlacement& placement = plan.ranks(rank);
+  const auto [first, end] = model.LocalExperts();
+  if (first == placement.expert_begin() && end == placement.expert_end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " holds routed experts [", first, ", ", end,
+                                                 ") but the plan places [", placement.expert_begin(), ", ",
+                                                 placement.expert_end(), ") on it"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
@@ -49,15 +61,19 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());
   ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,
                          ShardLayout::FromPlan(plan.sharding(), plan.ranks(rank).stage(), names,
-                                               groups.RankIn("dp_shard")));
+                                               groups.RankIn("dp_shard"), groups.RankIn("ep_dp")));
+  ACCEL_RETURN_IF_ERROR(CheckLocalExperts(plan, rank, *model));
   ACCEL_RETURN_IF_ERROR(CheckTensorParallelSplits(*model, layout));
   DataParallelGroups dp;
   dp.dp = groups.Get("dp");
   dp.dp_shard = groups.Get("dp_shard");
   dp.dp_replicate = groups.Get("dp_replicate");
+  dp.ep = groups.Get("ep");
+  dp.ep_dp = groups.Get("ep_dp");
   dp.tp = tp.group;
   dp.replicated.sequence = tp.sequence_sharded() ? tp.group : nullptr;
   dp.replicated.kv = std::move(tp_kv);
+  dp.replicated.partial = tp.sequence_sharded() ? nullptr : tp.group;
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
   // With pp > 1 the head reads its own copy of a tied embedding, not the embeddings unit.

@@ -25,6 +25,13 @@ std::string JsonOptional(const std::optional<double>& v) {
   return v.has_value() ? JsonNumber(*v) : "null";
 }
 
+// ,"moe":{...} or nothing for a dense model.
+std::string MoeJson(const StepRecord& r) {
+  if (r.expert_tokens.empty()) return "";
+  return absl::StrCat(",\"moe\":{\"expert_tokens\":[", absl::StrJoin(r.expert_tokens, ","),
+                      "],\"aux_loss\":", JsonOptional(r.aux_loss), "}");
+}
+
 }  // namespace
 
 std::string StepRecordJson(const StepRecord& r) {
@@ -44,7 +51,7 @@ std::string StepRecordJson(const StepRecord& r) {
       ",\"comm_wait_seconds\":", JsonNumber(r.comm_wait_seconds),
       ",\"tp_comm_seconds\":", JsonOptional(r.tp_comm_seconds),
       ",\"loss_scale\":", JsonNumber(r.loss_scale), ",\"skipped\":", r.skipped ? "true" : "false",
-      ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), "}");
+      ",\"unix_time\":", absl::StrFormat("%.3f", r.unix_time), MoeJson(r), "}");
 }
 
 namespace {

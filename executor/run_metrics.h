@@ -42,6 +42,12 @@ struct StepRecord {
   double loss_scale = 1;                // the step's loss scale (1 without loss scaling)
   bool skipped = false;                 // gradients overflowed: the optimizer did not step
   double unix_time = 0;
+  // Mixture of experts only (empty otherwise): token slots each routed expert received this
+  // step, over every MoE block, micro-batch and data-parallel rank (a token counts once per
+  // top-k choice); and the mean load-balancing loss of one MoE block (Switch form, k for
+  // perfectly even routing; unweighted by moe.aux_loss_coef).
+  std::vector<int64_t> expert_tokens;
+  std::optional<double> aux_loss;
 };
 
 // The record as one JSON object on one line (no trailing newline); non-finite numbers as null.

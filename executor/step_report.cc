@@ -70,6 +70,8 @@ StepRecord MakeStepRecord(const RunState& s, const StepResult& result, double st
   r.comm_wait_seconds = result.sync.wait_seconds;
   r.loss_scale = result.loss_scale;
   r.skipped = result.skipped;
+  r.expert_tokens = result.moe.expert_counts;
+  if (result.moe.aux_losses > 0) r.aux_loss = result.moe.aux_loss_sum / static_cast<double>(result.moe.aux_losses);
   r.unix_time = static_cast<double>(UnixNanos()) / 1e9;
   return r;
 }

@@ -181,7 +181,7 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   // Model, identical on every rank (seeded), then data, then the trainer.
   const TimedTensorParallel tp = TimeTensorParallel(plan, g.groups);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
-                         BuildRankModel(plan, env.rank, model_config, tp.tp, device));
+                         BuildRankModel(plan, env.rank, model_config, tp.tp, device, g.groups.Get("ep")));
   ACCEL_ASSIGN_OR_RETURN(RankData data, LoadRankData(plan, g.groups));
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                          CreateTrainer(plan, model, trainer_options, g.groups, env.rank, tp.tp, tp.tp_kv));

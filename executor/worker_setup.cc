@@ -113,10 +113,11 @@ TimedTensorParallel TimeTensorParallel(const ir::Plan& plan, const ProcessGroups
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildRankModel(const ir::Plan& plan, int rank,
                                                          const ModelConfig& config,
                                                          const TensorParallel& tp,
-                                                         const c10::Device& device) {
+                                                         const c10::Device& device,
+                                                         std::shared_ptr<Communicator> ep) {
   const uint64_t seed = static_cast<uint64_t>(plan.training().seed());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
-                         BuildCausalLm(config, seed, tp, {}, StageSpanFromPlan(plan, rank)));
+                         BuildCausalLm(config, seed, tp, {}, StageSpanFromPlan(plan, rank), std::move(ep)));
   model->to(device, ScalarTypeOf(plan.precision().param_dtype(), torch::kFloat));
   return model;
 }

@@ -66,11 +66,13 @@ TimedTensorParallel TimeTensorParallel(const ir::Plan& plan, const ProcessGroups
 // Rank `rank`'s pipeline stage of the model of `config`, initialized from training.seed
 // identically on every rank, moved to `device` in precision.param_dtype (fp32 when unset).
 // Hugging Face weights (model.init_from) are read later, by the trainer, which knows the ranges
-// this rank owns. Errors: those of BuildCausalLm.
+// this rank owns. ep: the plan's "ep" group (null without expert parallelism). Errors: those
+// of BuildCausalLm.
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildRankModel(const ir::Plan& plan, int rank,
                                                          const ModelConfig& config,
                                                          const TensorParallel& tp,
-                                                         const c10::Device& device);
+                                                         const c10::Device& device,
+                                                         std::shared_ptr<Communicator> ep = nullptr);
 
 // The plan's data as windows of batch.seq_len tokens, this rank's data-parallel share (by its
 // "dp" group), shuffled per data.shuffle with training.seed; token_count: the tokens read.

@@ -90,7 +90,12 @@ void AddMoeMlp(const ir::Model& model, const std::string& p, int64_t tp,
   const ir::MixtureOfExperts& moe = model.moe();
   const int64_t h = model.hidden_size(), experts = moe.num_experts(), fe = moe.expert_ffn_size();
   const int64_t ep = ExpertParallel(model);
-  block.push_back(Make(p + "mlp.gate.weight", {experts, h}, -1, tp));
+  // The router and the shared gate weight tp-partial expert outputs (ir::Parameter.tp_partial_grad).
+  auto partial = [tp](ParamInfo param) {
+    param.tp_partial_grad = tp > 1;
+    return param;
+  };
+  block.push_back(partial(Make(p + "mlp.gate.weight", {experts, h}, -1, tp)));
   auto routed = [&](const char* name, std::vector<int64_t> shape, int tp_dim) {
     ParamInfo param = Make(p + "mlp.experts." + name, std::move(shape), tp_dim, tp);
     param.local_count = param.local_count / experts * CeilDiv(experts, ep);
@@ -104,7 +109,9 @@ void AddMoeMlp(const ir::Model& model, const std::string& p, int64_t tp,
     AddSwiGlu(p + "mlp.shared_expert.", moe.num_shared_experts() * moe.shared_expert_ffn_size(), h,
               tp, block);
   }
-  if (moe.shared_expert_gate()) block.push_back(Make(p + "mlp.shared_expert_gate.weight", {1, h}, -1, tp));
+  if (moe.shared_expert_gate()) {
+    block.push_back(partial(Make(p + "mlp.shared_expert_gate.weight", {1, h}, -1, tp)));
+  }
 }
 
 // Mixture-of-experts counts of a finished table: the routed experts' parameters, those a token

@@ -42,6 +42,8 @@ struct ParamInfo {
   // dim 0 counts experts, split over expert parallel; local_count is one ep rank's E / ep of
   // them per tp rank.
   bool routed_expert = false;
+  // Replicated over tp but with a tp-partial gradient (ir::Parameter.tp_partial_grad).
+  bool tp_partial_grad = false;
 };
 
 // Every parameter of a model grouped the way pipeline stages and shard units take them.

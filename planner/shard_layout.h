@@ -59,22 +59,26 @@ int64_t ShardCount(const ParamInfo& param, int64_t degree, int64_t expert_degree
 
 // Walks the gradients in the order they become ready in backward (the last unit's last
 // parameter first) and fills buckets as PyTorch DDP's reducer does: a bucket closes once it
-// holds at least `cap` elements (local_count, per tp rank) and never spans two stages.
+// holds at least `cap` elements (local_count, per tp rank), never spans two stages, and never
+// mixes routed-expert parameters (reduced over "ep_dp") with others (reduced over "dp").
 // `visit(param, stage, opens)` is called once per parameter in that order; `opens` is true for
 // the first parameter of each bucket. Buckets are numbered in the order they open.
 template <typename Visit>
 void WalkBuckets(const ShardLayout& layout, int64_t cap, Visit&& visit) {
   // Units are in stage order, so one walk from the last unit visits the stages last to first.
   bool open = false;
+  bool expert = false;
   int32_t stage = 0;
   int64_t elements = 0;
   for (auto unit = layout.units.rbegin(); unit != layout.units.rend(); ++unit) {
     if (open && stage != unit->stage) open = false;
     for (int64_t p = layout.Size(*unit) - 1; p >= 0; --p) {
       const ParamInfo& param = layout.Param(*unit, p);
+      if (open && expert != param.routed_expert) open = false;
       const bool opens = !open;
       if (opens) {
         open = true;
+        expert = param.routed_expert;
         stage = unit->stage;
         elements = 0;
       }

@@ -169,10 +169,13 @@ BlockRecompute CausalLm::BlockRecomputeOf(size_t layer) const {
 namespace {
 
 std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParallel& tp,
-                                    const StageSpan& span = {}) {
+                                    const StageSpan& span = {}, std::shared_ptr<Communicator> ep_group = nullptr) {
   if (config.arch == ModelArch::kGpt2) return std::make_shared<Gpt2Model>(config, tp, span);
-  return std::make_shared<LlamaModel>(config, tp, span);
+  return std::make_shared<LlamaModel>(config, tp, span, std::move(ep_group));
 }
+
+// A routed-expert tensor (grouped: dim 0 counts the experts) under expert parallelism.
+bool IsRoutedExpert(const std::string& name) { return absl::StrContains(name, ".mlp.experts."); }
 
 absl::Status CheckSpan(const ModelConfig& c, const StageSpan& span) {
   for (int chunk = 0; chunk < span.NumChunks(); ++chunk) {
@@ -228,20 +231,27 @@ absl::Status CheckTensorParallelDegree(const ModelConfig& c, int64_t tp) {
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
                                                         const TensorParallel& tp,
                                                         const ModelInitializer& initialize,
-                                                        const StageSpan& span) {
+                                                        const StageSpan& span,
+                                                        std::shared_ptr<Communicator> ep_group) {
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
   if (absl::Status s = CheckTensorParallelDegree(config, tp.size()); !s.ok()) return s;
   if (absl::Status s = CheckSpan(config, span); !s.ok()) return s;
+  const int64_t ep = ep_group == nullptr ? 1 : ep_group->Size();
+  if (config.moe.num_experts > 0 && config.moe.num_experts % ep != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("expert-parallel degree ", ep,
+                                                   " does not divide model.moe.num_experts ", config.moe.num_experts));
+  }
   try {
     std::shared_ptr<CausalLm> full = MakeModel(config, TensorParallel{});
     InitializeParameters(*full, config, seed);
-    if (!tp.enabled() && span.Whole(config.num_layers)) {
+    if (!tp.enabled() && ep == 1 && span.Whole(config.num_layers)) {
       if (initialize) {
         if (absl::Status s = initialize(*full); !s.ok()) return s;
       }
       return full;
     }
-    std::shared_ptr<CausalLm> model = MakeModel(config, tp, span);
+    std::shared_ptr<CausalLm> model = MakeModel(config, tp, span, ep > 1 ? ep_group : nullptr);
+    const auto [first_expert, end_expert] = model->LocalExperts();
     {
       torch::NoGradGuard no_grad;
       const auto whole = full->named_parameters();
@@ -250,7 +260,9 @@ absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& confi
         const torch::Tensor* source = whole.find(item.key());
         if (source == nullptr) source = whole.find(model->WordEmbeddingName());
         TORCH_CHECK(source != nullptr, "parameter ", item.key(), " is not in the whole model");
-        item.value().copy_(TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size()));
+        torch::Tensor slice = TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size());
+        if (IsRoutedExpert(item.key())) slice = slice.narrow(0, first_expert, end_expert - first_expert);
+        item.value().copy_(slice);
       }
     }
     full.reset();  // before the initializer, which may read a checkpoint

@@ -23,6 +23,9 @@
 
 namespace accel::exec {
 
+class Communicator;
+class MoeStepState;
+
 // How one block's forward checkpoints (CausalLm::SetRecomputeModules).
 struct BlockRecompute {
   bool attention_core = false;  // the attention core is a Recompute region (selective recompute)
@@ -94,6 +97,12 @@ class CausalLm : public torch::nn::Module {
 
   // The dimensions this model was built with.
   const ModelConfig& config() const { return config_; }
+
+  // Mixture of experts: the routed experts [first, end) of moe.num_experts this rank holds in
+  // every MoE block (its share of the "ep" group; all of them without expert parallelism).
+  virtual std::pair<int64_t, int64_t> LocalExperts() const { return {0, config_.moe.num_experts}; }
+  // What the MoE blocks share with the trainer; null in a dense model.
+  const std::shared_ptr<MoeStepState>& moe_state() const { return moe_state_; }
   // The tensor-parallel group it is split over.
   const TensorParallel& tensor_parallel() const { return tp_; }
 
@@ -167,6 +176,7 @@ class CausalLm : public torch::nn::Module {
   std::vector<bool> recompute_core_;
   std::shared_ptr<const std::set<std::string, std::less<>>> kept_outputs_;
   int64_t loss_chunks_ = 0;
+  std::shared_ptr<MoeStepState> moe_state_;  // set by a model with MoE blocks
 };
 
 // Turns a model's sequence parallelism off for its lifetime, e.g. to sample with contexts of any
@@ -230,12 +240,18 @@ using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 // starts from the same weights. Its error is returned.
 // A pipeline stage (span) keeps only its parameters of the whole model, so every layout starts
 // from the same weights too; a tied head's copy starts equal to the word embedding.
+// Mixture of experts: with ep_group (the plan's "ep" group, size P) the whole model draws all
+// E routed experts and this rank keeps experts [q·E/P, (q+1)·E/P) (q its rank in the group) of
+// each grouped tensor, after the tensor-parallel slicing; so every expert-parallel layout starts
+// from the same weights as one rank.
 // Errors: InvalidArgument from ValidateModelConfig, or when tp.size() does not divide num_heads,
-// num_kv_heads, ffn_size or vocab_size, or the span is not within the model.
+// num_kv_heads, ffn_size or vocab_size, ep_group's size does not divide moe.num_experts, or the
+// span is not within the model.
 absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& config, uint64_t seed,
                                                         const TensorParallel& tp = {},
                                                         const ModelInitializer& initialize = {},
-                                                        const StageSpan& span = {});
+                                                        const StageSpan& span = {},
+                                                        std::shared_ptr<Communicator> ep_group = nullptr);
 
 }  // namespace accel::exec
 

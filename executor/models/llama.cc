@@ -3,12 +3,14 @@
 #include <torch/torch.h>
 
 #include "absl/strings/match.h"
+#include "executor/models/moe/aux_loss.h"
 #include "executor/models/ops/rms_norm.h"
 #include "executor/models/ops/rotary.h"
 #include "executor/models/ops/swiglu.h"
 #include "executor/train/autocast.h"
 #include "executor/train/kept_outputs.h"
 #include "executor/train/recompute.h"
+#include "executor/train/region_outputs.h"
 
 namespace accel::exec {
 namespace {
@@ -39,7 +41,8 @@ RmsNormModule::RmsNormModule(int64_t hidden, double eps) : eps_(eps) {
 
 torch::Tensor RmsNormModule::Forward(const torch::Tensor& x) { return RmsNorm(x, weight_, eps_); }
 
-LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
+LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int64_t layer, ExpertParallel ep,
+                       std::shared_ptr<MoeStepState> moe_state)
     : tp_(tp),
       num_heads_(config.num_heads / tp.size()),
       num_kv_heads_(config.num_kv_heads * KvHeadReplicas(config, tp.size()) / tp.size()),
@@ -57,10 +60,17 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp)
   k_proj_ = attn->register_module("k_proj", qkv(kv));
   v_proj_ = attn->register_module("v_proj", qkv(kv));
   o_proj_ = attn->register_module("o_proj", NoBias(q, h));
-  auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
-  gate_proj_ = mlp->register_module("gate_proj", NoBias(h, ffn));
-  up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
-  down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
+  if (config.IsMoeLayer(layer)) {
+    TORCH_CHECK(moe_state != nullptr, "a mixture-of-experts block needs the model's MoeStepState");
+    moe_ = register_module("mlp", std::make_shared<MoeLayer>(config, ep, tp.size()));
+    moe_state_ = std::move(moe_state);
+    aux_loss_coef_ = config.moe.aux_loss_coef;
+  } else {
+    auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
+    gate_proj_ = mlp->register_module("gate_proj", NoBias(h, ffn));
+    up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
+    down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
+  }
   input_layernorm_ =
       register_module("input_layernorm", std::make_shared<RmsNormModule>(h, config.norm_eps));
   post_attention_layernorm_ =
@@ -86,9 +96,22 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
                         .view({b, t, -1});
   torch::Tensor residual = x + ExitTensorParallel(Project(o_proj_, y, recompute, "self_attn.o_proj"), tp_);
   torch::Tensor m = SharedMatmulInput(EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_));
-  torch::Tensor gate = Project(gate_proj_, m, recompute, "mlp.gate_proj");
-  torch::Tensor up = Project(up_proj_, m, recompute, "mlp.up_proj");
-  return residual + ExitTensorParallel(Project(down_proj_, SwiGlu(gate, up), recompute, "mlp.down_proj"), tp_);
+  return residual + ExitTensorParallel(Mlp(m, recompute), tp_);
+}
+
+torch::Tensor LlamaBlock::Mlp(const torch::Tensor& m, const BlockRecompute& recompute) {
+  if (moe_ == nullptr) {
+    torch::Tensor gate = Project(gate_proj_, m, recompute, "mlp.gate_proj");
+    torch::Tensor up = Project(up_proj_, m, recompute, "mlp.up_proj");
+    return Project(down_proj_, SwiGlu(gate, up), recompute, "mlp.down_proj");
+  }
+  MoeOutput out = moe_->Forward(m);
+  // A recompute's replay routes the same tokens again: they are counted once.
+  if (!CurrentRegion().replay) moe_state_->Record(out.counts, out.aux_loss);
+  // Every tp rank computes the same loss, and its gradient reaches the router's tp-summed
+  // gradients (ir::Parameter.tp_partial_grad) and the tp-summed input gradient: 1/tp each.
+  const double grad = aux_loss_coef_ * moe_state_->objective_scale() / static_cast<double>(tp_.size());
+  return AttachAuxLoss(out.y, out.aux_loss, grad);
 }
 
 std::string LlamaModel::BlockPath(int64_t layer) const {
@@ -104,12 +127,21 @@ TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
     if (absl::EndsWith(name, column)) return {0, 1};
   }
   if (absl::EndsWith(name, "o_proj.weight") || absl::EndsWith(name, "down_proj.weight")) return {1, 1};
+  // Grouped routed experts: gate/up [E, fe, h] split over fe, down [E, h, fe] too.
+  if (absl::EndsWith(name, "mlp.experts.gate_proj") || absl::EndsWith(name, "mlp.experts.up_proj")) return {1, 1};
+  if (absl::EndsWith(name, "mlp.experts.down_proj")) return {2, 1};
   if (name == "model.embed_tokens.weight" || name == "lm_head.weight") return {0, 1};
   return {};
 }
 
-LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span)
-    : CausalLm(config, std::move(tp), span) {
+std::pair<int64_t, int64_t> LlamaModel::LocalExperts() const {
+  return ExpertParallel{ep_group_.get()}.LocalExperts(config_.moe.num_experts);
+}
+
+LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span,
+                       std::shared_ptr<Communicator> ep_group)
+    : CausalLm(config, std::move(tp), span), ep_group_(std::move(ep_group)) {
+  if (config.moe.num_experts > 0) moe_state_ = std::make_shared<MoeStepState>();
   const int64_t vl = config.vocab_size / tp_.size();
   auto model = register_module("model", std::make_shared<torch::nn::Module>());
   if (span_.has_embedding) {
@@ -119,7 +151,8 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
   // Layers under their global index ("model.layers.5" on any stage), as ModuleList names them.
   auto list = model->register_module("layers", std::make_shared<torch::nn::Module>());
   for (int64_t i : HeldLayers()) {
-    layers_.push_back(list->register_module(std::to_string(i), std::make_shared<LlamaBlock>(config, tp_)));
+    layers_.push_back(list->register_module(
+        std::to_string(i), std::make_shared<LlamaBlock>(config, tp_, i, ExpertParallel{ep_group_.get()}, moe_state_)));
   }
   if (span_.has_head) {
     norm_ = model->register_module("norm", std::make_shared<RmsNormModule>(config.hidden_size, config.norm_eps));

@@ -7,6 +7,8 @@
 #include <torch/nn/modules/linear.h>
 
 #include "executor/models/causal_lm.h"
+#include "executor/models/moe/moe_layer.h"
+#include "executor/models/moe/moe_step_state.h"
 
 namespace accel::exec {
 
@@ -27,10 +29,15 @@ class RmsNormModule : public torch::nn::Module {
 // i / (heads/kv_heads)), SwiGLU MLP down(silu(gate(x)) * up(x)) (Shazeer 2020). No biases.
 // Under tensor parallelism q/k/v, gate and up are column-parallel (this rank's query and
 // key/value heads, its slice of the MLP) and o_proj, down_proj row-parallel (Megatron-LM).
+// A mixture-of-experts block (config.IsMoeLayer) has a MoeLayer as its "mlp": it routes the
+// post-attention norm's output (all of the sequence, gathered under sequence parallelism),
+// records its routing in moe_state and attaches its load-balancing loss to its output
+// (AttachAuxLoss, weighted moe.aux_loss_coef · moe_state->objective_scale()).
 class LlamaBlock : public torch::nn::Module {
  public:
-  // tp must outlive the block.
-  LlamaBlock(const ModelConfig& config, const TensorParallel& tp);
+  // tp and ep.group must outlive the block; moe_state is needed by MoE blocks only.
+  LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int64_t layer = 0, ExpertParallel ep = {},
+             std::shared_ptr<MoeStepState> moe_state = nullptr);
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism); cos, sin:
   // [seq, head_dim] rotary tables of the whole sequence. Returns x's shape.
   // The attention core is checkpointed, or ops' outputs kept, as `recompute` says.
@@ -38,6 +45,9 @@ class LlamaBlock : public torch::nn::Module {
                         const BlockRecompute& recompute = {});
 
  private:
+  // The MLP's output (before ExitTensorParallel) on m, the post-attention norm's output.
+  torch::Tensor Mlp(const torch::Tensor& m, const BlockRecompute& recompute);
+
   const TensorParallel& tp_;
   int64_t num_heads_;     // this rank's
   int64_t num_kv_heads_;  // this rank's
@@ -52,6 +62,9 @@ class LlamaBlock : public torch::nn::Module {
   torch::nn::Linear gate_proj_{nullptr};
   torch::nn::Linear up_proj_{nullptr};
   torch::nn::Linear down_proj_{nullptr};
+  std::shared_ptr<MoeLayer> moe_;  // instead of gate/up/down in a mixture-of-experts block
+  std::shared_ptr<MoeStepState> moe_state_;
+  double aux_loss_coef_ = 0;
 };
 
 // Llama language model: model.{embed_tokens,layers.N,norm} and lm_head (absent when
@@ -63,13 +76,17 @@ class LlamaModel : public CausalLm {
   // of it (KvHeadReplicas: each rank then holds one key/value head, replicated).
   // span: the pipeline stage to hold (CausalLm); layers keep their global names, and a tied
   // head on a stage without the embedding gets lm_head as the embedding's copy.
-  LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {});
+  // ep_group: the plan's "ep" group of a mixture-of-experts model (null: every rank holds every
+  // expert); its size divides moe.num_experts.
+  LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan span = {},
+             std::shared_ptr<Communicator> ep_group = nullptr);
   TpSplit TensorParallelSplit(const std::string& name) const override;
   std::vector<std::string> BlockOps() const override {
     return {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.core",
             "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
   }
   std::string WordEmbeddingName() const override { return "model.embed_tokens.weight"; }
+  std::pair<int64_t, int64_t> LocalExperts() const override;
 
  protected:
   torch::Tensor ForwardChunk(const torch::Tensor& input, int chunk, const torch::Tensor& targets) override;
@@ -77,6 +94,7 @@ class LlamaModel : public CausalLm {
   std::string AttentionCoreSuffix() const override { return ".self_attn.core"; }
 
  private:
+  std::shared_ptr<Communicator> ep_group_;
   torch::nn::Embedding embed_tokens_{nullptr};
   std::vector<std::shared_ptr<LlamaBlock>> layers_;  // HeldLayers(), chunk by chunk
   std::shared_ptr<RmsNormModule> norm_;

@@ -225,14 +225,25 @@ absl::StatusOr<double> BucketedGradSync::GradNormSquared() {
   // them. A tied copy counts on its original's stage only.
   const bool tp = groups_.tp != nullptr && groups_.tp->Size() > 1;
   const int64_t tp_rank = tp ? groups_.tp->Rank() : 0;
-  at::Tensor sq = at::zeros({2}, opt_.front().options().dtype(at::kDouble));
+  // Routed experts: at stage 0 each rank holds its experts' whole gradients, added over "ep"
+  // (slot 2); sharded, the dp_shard group holds every expert's every shard exactly once.
+  const bool expert_sum = layout_.stage == 0 && groups_.ep != nullptr && groups_.ep->Size() > 1;
+  at::Tensor sq = at::zeros({3}, opt_.front().options().dtype(at::kDouble));
   for (size_t i = 0; i < opt_.size(); ++i) {
     const at::Tensor& g = opt_[i].grad();
     const ParamSlot& slot = layout_.params[i];
     if (!g.defined() || !slot.tied_to.empty() || tp_rank % slot.tp_replicas != 0) continue;
-    sq[tp && !slot.tp_split ? 1 : 0] += g.to(at::kDouble).pow(2).sum();
+    const int at = expert_sum && slot.routed_expert ? 2 : (tp && !slot.tp_split ? 1 : 0);
+    sq[at] += g.to(at::kDouble).pow(2).sum();
   }
   sq = sq.to(params_.front().device());
+  if (expert_sum) {
+    at::Tensor experts = sq.narrow(0, 2, 1).clone();
+    if (absl::Status s = groups_.ep->AllReduce(experts, ReduceOp::kSum); !s.ok()) return s;
+    // Routed experts are tp-split (their inner width) or, without tp, counted as the rest.
+    sq[0] += experts[0];
+  }
+  sq = sq.narrow(0, 0, 2).clone();
   if (layout_.stage >= 1 && groups_.dp_shard != nullptr && groups_.dp_shard->Size() > 1) {
     if (absl::Status s = groups_.dp_shard->AllReduce(sq, ReduceOp::kSum); !s.ok()) return s;
   }
@@ -257,39 +268,60 @@ at::Tensor BucketedGradSync::OwnedView(int p) const {
   return params_[p].detach().view({-1}).narrow(0, slot.owned_begin, slot.owned_numel());
 }
 
-absl::Status BucketedGradSync::AllGatherUnits(const std::function<bool(const ParamSlot&)>& select) {
-  const int64_t degree = layout_.degree;
-  std::vector<std::unique_ptr<PendingWork>> works(layout_.units.size());
-  std::vector<at::Tensor> outputs(layout_.units.size());
-  for (size_t u = 0; u < layout_.units.size(); ++u) {
-    const UnitLayout& unit = layout_.units[u];
-    bool any = false;
-    for (int p : unit.params) any = any || select(layout_.params[p]);
-    if (!any || unit.params.empty()) continue;
-    at::Tensor input = at::zeros({unit.shard_numel}, params_[unit.params.front()].options());
-    for (int p : unit.params) {
-      const ParamSlot& slot = layout_.params[p];
-      input.narrow(0, slot.unit_shard_offset, slot.owned_numel()).copy_(opt_[p].view({-1}));
-    }
-    outputs[u] = at::empty({degree * unit.shard_numel}, input.options());
-    if (degree == 1) {
-      outputs[u].copy_(input);
-      continue;
-    }
-    absl::StatusOr<std::unique_ptr<PendingWork>> work = groups_.dp_shard->AllGatherAsync(input, outputs[u]);
-    if (!work.ok()) return work.status();
-    works[u] = *std::move(work);
+Communicator* BucketedGradSync::ShardGroup(bool routed_experts) const {
+  // Under expert parallelism a null ep_dp has one rank: degree 1, never communicated over.
+  if (routed_experts && ExpertParallel()) return groups_.ep_dp.get();
+  return groups_.dp_shard.get();
+}
+
+void BucketedGradSync::ScaleExpertGradients(const BucketLayout& bucket, at::Tensor& buffer) const {
+  if (bucket.routed_experts && ExpertParallel()) buffer.mul_(1.0 / static_cast<double>(groups_.ep->Size()));
+}
+
+absl::StatusOr<std::unique_ptr<PendingWork>> BucketedGradSync::LaunchGather(const UnitGather& gather,
+                                                                            at::Tensor& output) {
+  const int64_t degree = layout_.DegreeOf(gather.routed_experts);
+  at::Tensor input = at::zeros({gather.shard_numel}, params_[gather.params.front()].options());
+  for (int p : gather.params) {
+    const ParamSlot& slot = layout_.params[p];
+    input.narrow(0, slot.unit_shard_offset, slot.owned_numel()).copy_(opt_[p].view({-1}));
   }
-  for (size_t u = 0; u < layout_.units.size(); ++u) {
-    if (!outputs[u].defined()) continue;
-    if (works[u]) ACCEL_RETURN_IF_ERROR(works[u]->Wait());
-    const UnitLayout& unit = layout_.units[u];
-    at::Tensor blocks = outputs[u].view({degree, unit.shard_numel});
-    for (int p : unit.params) {
-      const ParamSlot& slot = layout_.params[p];
-      if (!select(slot)) continue;
-      at::Tensor full = blocks.narrow(1, slot.unit_shard_offset, slot.shard_numel).reshape({-1});
-      params_[p].detach().view({-1}).copy_(full.narrow(0, 0, slot.numel));
+  if (degree == 1) {
+    output = input;
+    return std::unique_ptr<PendingWork>();
+  }
+  output = at::empty({degree * gather.shard_numel}, input.options());
+  return ShardGroup(gather.routed_experts)->AllGatherAsync(input, output);
+}
+
+at::Tensor BucketedGradSync::GatheredWhole(const UnitGather& gather, const at::Tensor& output, int p) const {
+  const ParamSlot& slot = layout_.params[p];
+  at::Tensor blocks = output.view({layout_.DegreeOf(gather.routed_experts), gather.shard_numel});
+  return blocks.narrow(1, slot.unit_shard_offset, slot.shard_numel).reshape({-1}).narrow(0, 0, slot.numel);
+}
+
+absl::Status BucketedGradSync::AllGatherUnits(const std::function<bool(const ParamSlot&)>& select) {
+  struct Gathering {
+    const UnitGather* gather;
+    at::Tensor output;
+    std::unique_ptr<PendingWork> work;
+  };
+  std::vector<Gathering> gatherings;
+  for (const UnitLayout& unit : layout_.units) {
+    for (const UnitGather& gather : unit.gathers) {
+      bool any = false;
+      for (int p : gather.params) any = any || select(layout_.params[p]);
+      if (!any) continue;
+      Gathering g{&gather, at::Tensor(), nullptr};
+      ACCEL_ASSIGN_OR_RETURN(g.work, LaunchGather(gather, g.output));
+      gatherings.push_back(std::move(g));
+    }
+  }
+  for (Gathering& g : gatherings) {
+    if (g.work) ACCEL_RETURN_IF_ERROR(g.work->Wait());
+    for (int p : g.gather->params) {
+      if (!select(layout_.params[p])) continue;
+      params_[p].detach().view({-1}).copy_(GatheredWhole(*g.gather, g.output, p));
     }
   }
   return absl::OkStatus();

@@ -72,6 +72,21 @@ class BucketedGradSync : public GradSync {
   // All-gathers, unit by unit over dp_shard, the owned ranges of the parameters for which
   // `select` is true into the module's parameters (stages 1–3 after the update).
   absl::Status AllGatherUnits(const std::function<bool(const ParamSlot&)>& select);
+  // The group a bucket or unit gather runs its collective over: dp_shard, or "ep_dp" for routed
+  // experts when there is expert parallelism.
+  Communicator* ShardGroup(bool routed_experts) const;
+  // Whether routed experts are split over an "ep" group (else they follow dp like the rest).
+  bool ExpertParallel() const { return groups_.ep != nullptr && groups_.ep->Size() > 1; }
+  // Scales a routed-expert bucket's gradients by 1/ep before its collective: each rank's expert
+  // gradient already sums the tokens of its whole ep group, so the average over the ep_dp (and
+  // dp_replicate) ranks leaves a factor ep over the dp average every other gradient gets
+  // (torchtitan divides expert gradients by the whole dp degree alike). Exact for ep a power of 2.
+  void ScaleExpertGradients(const BucketLayout& bucket, at::Tensor& buffer) const;
+  // Starts the all-gather of `gather`'s owned ranges into `output` (made here: [degree ·
+  // gather.shard_numel]); a null work when its degree is 1 (output is then the input).
+  absl::StatusOr<std::unique_ptr<PendingWork>> LaunchGather(const UnitGather& gather, at::Tensor& output);
+  // Parameter p's whole flat tensor [numel] in a finished gather's output (a strided copy).
+  at::Tensor GatheredWhole(const UnitGather& gather, const at::Tensor& output, int p) const;
   // Parameter p's owned flat range, as a view of its (whole) module tensor.
   at::Tensor OwnedView(int p) const;
   // True when the optimizer tensor of p is not the module parameter itself.

@@ -45,6 +45,13 @@ struct DataParallelGroups {
   std::shared_ptr<Communicator> dp;            // dp_replicate × dp_shard: all-reduce, loss
   std::shared_ptr<Communicator> dp_shard;      // reduce-scatter and all-gather (stages 1–3)
   std::shared_ptr<Communicator> dp_replicate;  // hybrid: all-reduce of the reduced shards
+  // Mixture of experts with expert parallelism: "ep_dp", the ranks of a dp_shard group that hold
+  // the same routed experts, over which those are reduced and sharded (ShardLayout::
+  // expert_degree); and "ep", over which the owners' sums of squares of routed experts' whole
+  // gradients are added at stage 0. Null without expert parallelism (routed experts then follow
+  // dp and dp_shard).
+  std::shared_ptr<Communicator> ep_dp;
+  std::shared_ptr<Communicator> ep;
   // Not data parallel: the tensor-parallel group, over which GradNormSquared adds the squares of
   // tp-split parameters (ParamSlot::tp_split).
   std::shared_ptr<Communicator> tp;

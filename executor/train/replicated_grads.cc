@@ -12,6 +12,7 @@ namespace {
 
 bool SummedOverSequence(const ParamSlot& slot) { return !slot.tp_split; }
 bool SummedOverKv(const ParamSlot& slot) { return slot.tp_replicas > 1; }
+bool SummedOverTensor(const ParamSlot& slot) { return slot.tp_partial_grad; }
 
 // One all-reduce over `group` of the gradients of the parameters `selected` picks.
 absl::Status SumOver(Communicator& group, bool (*selected)(const ParamSlot&), const ShardLayout& layout,
@@ -56,6 +57,12 @@ absl::Status SumReplicatedGradients(const ShardLayout& layout, const std::vector
     at::NoGradGuard no_grad;
     if (groups.sequence != nullptr && groups.sequence->Size() > 1) {
       if (absl::Status s = SumOver(*groups.sequence, SummedOverSequence, layout, optimizer_params, device);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (groups.partial != nullptr && groups.partial->Size() > 1) {
+      if (absl::Status s = SumOver(*groups.partial, SummedOverTensor, layout, optimizer_params, device);
           !s.ok()) {
         return s;
       }

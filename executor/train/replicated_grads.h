@@ -3,6 +3,8 @@
 // - sequence parallelism's tp-replicated parameters (norms, row-parallel biases, learned
 //   positions: ParamSlot::tp_split false) see only their rank's sequence shard, so each rank
 //   holds a partial gradient (Korthikanti et al. 2022 §4.2.2);
+// - parameters whose outputs meet tp-partial sums (ParamSlot::tp_partial_grad: the MoE router
+//   and shared-expert gate) get from each rank only its part;
 // - a key/value head held by R ranks (ParamSlot::tp_replicas, ir::Parameter.tp_replicas) gets
 //   from each only the part of that rank's query heads.
 // As Megatron-LM's finalize_model_grads (_allreduce_non_tensor_model_parallel_grads) does, the
@@ -29,6 +31,10 @@ struct ReplicatedGradGroups {
   std::shared_ptr<Communicator> sequence;
   // The plan's "tp_kv" group (ir::Model.kv_head_replicas > 1), else null.
   std::shared_ptr<Communicator> kv;
+  // The tp group without sequence parallelism: parameters with a tp-partial gradient
+  // (ParamSlot::tp_partial_grad, the MoE router) are summed over it; null otherwise (with
+  // sequence parallelism `sequence` sums them with every other replicated parameter).
+  std::shared_ptr<Communicator> partial;
 };
 
 // Checks that every parameter held by R > 1 tp ranks has a kv group of R ranks. Errors:

@@ -10,6 +10,13 @@ namespace {
 
 using ModuleParams = std::vector<std::pair<std::string, int64_t>>;
 
+// The shard size and owned range of `slot` over `degree` ranks, this one being `rank`.
+void SetShard(ParamSlot& slot, int64_t degree, int64_t rank) {
+  slot.shard_numel = (slot.numel + degree - 1) / degree;
+  slot.owned_begin = std::min(slot.numel, rank * slot.shard_numel);
+  slot.owned_end = std::min(slot.numel, (rank + 1) * slot.shard_numel);
+}
+
 ShardLayout Skeleton(const ModuleParams& module_params, int64_t degree, int64_t shard_rank) {
   ShardLayout layout;
   layout.degree = degree;
@@ -18,12 +25,19 @@ ShardLayout Skeleton(const ModuleParams& module_params, int64_t degree, int64_t 
     ParamSlot slot;
     slot.name = name;
     slot.numel = numel;
-    slot.shard_numel = (numel + degree - 1) / degree;
-    slot.owned_begin = std::min(numel, shard_rank * slot.shard_numel);
-    slot.owned_end = std::min(numel, (shard_rank + 1) * slot.shard_numel);
+    SetShard(slot, degree, shard_rank);
     layout.params.push_back(slot);
   }
   return layout;
+}
+
+// The gather of `unit` that takes parameters of `slot`'s kind, added when missing.
+UnitGather& GatherOf(UnitLayout& unit, const ParamSlot& slot) {
+  for (UnitGather& g : unit.gathers) {
+    if (g.routed_experts == slot.routed_expert) return g;
+  }
+  unit.gathers.push_back(UnitGather{slot.routed_expert, {}, 0});
+  return unit.gathers.back();
 }
 
 // Fills the per-bucket and per-unit offsets once every parameter has its unit and bucket.
@@ -38,11 +52,18 @@ void AssignOffsets(ShardLayout& layout) {
     }
   }
   for (UnitLayout& unit : layout.units) {
-    for (int p : unit.params) {
-      ParamSlot& slot = layout.params[p];
-      slot.unit_shard_offset = unit.shard_numel;
-      unit.numel += slot.numel;
-      unit.shard_numel += slot.shard_numel;
+    unit.gathers.clear();
+    // Other parameters first, so that the gathers' order is the same on every rank.
+    for (bool routed : {false, true}) {
+      for (int p : unit.params) {
+        ParamSlot& slot = layout.params[p];
+        if (slot.routed_expert != routed) continue;
+        UnitGather& gather = GatherOf(unit, slot);
+        slot.unit_shard_offset = gather.shard_numel;
+        gather.params.push_back(p);
+        gather.shard_numel += slot.shard_numel;
+        unit.numel += slot.numel;
+      }
     }
   }
 }
@@ -51,9 +72,11 @@ void AssignOffsets(ShardLayout& layout) {
 
 absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, int stage_index,
                                                   const ModuleParams& module_params,
-                                                  int64_t shard_rank) {
+                                                  int64_t shard_rank, int64_t expert_shard_rank) {
   const int64_t degree = std::max<int64_t>(1, sharding.degree());
   ShardLayout layout = Skeleton(module_params, degree, shard_rank);
+  layout.expert_degree = std::max<int64_t>(1, sharding.expert_shard_degree());
+  layout.expert_shard_rank = expert_shard_rank;
   layout.stage = sharding.stage();
   layout.prefetch_elements = sharding.prefetch_bucket_elements();
   std::map<std::string, int> index;
@@ -70,11 +93,14 @@ absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, 
                          ", which the model does not have"));
       }
       ParamSlot& slot = layout.params[it->second];
+      slot.routed_expert = p.routed_expert();
+      if (slot.routed_expert) SetShard(slot, layout.expert_degree, expert_shard_rank);
       if (slot.numel != p.local_count() || slot.shard_numel != p.shard_count()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "parameter ", p.name(), " has ", slot.numel, " elements in the model but the plan says ",
-            p.local_count(), " (shard ", p.shard_count(), " of ", degree, ")"));
+            p.local_count(), " (shard ", p.shard_count(), " of ", layout.DegreeOf(slot.routed_expert), ")"));
       }
+      slot.tp_partial_grad = p.tp_partial_grad();
       slot.unit = static_cast<int>(layout.units.size());
       slot.persistent = p.persistent();
       slot.tp_dim = p.tp_dim();
@@ -97,9 +123,17 @@ absl::StatusOr<ShardLayout> ShardLayout::FromPlan(const ir::Sharding& sharding, 
                                                        " holds parameter ", name,
                                                        ", which the model does not have"));
       }
+      const ParamSlot& slot = layout.params[it->second];
+      if (slot.routed_expert != bucket.routed_experts()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the plan's bucket ", bucket.index(), " holds parameter ", name, ", which is ",
+            slot.routed_expert ? "" : "not ", "a routed expert, but the bucket is ",
+            bucket.routed_experts() ? "" : "not ", "one of routed experts"));
+      }
       layout.params[it->second].bucket = out.index;
       out.params.push_back(it->second);
     }
+    out.routed_experts = bucket.routed_experts();
     layout.buckets.push_back(std::move(out));
   }
   for (const ParamSlot& slot : layout.params) {

@@ -47,15 +47,34 @@ std::map<std::string, GlobalTensorInfo> InfosOf(const ShardedTensorReader& reade
 // shape and are written by tp rank 0 only. A slice held by R tp ranks (ParamSlot::tp_replicas)
 // is stored once: [tp / R, local shape...], written by the first rank holding it, so the
 // checkpoint reads as one split over tp / R ranks.
+// A routed-expert tensor under expert parallelism holds experts [first, first + El) of `total`
+// along dim 0 of its local shape: it is stored with all `total` experts (within its tp-major
+// block), this rank's at element offset first · (numel / El), so any expert-parallel degree
+// reads the same checkpoint.
 struct TpPlacement {
   std::vector<int64_t> shape;
   int64_t offset = 0;
   bool writes = true;
 };
 
+// The experts this run's rank holds (Trainer's local_experts_): {0, 0} in a dense model.
+struct ExpertSpan {
+  int64_t first = 0;
+  int64_t end = 0;
+  int64_t total = 0;
+  bool Split() const { return end - first < total; }
+};
+
 TpPlacement PlaceTp(const ParamSlot& slot, const std::vector<int64_t>& local_shape,
-                    int64_t tp_rank, int64_t tp_size) {
+                    int64_t tp_rank, int64_t tp_size, const ExpertSpan& experts = {}) {
   TpPlacement out{local_shape, 0, true};
+  int64_t block = slot.numel;  // elements of one tp rank's block in the stored tensor
+  if (slot.routed_expert && experts.Split() && !out.shape.empty()) {
+    const int64_t per_expert = slot.numel / out.shape[0];
+    out.shape[0] = experts.total;
+    out.offset = experts.first * per_expert;
+    block = experts.total * per_expert;
+  }
   if (tp_size <= 1) return out;
   if (!slot.tp_split) {
     out.writes = tp_rank == 0;
@@ -63,7 +82,7 @@ TpPlacement PlaceTp(const ParamSlot& slot, const std::vector<int64_t>& local_sha
   }
   out.writes = tp_rank % slot.tp_replicas == 0;
   out.shape.insert(out.shape.begin(), tp_size / slot.tp_replicas);
-  out.offset = tp_rank / slot.tp_replicas * slot.numel;
+  out.offset += tp_rank / slot.tp_replicas * block;
   return out;
 }
 
@@ -124,7 +143,7 @@ absl::StatusOr<TpSource> MatchTp(const std::string& dir, const GlobalTensorInfo&
 // values are bitwise the saved ones.
 absl::Status ReadResharded(const ShardedTensorReader& reader, const GlobalTensorInfo& info,
                            const std::string& dtype, const TpSource& source, const ParamSlot& slot,
-                           int64_t tp_rank, int64_t tp_size, torch::Tensor target) {
+                           int64_t tp_rank, int64_t tp_size, const ExpertSpan& experts, torch::Tensor target) {
   absl::StatusOr<std::string> bytes = reader.ReadWhole(info.name);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<at::Tensor> saved = SafetensorsToTensor({info.name, dtype, info.shape, *std::move(bytes)});
@@ -134,7 +153,8 @@ absl::Status ReadResharded(const ShardedTensorReader& reader, const GlobalTensor
   at::Tensor whole = *saved;
   if (source.saved_degree > 1) whole = TpMerge(saved->unbind(0), split);
   const TpSplit run_split{slot.tp_dim, slot.tp_parts, slot.tp_replicas};
-  const at::Tensor local = tp_size > 1 ? TpSlice(whole, run_split, tp_rank, tp_size) : whole;
+  at::Tensor local = tp_size > 1 ? TpSlice(whole, run_split, tp_rank, tp_size) : whole;
+  if (slot.routed_expert && experts.Split()) local = local.narrow(0, experts.first, experts.end - experts.first);
   torch::NoGradGuard no_grad;
   target.view({-1}).copy_(local.reshape({-1}).narrow(0, slot.owned_begin, slot.owned_numel()));
   return absl::OkStatus();
@@ -143,12 +163,13 @@ absl::Status ReadResharded(const ShardedTensorReader& reader, const GlobalTensor
 }  // namespace
 
 absl::StatusOr<std::string> Trainer::SaveShard() const {
+  const ExpertSpan experts{local_experts_.first, local_experts_.second, num_experts_};
   std::vector<TensorSlice> slices;
   const ShardLayout& layout = sync_->layout();
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
   try {
     for (size_t i = 0; i < opt.size(); ++i) {
-      const TpPlacement tp = PlaceTp(layout.params[i], shapes_[i], TpRank(), TpSize());
+      const TpPlacement tp = PlaceTp(layout.params[i], shapes_[i], TpRank(), TpSize(), experts);
       if (!tp.writes) continue;
       const ParamSlot& slot = layout.params[i];
       const torch::Tensor& master = opt[i];
@@ -181,6 +202,7 @@ absl::StatusOr<std::string> Trainer::SaveShard() const {
 }
 
 absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step) {
+  const ExpertSpan experts{local_experts_.first, local_experts_.second, num_experts_};
   const ShardLayout& layout = sync_->layout();
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
   const std::map<std::string, GlobalTensorInfo> infos = InfosOf(reader);
@@ -201,8 +223,11 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
       const std::string master = "optimizer.master." + slot.name;
       const std::string source = has(master) ? master : slot.name;
       if (!has(source)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", slot.name));
-      const TpPlacement tp = PlaceTp(slot, shapes_[i], TpRank(), TpSize());
-      absl::StatusOr<TpSource> from = MatchTp(reader.dir(), infos.at(source), tp, slot, shapes_[i], TpSize());
+      const TpPlacement tp = PlaceTp(slot, shapes_[i], TpRank(), TpSize(), experts);
+      // Routed experts are stored with all of them, whatever this run's expert-parallel degree.
+      std::vector<int64_t> stored_local = shapes_[i];
+      if (slot.routed_expert && experts.Split()) stored_local[0] = experts.total;
+      absl::StatusOr<TpSource> from = MatchTp(reader.dir(), infos.at(source), tp, slot, stored_local, TpSize());
       if (!from.ok()) return from.status();
       // Saved under another tensor-parallel degree: whole, merged, sliced again; else the range.
       ParamSlot range = slot;
@@ -212,7 +237,7 @@ absl::Status Trainer::LoadShard(const ShardedTensorReader& reader, int64_t step)
         if (!from->reshard) return ReadInto(reader, name, dtype, range, target);
         if (!has(name)) return absl::DataLossError(absl::StrCat(reader.dir(), ": no tensor ", name));
         GlobalTensorInfo info = infos.at(name);
-        return ReadResharded(reader, info, dtype, *from, slot, TpRank(), TpSize(), target);
+        return ReadResharded(reader, info, dtype, *from, slot, TpRank(), TpSize(), experts, target);
       };
       if (absl::Status s = read(source, infos.at(source).dtype, opt[i]); !s.ok()) return s;
       const std::string exp_avg = "optimizer.exp_avg." + slot.name;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/sharded_tensors.h"
 #include "executor/models/tensor_parallel.h"
@@ -72,7 +73,11 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(std::shared_ptr<torch::
       MakeGradSync(t->params_, std::move(layout), std::move(groups), sync_options);
   if (!sync.ok()) return sync.status();
   t->sync_ = *std::move(sync);
-  if (auto lm = std::dynamic_pointer_cast<CausalLm>(t->module_)) lm->set_unit_hooks(t->sync_->unit_hooks());
+  if (auto lm = std::dynamic_pointer_cast<CausalLm>(t->module_)) {
+    lm->set_unit_hooks(t->sync_->unit_hooks());
+    t->local_experts_ = lm->LocalExperts();
+    t->num_experts_ = lm->config().moe.num_experts;
+  }
   if (absl::Status s = t->CreateOptimizer(); !s.ok()) return s;
   return t;
 }
@@ -227,10 +232,39 @@ absl::Status Trainer::SumReplicatedGradients() {
                                       params_.front().device());
 }
 
+MoeStepState* Trainer::MoeState() const {
+  auto* lm = dynamic_cast<CausalLm*>(module_.get());
+  return lm == nullptr ? nullptr : lm->moe_state().get();
+}
+
+absl::StatusOr<MoeStepStats> Trainer::TakeMoeStats(const torch::Device& device) {
+  MoeStepState* state = MoeState();
+  if (state == nullptr) return MoeStepStats{};
+  MoeStepStats stats = state->Take();
+  const auto experts = static_cast<int64_t>(dynamic_cast<CausalLm&>(*module_).config().moe.num_experts);
+  stats.expert_counts.resize(static_cast<size_t>(experts), 0);  // a stage without MoE blocks has none
+  // fp64 holds the counts exactly (far below 2^53).
+  torch::Tensor t = torch::zeros({experts + 2}, torch::kDouble);
+  for (int64_t e = 0; e < experts; ++e) t[e] = static_cast<double>(stats.expert_counts[e]);
+  t[experts] = stats.aux_loss_sum;
+  t[experts + 1] = static_cast<double>(stats.aux_losses);
+  t = t.to(device);
+  for (Communicator* group : {dp_.get(), pipeline_.has_value() ? pipeline_->pp.get() : nullptr}) {
+    if (group != nullptr && group->Size() > 1) ACCEL_RETURN_IF_ERROR(group->AllReduce(t, ReduceOp::kSum));
+  }
+  t = t.cpu();
+  for (int64_t e = 0; e < experts; ++e) stats.expert_counts[e] = static_cast<int64_t>(t[e].item<double>());
+  stats.aux_loss_sum = t[experts].item<double>();
+  stats.aux_losses = static_cast<int64_t>(t[experts + 1].item<double>());
+  return stats;
+}
+
 absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& micro_batches) {
   module_->train();
   const torch::Device device = micro_batches.front().device();
   const auto accumulation = static_cast<int64_t>(micro_batches.size());
+  // The load-balancing losses are terms of the objective backward scales so.
+  if (MoeStepState* moe = MoeState()) moe->set_objective_scale(scaler_.scale() / static_cast<double>(accumulation));
   absl::StatusOr<double> loss_sum = RunMicroSteps(micro_batches);
   if (!loss_sum.ok()) return loss_sum.status();
   StepResult result;
@@ -243,6 +277,7 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
     result.loss = l.item<double>();
   }
   result.loss_scale = scaler_.scale();
+  ACCEL_ASSIGN_OR_RETURN(result.moe, TakeMoeStats(device));
   absl::StatusOr<double> norm = UnscaleAndClipGradients();
   if (!norm.ok()) return norm.status();
   result.grad_norm = *norm;

@@ -23,6 +23,7 @@
 #include "data/window_dataset.h"
 #include "executor/models/causal_lm.h"
 #include "executor/train/autocast.h"
+#include "executor/models/moe/moe_step_state.h"
 #include "executor/train/grad_sync.h"
 #include "executor/train/shard_layout.h"
 #include "executor/train/loss_scaler.h"
@@ -88,6 +89,9 @@ struct StepResult {
   // True when the gradients overflowed and the optimizer did not step (loss scaling only); the
   // step still counts and consumed its data, as PyTorch's GradScaler and DeepSpeed count it.
   bool skipped = false;
+  // Mixture of experts: the step's routing summed over the data-parallel ranks, the pipeline
+  // stages' MoE blocks and the micro-batches (once per tp group); empty counts in a dense model.
+  MoeStepStats moe;
 };
 
 // Trains one model replica. Every data-parallel rank owns a Trainer over an identically initialized
@@ -148,7 +152,7 @@ class Trainer {
   // in SaveState's model.safetensors/optimizer.pt: sharding stages 1–3, tensor parallelism, and
   // 16-bit parameters (whose fp32 master weights the single-file format lacks).
   bool ShardedCheckpoint() const {
-    return sync_->layout().stage >= 1 || TpSize() > 1 || pipeline_.has_value() ||
+    return sync_->layout().stage >= 1 || TpSize() > 1 || pipeline_.has_value() || ExpertParallel() ||
            std::any_of(param_dtypes_.begin(), param_dtypes_.end(), [](auto t) { return t != torch::kFloat; });
   }
 
@@ -197,6 +201,10 @@ class Trainer {
   // After the micro-steps: tp-replicated parameters' gradients summed over their groups.
   absl::Status SumReplicatedGradients();
   absl::StatusOr<double> UnscaleAndClipGradients();
+  // Mixture of experts: what the MoE blocks recorded this step, summed over dp and pp.
+  absl::StatusOr<MoeStepStats> TakeMoeStats(const torch::Device& device);
+  // The model's MoE state, null for a dense model or a module that is not a CausalLm.
+  MoeStepState* MoeState() const;
   // Reads this layout's ranges of every parameter, master copy and optimizer state from a
   // sharded checkpoint (any layout wrote it), then publishes the parameters.
   absl::Status LoadShard(const ShardedTensorReader& reader, int64_t step);
@@ -209,6 +217,11 @@ class Trainer {
   ReplicatedGradGroups replicated_;   // DataParallelGroups::replicated
   int64_t TpSize() const { return tp_ == nullptr ? 1 : tp_->Size(); }
   int64_t TpRank() const { return tp_ == nullptr ? 0 : tp_->Rank(); }
+  // Mixture of experts: the routed experts [first, end) of num_experts_ this rank holds
+  // (CausalLm::LocalExperts); all of them, or none in a dense model, without expert parallelism.
+  std::pair<int64_t, int64_t> local_experts_{0, 0};
+  int64_t num_experts_ = 0;
+  bool ExpertParallel() const { return local_experts_.second - local_experts_.first < num_experts_; }
   std::vector<torch::Tensor> params_;
   std::vector<bool> decays_;
   std::vector<std::vector<int64_t>> shapes_;       // whole parameter shapes

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "executor/train/zero_sync.h"
 
 namespace accel::exec {
@@ -33,8 +34,10 @@ class ParamShardSync final : public GradShardSync, public UnitHooks {
  private:
   struct UnitState {
     bool gathered = false;
-    at::Tensor pending_output;              // an all-gather in flight into this buffer
-    std::unique_ptr<PendingWork> pending;
+    bool launched = false;                  // its all-gathers are in flight (or done, unread)
+    // Per UnitLayout::gathers: the buffer each all-gather fills and its work (null once waited).
+    std::vector<at::Tensor> pending_outputs;
+    std::vector<std::unique_ptr<PendingWork>> pending;
     int64_t grads_outstanding = 0;          // parameters whose gradient this backward awaits
   };
 
@@ -117,46 +120,39 @@ void ParamShardSync::Check(const absl::Status& status) const {
 absl::Status ParamShardSync::Launch(int u) {
   const UnitLayout& unit = layout_.units[u];
   UnitState& state = units_[u];
-  at::Tensor input = at::zeros({unit.shard_numel}, params_[unit.params.front()].options());
-  for (int p : unit.params) {
-    const ParamSlot& slot = layout_.params[p];
-    input.narrow(0, slot.unit_shard_offset, slot.owned_numel()).copy_(opt_[p].view({-1}));
-  }
-  state.pending_output = at::empty({layout_.degree * unit.shard_numel}, input.options());
+  state.pending_outputs.assign(unit.gathers.size(), at::Tensor());
+  state.pending.clear();
+  state.pending.resize(unit.gathers.size());
+  state.launched = true;
   ++stats_.unit_gathers;
-  if (layout_.degree == 1) {
-    state.pending_output.copy_(input);
-    return absl::OkStatus();
+  for (size_t g = 0; g < unit.gathers.size(); ++g) {
+    ACCEL_ASSIGN_OR_RETURN(state.pending[g], LaunchGather(unit.gathers[g], state.pending_outputs[g]));
   }
-  absl::StatusOr<std::unique_ptr<PendingWork>> work =
-      groups_.dp_shard->AllGatherAsync(input, state.pending_output);
-  if (!work.ok()) return work.status();
-  state.pending = *std::move(work);
   return absl::OkStatus();
 }
 
 absl::Status ParamShardSync::EnsureGathered(int u) {
   UnitState& state = units_[u];
   if (state.gathered) return absl::OkStatus();
-  if (!state.pending_output.defined()) {
-    if (absl::Status s = Launch(u); !s.ok()) return s;
-  }
-  if (state.pending) {
-    absl::Status s = state.pending->Wait();
-    state.pending.reset();
+  if (!state.launched) ACCEL_RETURN_IF_ERROR(Launch(u));
+  for (std::unique_ptr<PendingWork>& work : state.pending) {
+    if (!work) continue;
+    absl::Status s = work->Wait();
+    work.reset();
     if (!s.ok()) return s;
   }
   torch::NoGradGuard no_grad;
   const UnitLayout& unit = layout_.units[u];
-  at::Tensor blocks = state.pending_output.view({layout_.degree, unit.shard_numel});
-  for (int p : unit.params) {
-    const ParamSlot& slot = layout_.params[p];
-    if (slot.persistent) continue;
-    at::Tensor full = at::empty({slot.numel}, params_[p].options());
-    full.copy_(blocks.narrow(1, slot.unit_shard_offset, slot.shard_numel).reshape({-1}).narrow(0, 0, slot.numel));
-    params_[p].set_data(full.view(shapes_[p]));
+  for (size_t g = 0; g < unit.gathers.size(); ++g) {
+    for (int p : unit.gathers[g].params) {
+      if (layout_.params[p].persistent) continue;
+      at::Tensor full = at::empty({layout_.params[p].numel}, params_[p].options());
+      full.copy_(GatheredWhole(unit.gathers[g], state.pending_outputs[g], p));
+      params_[p].set_data(full.view(shapes_[p]));
+    }
   }
-  state.pending_output = at::Tensor();
+  state.pending_outputs.clear();
+  state.launched = false;
   state.gathered = true;
   return absl::OkStatus();
 }
@@ -177,7 +173,7 @@ absl::Status ParamShardSync::Prefetch(int from, int step) {
     const int u = unit_of_hook_[h];
     if (u < 0) continue;
     UnitState& state = units_[u];
-    if (state.gathered || state.pending_output.defined()) continue;
+    if (state.gathered || state.launched) continue;
     const int64_t numel = layout_.units[u].numel;
     if (launched && numel > budget) break;
     if (absl::Status s = Launch(u); !s.ok()) return s;
@@ -221,12 +217,14 @@ absl::Status ParamShardSync::EndMicroStep() {
   std::lock_guard<std::recursive_mutex> lock(unit_mu_);
   for (size_t u = 0; u < units_.size(); ++u) {
     UnitState& state = units_[u];
-    if (state.pending) {
-      absl::Status s = state.pending->Wait();
+    for (std::unique_ptr<PendingWork>& work : state.pending) {
+      if (!work) continue;
+      absl::Status s = work->Wait();
       if (status.ok()) status = s;
-      state.pending.reset();
+      work.reset();
     }
-    state.pending_output = at::Tensor();
+    state.pending_outputs.clear();
+    state.launched = false;
     state.grads_outstanding = static_cast<int64_t>(layout_.units[u].params.size());
     Free(static_cast<int>(u));
   }

@@ -39,12 +39,20 @@ void AllReduceSync::CopyIn(int p, const at::Tensor& grad, at::Tensor& buffer) {
 }
 
 absl::StatusOr<std::unique_ptr<PendingWork>> AllReduceSync::Launch(BucketState& state,
-                                                                   const BucketLayout& /*bucket*/) {
-  if (groups_.dp == nullptr || groups_.dp->Size() == 1) return std::unique_ptr<PendingWork>();
-  return groups_.dp->AllReduceAsync(state.buffer, ReduceOp::kAvg);
+                                                                   const BucketLayout& bucket) {
+  // Routed experts with expert parallelism: over "ep_dp" here, then "dp_replicate" in Finish.
+  const bool experts = bucket.routed_experts && ExpertParallel();
+  ScaleExpertGradients(bucket, state.buffer);
+  Communicator* group = experts ? groups_.ep_dp.get() : groups_.dp.get();
+  if (group == nullptr || group->Size() == 1) return std::unique_ptr<PendingWork>();
+  return group->AllReduceAsync(state.buffer, ReduceOp::kAvg);
 }
 
 absl::Status AllReduceSync::Finish(BucketState& state, const BucketLayout& bucket) {
+  if (bucket.routed_experts && ExpertParallel() && groups_.dp_replicate != nullptr &&
+      groups_.dp_replicate->Size() > 1) {
+    ACCEL_RETURN_IF_ERROR(groups_.dp_replicate->AllReduce(state.buffer, ReduceOp::kAvg));
+  }
   for (int p : bucket.params) {
     const ParamSlot& slot = layout_.params[p];
     TakeReduced(p, state.buffer.narrow(0, slot.bucket_offset, slot.numel).view(params_[p].sizes()));
@@ -98,7 +106,7 @@ absl::Status OptimizerShardSync::Publish() {
 // ---- stage 2 ----------------------------------------------------------------------------------
 
 at::Tensor GradShardSync::NewBucketBuffer(const BucketLayout& bucket) {
-  return at::zeros({layout_.degree * bucket.shard_numel},
+  return at::zeros({layout_.DegreeOf(bucket.routed_experts) * bucket.shard_numel},
                    params_[bucket.params.front()].options().dtype(options_.reduce_dtype));
 }
 
@@ -107,8 +115,9 @@ void GradShardSync::CopyIn(int p, const at::Tensor& grad, at::Tensor& buffer) {
   const ParamSlot& slot = layout_.params[p];
   const BucketLayout& bucket = layout_.buckets[slot.bucket];
   at::Tensor flat = grad.reshape({-1});
-  at::Tensor blocks = buffer.view({layout_.degree, bucket.shard_numel});
-  for (int64_t r = 0; r < layout_.degree; ++r) {
+  const int64_t degree = layout_.DegreeOf(bucket.routed_experts);
+  at::Tensor blocks = buffer.view({degree, bucket.shard_numel});
+  for (int64_t r = 0; r < degree; ++r) {
     const int64_t begin = r * slot.shard_numel;
     const int64_t len = std::clamp<int64_t>(slot.numel - begin, 0, slot.shard_numel);
     if (len > 0) blocks[r].narrow(0, slot.bucket_shard_offset, len).copy_(flat.narrow(0, begin, len));
@@ -117,12 +126,13 @@ void GradShardSync::CopyIn(int p, const at::Tensor& grad, at::Tensor& buffer) {
 
 absl::StatusOr<std::unique_ptr<PendingWork>> GradShardSync::Launch(BucketState& state,
                                                                    const BucketLayout& bucket) {
-  if (layout_.degree == 1) {
+  ScaleExpertGradients(bucket, state.buffer);
+  if (layout_.DegreeOf(bucket.routed_experts) == 1) {
     state.output = state.buffer;
     return std::unique_ptr<PendingWork>();
   }
   state.output = at::empty({bucket.shard_numel}, state.buffer.options());
-  return groups_.dp_shard->ReduceScatterAsync(state.buffer, state.output, ReduceOp::kAvg);
+  return ShardGroup(bucket.routed_experts)->ReduceScatterAsync(state.buffer, state.output, ReduceOp::kAvg);
 }
 
 absl::Status GradShardSync::Finish(BucketState& state, const BucketLayout& bucket) {
@@ -176,6 +186,23 @@ absl::StatusOr<std::unique_ptr<GradSync>> MakeGradSync(std::vector<at::Tensor> p
   if (layout.degree > 1 && (groups.dp_shard == nullptr || groups.dp_shard->Size() != layout.degree)) {
     return absl::InvalidArgumentError(absl::StrCat("sharding over ", layout.degree,
                                                    " ranks needs a dp_shard group of that size"));
+  }
+  const bool experts = std::any_of(layout.params.begin(), layout.params.end(),
+                                   [](const ParamSlot& slot) { return slot.routed_expert; });
+  if (experts && groups.ep_dp != nullptr && groups.ep_dp->Size() != layout.expert_degree) {
+    return absl::InvalidArgumentError(absl::StrCat("sharding routed experts over ", layout.expert_degree,
+                                                   " ranks needs an ep_dp group of that size, not ",
+                                                   groups.ep_dp->Size()));
+  }
+  const bool expert_parallel = groups.ep != nullptr && groups.ep->Size() > 1;
+  if (experts && layout.expert_degree > 1 && expert_parallel && groups.ep_dp == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("sharding routed experts over ", layout.expert_degree,
+                                                   " ranks needs an ep_dp group"));
+  }
+  if (experts && !expert_parallel && layout.expert_degree != layout.degree) {
+    return absl::InvalidArgumentError(absl::StrCat("routed experts sharded over ", layout.expert_degree,
+                                                   " ranks, not dp_shard's ", layout.degree,
+                                                   ", need an ep group"));
   }
   if (params.empty()) return absl::InvalidArgumentError("no parameters to synchronize");
   std::unique_ptr<BucketedGradSync> sync;

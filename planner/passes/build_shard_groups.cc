@@ -90,6 +90,7 @@ class BuildShardGroupsPass : public Pass {
       param->set_local_count(p.local_count);
       param->set_shard_count(ShardCount(p, degree, expert_degree));
       param->set_routed_expert(p.routed_expert);
+      param->set_tp_partial_grad(p.tp_partial_grad);
       param->set_persistent(stage3 && p.local_count <= persistence);
       local += p.local_count;
       shard += param->shard_count();
@@ -111,6 +112,7 @@ class BuildShardGroupsPass : public Pass {
                     bucket = sharding.add_buckets();
                     bucket->set_index(sharding.buckets_size() - 1);
                     bucket->set_stage(stage);
+                    bucket->set_routed_experts(param.routed_expert);
                   }
                   bucket->add_parameters(param.name);
                   bucket->set_elements(bucket->elements() + param.local_count);

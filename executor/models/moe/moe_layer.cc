@@ -23,9 +23,13 @@ at::Tensor Weight(torch::nn::Module& parent, const std::string& name, at::IntArr
 
 }  // namespace
 
-MoeLayer::MoeLayer(const ModelConfig& config, ExpertParallel ep) : moe_(config.moe), ep_(ep) {
-  const int64_t h = config.hidden_size, fe = moe_.expert_ffn_size, num_experts = moe_.num_experts;
+MoeLayer::MoeLayer(const ModelConfig& config, ExpertParallel ep, int64_t tp_size) : moe_(config.moe), ep_(ep) {
+  const int64_t h = config.hidden_size, num_experts = moe_.num_experts;
   TORCH_CHECK(num_experts > 0, "MoeLayer needs model.moe.num_experts > 0");
+  TORCH_CHECK(tp_size >= 1 && moe_.expert_ffn_size % tp_size == 0 && moe_.shared_expert_ffn_size % tp_size == 0,
+              "MoE: tensor-parallel degree ", tp_size, " does not divide the expert widths ",
+              moe_.expert_ffn_size, " and ", moe_.shared_expert_ffn_size);
+  const int64_t fe = moe_.expert_ffn_size / tp_size;
   TORCH_CHECK(ep_.group == nullptr || num_experts % ep_.group->Size() == 0, "MoE: expert-parallel degree ",
               ep_.group == nullptr ? 1 : ep_.group->Size(), " does not divide ", num_experts, " experts");
   local_ = ep_.LocalExperts(num_experts);
@@ -35,7 +39,7 @@ MoeLayer::MoeLayer(const ModelConfig& config, ExpertParallel ep) : moe_(config.m
   gate_ = experts->register_parameter("gate_proj", torch::zeros({local, fe, h}));
   up_ = experts->register_parameter("up_proj", torch::zeros({local, fe, h}));
   down_ = experts->register_parameter("down_proj", torch::zeros({local, h, fe}));
-  if (const int64_t fs = moe_.shared_expert_ffn_size; fs > 0) {
+  if (const int64_t fs = moe_.shared_expert_ffn_size / tp_size; fs > 0) {
     auto shared = register_module("shared_expert", std::make_shared<torch::nn::Module>());
     shared_gate_proj_ = Weight(*shared, "gate_proj", {fs, h});
     shared_up_proj_ = Weight(*shared, "up_proj", {fs, h});

@@ -33,8 +33,13 @@ struct MoeOutput {
 class MoeLayer : public torch::nn::Module {
  public:
   // config.moe.num_experts > 0 and, with a group, divisible by its size. ep.group must outlive
-  // the layer's forwards and backwards.
-  MoeLayer(const ModelConfig& config, ExpertParallel ep);
+  // the layer's forwards and backwards. Under tensor parallelism of degree tp_size every expert's
+  // inner width (and the shared expert's) is split as the dense MLP's (torchtitan's expert
+  // tensor parallelism: gate/up column-parallel, down row-parallel): Forward then returns this
+  // rank's partial sum, which the block reduces with ExitTensorParallel, and the router's and
+  // shared gate's gradients are partial too (summed over tp by the trainer: ir::Parameter.
+  // tp_partial_grad). Errors: c10::Error when tp_size does not divide the widths.
+  MoeLayer(const ModelConfig& config, ExpertParallel ep, int64_t tp_size = 1);
 
   // x: [b, s, h] (the post-attention norm's output, in the matmuls' dtype) → MoeOutput.
   // y = Σ_j p_j · expert_{e_j}(x) over the k chosen experts (+ the shared expert). The experts run
