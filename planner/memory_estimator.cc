@@ -712,6 +712,7 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
   m.ep = ExpertParallel(in.model);
   m.activation_bytes = in.compute_bytes;
   m.margin = RoutingMargin(moe);
+  m.shared_expert_gate = moe.shared_expert_gate();
   const MoeActivationBytes routed = MoeLayerActivationBytes(m);
   const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
   const char* margin_kind = moe.capacity_factor() > 0 ? "capacity factor" : "dropless imbalance margin";
@@ -734,10 +735,20 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
         kMoeActivationSource);
   }
   SetTerm(
+      e.add_device(), c.explain, "activations", routed.backward,
+      [&] {
+        const int64_t w = CeilDiv(m.experts, std::max<int64_t>(m.ep, 1)) * CeilDiv(m.expert_ffn, m.tp) * m.hidden;
+        return "one MoE block's backward: its routed experts' weight gradients 3*W*a" +
+               std::string(m.activation_bytes < 4 ? " + their fp32 casts 12*W" : "") + ", W = E/ep*fe/t*h = " +
+               N(w);
+      },
+      kMoeActivationSource);
+  SetTerm(
       e.add_device(), c.explain, "communication_buffers", routed.transient,
       [&] {
         return "router and dispatch buffers of one MoE layer: logits T*E*a " +
                N(m.tokens * m.experts * m.activation_bytes) + " B" +
+               (m.activation_bytes < 4 ? " + their fp32 copy 4*T*E" : "") +
                (m.ep > 1 ? " + all-to-all send and receive 2*R*h*a + counts 16*E, ep " + N(m.ep)
                          : std::string(" (ep 1: no all-to-all)"));
       },

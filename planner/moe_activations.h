@@ -1,22 +1,20 @@
-// Activation memory of one mixture-of-experts block's MLP on one rank, for the MoE block the
-// executor will run (it does not run one yet; this is the design it is to be built to, and the
-// estimate counts exactly that; docs/planner-facts.md §9):
-//   x [T, h], T = b·s tokens of the micro-batch on this rank (s / cp with context parallel), in
-//   the activation dtype (a bytes);
-//   router logits x·W_r [T, E] (W_r [E, h], no bias) in a; scores softmax or sigmoid in fp32
-//   [T, E], kept; top-k indices int64 [T, k] and probabilities fp32 [T, k], kept;
-//   tokens permuted by expert index into R rows [R, h] in a, R = ceil(T·k·margin) (margin: the
-//   capacity factor, or the stated dropless margin 1.25); with expert parallel an all-to-all of
-//   the per-expert counts, then of the rows (dispatch), each rank receiving about R rows for its
-//   E / ep experts;
-//   per local expert a SwiGLU run as grouped matmuls over its rows, W1/W3 [fe, h] and W2 [h, fe]
-//   (fe / tp per rank with tensor parallel); kept for backward per routed row: the permuted
-//   input (h·a), gate and up (2·fe/tp·a; SiLU recomputed from the gate, as the dense lean
-//   block does), the down projection's output (h·a, which the weighted combine's backward
-//   needs);
-//   the combine all-to-all back, unpermute, and the sum weighted by the router probabilities;
-//   shared experts: a dense SwiGLU of width num_shared · shared_ffn (the dense llama MLP term of
-//   planner/executor_activations.h at that width, counted there).
+// Activation memory of one mixture-of-experts block's MLP on one rank, tensor by tensor as the
+// executor's MoeLayer keeps them (executor/models/moe/; measured by
+// tests/executor/memory/moe_activation_estimate_test.cc), with T = b·s tokens of the micro-batch
+// (the whole sequence under sequence parallelism, which the block gathers), a the matmuls'
+// bytes, R the routed rows this rank's experts receive:
+//   router: scores softmax or sigmoid fp32 [T, E] (4TE), the load-balancing loss's fractions
+//     (4E), the top-k values fp32 [T, k] and their sum [T] (the renormalization's inputs, 4Tk +
+//     4T), the top-k indices int64 (8Tk), the probabilities in a for the combine (a·Tk);
+//   permutation: the sort order and its inverse, int64 [T·k] each (16Tk), and with expert
+//     parallelism the received rows' regrouping and its inverse (16R);
+//   experts: the dispatched rows [R, h] and the gate and up products [R, fe/t] in a
+//     (GroupedExperts recomputes silu(gate)·up in backward);
+//   combine: the experts' outputs by slot [T·k, h] in a (the probabilities' gradient reads them);
+//   a gated shared expert's output [T, h] and gate [T, 1] in a (the shared SwiGLU itself is the
+//     dense llama MLP term of planner/executor_activations.h at its width, counted there).
+// R = T·k with one expert-parallel rank; with ep > 1 a rank's experts may receive more than
+// their even share, so R = ceil(T·k·margin) (the capacity factor, or the stated dropless margin).
 #ifndef ACCEL_PLANNER_MOE_ACTIVATIONS_H_
 #define ACCEL_PLANNER_MOE_ACTIVATIONS_H_
 
@@ -36,29 +34,34 @@ struct MoeActivationShape {
   int64_t ep = 1;              // expert parallel
   int64_t activation_bytes = 2;  // a: the matmuls' dtype
   double margin = 1.25;        // routed rows = T·k·margin (MixtureOfExperts.routing_margin)
+  bool shared_expert_gate = false;  // the shared output is scaled by sigmoid(x·w)
 };
 
 // Bytes of one MoE block's MLP on one rank.
 struct MoeActivationBytes {
   int64_t routed_rows = 0;  // R = ceil(T·k·margin)
-  // Kept for backward from forward to backward: scores 4·T·E + indices 8·T·k + probabilities
-  // 4·T·k + R·(h·a + 2·(fe/tp)·a + h·a).
+  // Kept for backward from forward to backward: 4TE + 4E + 4T + T·k·(28 + a) + R·(h·a +
+  // 2·(fe/tp)·a) (+ 16R with ep > 1) + T·k·h·a (+ T·(h + 1)·a with a shared-expert gate).
   int64_t kept = 0;
   // Alive only while the block runs (the estimate's "router and dispatch buffers"): the router
-  // logits T·E·a, and with ep > 1 the all-to-all send and receive buffers of one direction,
-  // 2·R·h·a, plus the per-expert counts 2·8·E.
+  // logits T·E·a and, 16-bit, their fp32 copy 4·T·E; with ep > 1 the all-to-all send and
+  // receive buffers of one direction, 2·R·h·a, plus the per-expert counts 2·8·E.
   int64_t transient = 0;
+  // One block's backward through its routed experts (GroupedExperts) holds their weight
+  // gradients in the matmuls' dtype, 3·W·a with W = (E / ep)·(fe / tp)·h, and, 16-bit, their
+  // fp32 casts 12·W, before autograd accumulates them.
+  int64_t backward = 0;
 };
 
-// Routed rows one rank holds per MoE block: ceil(tokens · top_k · margin) (the even share T·k of
-// the E experts' rows, times the capacity factor or the dropless margin).
+// Routed rows one rank holds per MoE block under expert parallelism: ceil(tokens · top_k ·
+// margin) (the even share T·k of the E experts' rows, times the capacity factor or the dropless
+// margin).
 int64_t RoutedRows(int64_t tokens, int64_t top_k, double margin);
 
 // The bytes of the design above. Shapes ≥ 0; margin ≥ 1.
 MoeActivationBytes MoeLayerActivationBytes(const MoeActivationShape& shape);
 
-// "T=… E=… k=… R=ceil(T·k·margin)=… : 4TE + 12Tk + R·(2h·a + 2·fe/t·a)", with the numbers, for
-// the plan's formula text.
+// The formula of MoeLayerActivationBytes with the numbers, for the plan's formula text.
 std::string MoeActivationFormula(const MoeActivationShape& shape);
 
 }  // namespace accel::planner

@@ -27,6 +27,7 @@ cd "$ROOT"
 
 DP=examples/specs/gpt2-small_cpu2_dp.yaml
 Z2=examples/specs/gpt2-mini_cpu4_zero2.yaml
+MOE=examples/specs/moe-mini_cpu4_ep.yaml
 # name | spec | overrides (space-separated --set values)
 LAYOUTS=(
   "example dp (2 ranks)|$DP|"
@@ -67,6 +68,14 @@ LAYOUTS=(
   "llama tp 2 sp x dp 2, fp32|$Z2|model.arch=llama model.num_kv_heads=2 model.ffn_hidden_size=344 parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=2 sharding.stage=1 precision.compute=fp32"
   "example llama tp 2 sp (4 ranks)|examples/specs/llama-mini_cpu4_tp2.yaml|"
   "3D example (8 ranks)|examples/specs/gpt2-mini_cpu8_3d.yaml|"
+  "moe example ep 2 stage 2 (4 ranks)|$MOE|"
+  "moe 1 rank, stage 0|$MOE|parallel.data_shard=1 parallel.expert=1 sharding.stage=0 cluster.devices_per_node=1 data.global_batch_size=8"
+  "moe ep 4 stage 3|$MOE|parallel.expert=4 sharding.stage=3"
+  "moe ep 2 stage 3, bf16 params|$MOE|sharding.stage=3 precision.params=bf16 precision.reduce=bf16"
+  "moe ep 2 x tp 2 sp stage 1|$MOE|parallel.data_shard=2 parallel.tensor=2 parallel.sequence_parallel=true sharding.stage=1"
+  "moe ep 2 stage 3, recompute full|$MOE|sharding.stage=3 training.recompute=full"
+  "moe ep 2 hybrid 2x2 stage 3|$MOE|parallel.data_replicate=2 parallel.data_shard=2 sharding.stage=3"
+  "moe pp 2 x ep 2, 4 microbatches|$MOE|parallel.pipeline=2 parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
 )
 
 ROWS=$WORK/rows.jsonl

@@ -189,32 +189,39 @@ TEST_CASE("moe: routed activations with the dropless margin or the capacity fact
   s.activation_bytes = 2;
   s.margin = 1.25;
   const MoeActivationBytes b = MoeLayerActivationBytes(s);
-  CHECK(b.routed_rows == 2560);
-  // scores 4·T·E + indices 8·T·k + probabilities 4·T·k + R·(2·h·a + 2·fe·a)
-  CHECK(b.kept == 4 * 1024 * 8 + 12 * 1024 * 2 + 2560 * (2 * 512 * 2 + 2 * 256 * 2));
-  CHECK(b.transient == 1024 * 8 * 2);
+  // One rank holds every expert: exactly T·k rows, the margin unused.
+  CHECK(b.routed_rows == 2048);
+  // router 4TE + 4E + 4T + T·k·(28 + a), rows R·(h·a + 2·fe·a), combined outputs T·k·h·a
+  const int64_t router = 4 * 1024 * 8 + 4 * 8 + 4 * 1024 + 2048 * 30;
+  CHECK(b.kept == router + 2048 * (512 * 2 + 2 * 256 * 2) + 2048 * 512 * 2);
+  // the logits in bf16 and their fp32 copy
+  CHECK(b.transient == 1024 * 8 * 2 + 1024 * 8 * 4);
   s.ep = 4;
   s.tp = 2;
   const MoeActivationBytes ep = MoeLayerActivationBytes(s);
-  CHECK(ep.kept == 4 * 1024 * 8 + 12 * 1024 * 2 + 2560 * (2 * 512 * 2 + 2 * 128 * 2));
-  CHECK(ep.transient == 1024 * 8 * 2 + 2 * 2560 * 512 * 2 + 16 * 8);
+  CHECK(ep.routed_rows == 2560);
+  // + the regroup indices 16R
+  CHECK(ep.kept == router + 2560 * (512 * 2 + 2 * 128 * 2) + 16 * 2560 + 2048 * 512 * 2);
+  CHECK(ep.transient == 1024 * 8 * 2 + 1024 * 8 * 4 + 2 * 2560 * 512 * 2 + 16 * 8);
+  s.shared_expert_gate = true;
+  CHECK(MoeLayerActivationBytes(s).kept == ep.kept + 1024 * 513 * 2);
 
   // Full recompute keeps no routed rows per block, only the one block rebuilt in backward.
   auto full = PlanYaml(kMoeSpec, {"training.recompute=full"});
   REQUIRE(full.result.ok);
   CHECK(TermBytes(full.result.plan.memory(0), "activations",
                   "the MoE block rebuilt for its backward") ==
-        4 * 1024 * 8 + 12 * 1024 * 2 + 2560 * (2 * 512 * 2 + 2 * 256 * 2));
+        router + 2560 * (512 * 2 + 2 * 256 * 2) + 16 * 2560 + 2048 * 512 * 2);
   auto dropless = PlanYaml(kMoeSpec);
   auto capped = PlanYaml(kMoeSpec, {"model.moe.capacity_factor=2"});
   REQUIRE(dropless.result.ok);
   REQUIRE(capped.result.ok);
   CHECK(TermBytes(capped.result.plan.memory(0), "activations", "R=ceil(T*k*2)=4096") >
         TermBytes(dropless.result.plan.memory(0), "activations", "R=ceil(T*k*1.25)=2560"));
-  // ep 4 in the job: the logits and one direction's all-to-all buffers.
+  // ep 4 in the job: the logits (and their fp32 copy) and one direction's all-to-all buffers.
   CHECK(TermBytes(dropless.result.plan.memory(0), "communication_buffers",
                   "router and dispatch buffers of one MoE layer") ==
-        1024 * 8 * 2 + 2 * 2560 * 512 * 2 + 16 * 8);
+        1024 * 8 * 2 + 1024 * 8 * 4 + 2 * 2560 * 512 * 2 + 16 * 8);
   CHECK(dropless.diagnostics.find("note: dropless routing: the memory and step-time estimates size "
                                   "each rank's routed rows at 1.25 x tokens x experts_per_token") !=
         std::string::npos);

@@ -54,7 +54,10 @@ struct GroupedExpertsFunction : torch::autograd::Function<GroupedExpertsFunction
     const c10::ScalarType dtype = x.scalar_type();
     const at::Tensor dy = grads[0].to(dtype).contiguous();
     at::Tensor dx = at::empty_like(x);
-    std::vector<at::Tensor> dgate, dup, ddown;
+    // The weight gradients are written expert by expert into grouped tensors: no per-expert
+    // pieces to stack (which would hold them twice).
+    at::Tensor dgate = at::zeros(gate.sizes(), x.options()), dup = at::zeros(up.sizes(), x.options());
+    at::Tensor ddown = at::zeros(down.sizes(), x.options());
     int64_t offset = 0;
     for (size_t e = 0; e < rows_per_expert.size(); ++e) {
       const int64_t n = rows_per_expert[e];
@@ -62,18 +65,24 @@ struct GroupedExpertsFunction : torch::autograd::Function<GroupedExpertsFunction
       const at::Tensor ge = g.narrow(0, offset, n), ue = u.narrow(0, offset, n);
       const at::Tensor silu = at::silu(ge);
       const at::Tensor da = dye.mm(ExpertWeight(down, e, dtype));  // [n, fe]
-      ddown.push_back(dye.t().mm(silu * ue));                       // [h, fe]
+      if (n > 0) {
+        at::Tensor dd = ddown[e];
+        at::mm_out(dd, dye.t(), silu * ue);  // [h, fe]
+      }
       const at::Tensor dg = at::silu_backward(da * ue, ge), du = da * silu;
-      dgate.push_back(dg.t().mm(xe));
-      dup.push_back(du.t().mm(xe));
+      if (n > 0) {
+        at::Tensor dge = dgate[e], due = dup[e];
+        at::mm_out(dge, dg.t(), xe);
+        at::mm_out(due, du.t(), xe);
+      }
       at::Tensor dxe = dx.narrow(0, offset, n);
       at::mm_out(dxe, dg, ExpertWeight(gate, e, dtype));
       dxe.addmm_(du, ExpertWeight(up, e, dtype));
       offset += n;
     }
     const auto rows_dtype = static_cast<c10::ScalarType>(ctx->saved_data["rows_dtype"].toInt());
-    return {dx.to(rows_dtype), at::stack(dgate).to(gate.scalar_type()), at::stack(dup).to(up.scalar_type()),
-            at::stack(ddown).to(down.scalar_type()), at::Tensor()};
+    return {dx.to(rows_dtype), dgate.to(gate.scalar_type()), dup.to(up.scalar_type()), ddown.to(down.scalar_type()),
+            at::Tensor()};
   }
 };
 

@@ -20,8 +20,10 @@ namespace accel::exec {
 // zero weight gradients. Keeps for backward the rows (in the matmuls' dtype), the weight
 // parameters themselves (never copies or views: ZeRO-3 frees gathered storage after forward) and
 // the gate and up products [R, fe] each; silu(gate)·up is recomputed in backward (as ops/swiglu.h).
-// Backward: the per-expert chain rule of the formula above, in the matmuls' dtype, each weight
-// gradient cast to its parameter's dtype. Errors: c10::Error on mismatched shapes.
+// Backward: the per-expert chain rule of the formula above, in the matmuls' dtype, written expert
+// by expert into the three grouped weight gradients, each then cast to its parameter's dtype: its
+// transient peak is those gradients in the matmuls' dtype, 3·E·fe·h·c bytes, and their fp32 casts
+// when c is 16-bit (planner/moe_activations.h MoeActivationBytes::backward). Errors: c10::Error on mismatched shapes.
 at::Tensor GroupedExperts(const at::Tensor& rows, const at::Tensor& gate, const at::Tensor& up,
                           const at::Tensor& down, const std::vector<int64_t>& rows_per_expert);
 
