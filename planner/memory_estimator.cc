@@ -554,6 +554,33 @@ HeadInBackward HeadInBackwardOf(const SharedInputs& c, const StageLayout& layout
   return h;
 }
 
+// One MoE block's routed part on this rank (planner/moe_activations.h).
+MoeActivationShape MoeShapeOf(const SharedInputs& c) {
+  const ir::MixtureOfExperts& moe = c.in.model.moe();
+  MoeActivationShape m;
+  m.tokens = c.seq * c.in.micro_batch_size;
+  m.hidden = c.h;
+  m.experts = moe.num_experts();
+  m.top_k = moe.experts_per_token();
+  m.expert_ffn = moe.expert_ffn_size();
+  m.tp = c.tp;
+  m.ep = ExpertParallel(c.in.model);
+  m.activation_bytes = c.in.compute_bytes;
+  m.margin = RoutingMargin(moe);
+  m.shared_expert_gate = moe.shared_expert_gate();
+  return m;
+}
+
+// Whether the stage holds an MoE block (in any of its chunks).
+bool StageHasMoe(const ir::Model& model, const StageLayout& layout) {
+  if (!HasMoe(model)) return false;
+  if (layout.chunks.empty()) return MoeBlocksIn(model, layout.layer_begin, layout.layer_end) > 0;
+  for (const auto& [begin, end] : layout.chunks) {
+    if (MoeBlocksIn(model, begin, end) > 0) return true;
+  }
+  return false;
+}
+
 // Beyond what its micro-batches keep, a stage peaks in one of three phases: a block's backward
 // (on a pipeline stage holding the gradient it received and, without the head, the one it will
 // send; at stage 3 also the gathered unit's gradient, SharedInputs.unit_grad), its last block's
@@ -574,15 +601,20 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
   const int64_t tp = std::max<int64_t>(c.tp, 1);
   const int64_t boundary = BoundaryBytes(c);
   const int64_t received = c.pipeline && !layout.has_embedding ? boundary : 0;
-  const int64_t block_backward = full ? 0 : ExecutorBlockBackwardBytes(exec_shape) / tp;
+  // An MoE block's backward peaks instead while its routed experts' weight gradients are made
+  // (MoeActivationBytes::backward), before its attention's backward runs: the larger of the two.
+  const int64_t moe_backward =
+      !full && StageHasMoe(in.model, layout) ? MoeLayerActivationBytes(MoeShapeOf(c)).backward : 0;
+  const int64_t block_backward = full ? 0 : std::max(ExecutorBlockBackwardBytes(exec_shape) / tp, moe_backward);
   const int64_t block_forward = full ? 0 : ExecutorBlockForwardBytes(exec_shape);
   const std::string forward_what = "the last block's forward transients " + N(block_forward) + " B" +
                                    (received > 0 ? " + the received input " + N(received) + " B" : "");
   int64_t forward = full ? 0 : block_forward + received, backward = 0;
   std::string backward_what;
   if (!c.pipeline) {
-    // A single stage has the head; below stage 3 its backward phase is left out (above).
-    if (c.unit_grad + c.tied_grad > 0) {
+    // A single stage has the head; below stage 3 its backward phase is left out (above), but
+    // for the experts' weight gradients of an MoE block, which no freed activation absorbs.
+    if (c.unit_grad + c.tied_grad > 0 || moe_backward > 0) {
       backward = block_backward + boundary;
       backward_what = "1 block's backward working memory " + N(block_backward) +
                       " B + its output gradient " + N(boundary) + " B";
@@ -702,17 +734,7 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
   const int64_t block = executor_layout
                             ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
                             : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
-  MoeActivationShape m;
-  m.tokens = c.seq * in.micro_batch_size;
-  m.hidden = c.h;
-  m.experts = moe.num_experts();
-  m.top_k = moe.experts_per_token();
-  m.expert_ffn = moe.expert_ffn_size();
-  m.tp = c.tp;
-  m.ep = ExpertParallel(in.model);
-  m.activation_bytes = in.compute_bytes;
-  m.margin = RoutingMargin(moe);
-  m.shared_expert_gate = moe.shared_expert_gate();
+  const MoeActivationShape m = MoeShapeOf(c);
   const MoeActivationBytes routed = MoeLayerActivationBytes(m);
   const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
   const char* margin_kind = moe.capacity_factor() > 0 ? "capacity factor" : "dropless imbalance margin";
@@ -734,15 +756,6 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
         [&] { return "the MoE block rebuilt for its backward: routed " + MoeActivationFormula(m); },
         kMoeActivationSource);
   }
-  SetTerm(
-      e.add_device(), c.explain, "activations", routed.backward,
-      [&] {
-        const int64_t w = CeilDiv(m.experts, std::max<int64_t>(m.ep, 1)) * CeilDiv(m.expert_ffn, m.tp) * m.hidden;
-        return "one MoE block's backward: its routed experts' weight gradients 3*W*a" +
-               std::string(m.activation_bytes < 4 ? " + their fp32 casts 12*W" : "") + ", W = E/ep*fe/t*h = " +
-               N(w);
-      },
-      kMoeActivationSource);
   SetTerm(
       e.add_device(), c.explain, "communication_buffers", routed.transient,
       [&] {

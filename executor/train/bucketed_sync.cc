@@ -306,7 +306,21 @@ absl::Status BucketedGradSync::AllGatherUnits(const std::function<bool(const Par
     at::Tensor output;
     std::unique_ptr<PendingWork> work;
   };
-  std::vector<Gathering> gatherings;
+  // One unit's gathers in flight while the previous unit's are written: the outputs of every
+  // unit at once would hold a second copy of all parameters (the memory estimate counts one
+  // unit's, as stage 3 does).
+  std::vector<Gathering> previous, current;
+  auto write = [&](std::vector<Gathering>& gatherings) -> absl::Status {
+    for (Gathering& g : gatherings) {
+      if (g.work) ACCEL_RETURN_IF_ERROR(g.work->Wait());
+      for (int p : g.gather->params) {
+        if (!select(layout_.params[p])) continue;
+        params_[p].detach().view({-1}).copy_(GatheredWhole(*g.gather, g.output, p));
+      }
+    }
+    gatherings.clear();
+    return absl::OkStatus();
+  };
   for (const UnitLayout& unit : layout_.units) {
     for (const UnitGather& gather : unit.gathers) {
       bool any = false;
@@ -314,17 +328,12 @@ absl::Status BucketedGradSync::AllGatherUnits(const std::function<bool(const Par
       if (!any) continue;
       Gathering g{&gather, at::Tensor(), nullptr};
       ACCEL_ASSIGN_OR_RETURN(g.work, LaunchGather(gather, g.output));
-      gatherings.push_back(std::move(g));
+      current.push_back(std::move(g));
     }
+    ACCEL_RETURN_IF_ERROR(write(previous));
+    std::swap(previous, current);
   }
-  for (Gathering& g : gatherings) {
-    if (g.work) ACCEL_RETURN_IF_ERROR(g.work->Wait());
-    for (int p : g.gather->params) {
-      if (!select(layout_.params[p])) continue;
-      params_[p].detach().view({-1}).copy_(GatheredWhole(*g.gather, g.output, p));
-    }
-  }
-  return absl::OkStatus();
+  return write(previous);
 }
 
 }  // namespace accel::exec

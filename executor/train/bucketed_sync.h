@@ -69,7 +69,8 @@ class BucketedGradSync : public GradSync {
   // accumulated gradients (stages 2–3: the hybrid all-reduce over dp_replicate).
   virtual absl::Status AfterLastMicroStep() { return absl::OkStatus(); }
 
-  // All-gathers, unit by unit over dp_shard, the owned ranges of the parameters for which
+  // All-gathers, unit by unit over dp_shard ("ep_dp" for routed experts; one unit in flight
+  // while the previous is written), the owned ranges of the parameters for which
   // `select` is true into the module's parameters (stages 1–3 after the update).
   absl::Status AllGatherUnits(const std::function<bool(const ParamSlot&)>& select);
   // The group a bucket or unit gather runs its collective over: dp_shard, or "ep_dp" for routed
