@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "checkpoint/checkpoint_store.h"
+#include "checkpoint/expert_names.h"
 #include "common/durable_file.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/sharded_tensors.h"
@@ -72,6 +73,36 @@ absl::Status DropTiedCopy(const std::string& config_json, SafetensorsFile& model
   return absl::OkStatus();
 }
 
+// Hugging Face stores one tensor per routed expert (checkpoint/expert_names.h): each grouped
+// tensor [E, ...] becomes E tensors [...] named as the config's model_type names them, and a
+// Mixtral router is renamed. Tensors stay sorted by name.
+absl::Status SplitGroupedExperts(const std::string& config_json, SafetensorsFile& model) {
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  const ExpertNaming naming =
+      ExpertNamingOf(config.is_object() ? config.value("model_type", std::string()) : std::string());
+  std::vector<SafetensorsTensor> out;
+  for (SafetensorsTensor& t : model.tensors) {
+    const std::optional<GroupedExpertName> grouped = ParseGroupedExpert(t.name);
+    if (!grouped) {
+      t.name = HuggingFaceName(t.name, naming);
+      out.push_back(std::move(t));
+      continue;
+    }
+    if (t.shape.size() < 2 || t.shape[0] <= 0 || t.data.size() % static_cast<size_t>(t.shape[0]) != 0) {
+      return absl::DataLossError(absl::StrCat("the checkpoint's routed-expert tensor ", t.name, " has shape ",
+                                              ShapeText(t.shape)));
+    }
+    const size_t bytes = t.data.size() / static_cast<size_t>(t.shape[0]);
+    const std::vector<int64_t> shape(t.shape.begin() + 1, t.shape.end());
+    for (int64_t e = 0; e < t.shape[0]; ++e) {
+      out.push_back({PerExpertName(*grouped, e, naming), t.dtype, shape, t.data.substr(e * bytes, bytes)});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  model.tensors = std::move(out);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ExportCheckpoint(const std::string& checkpoint_dir, const std::string& out_dir, ExportSummary* summary) {
@@ -83,6 +114,7 @@ absl::Status ExportCheckpoint(const std::string& checkpoint_dir, const std::stri
   std::optional<SafetensorsFile> model;
   ACCEL_ASSIGN_OR_RETURN(model, ConsolidateModel(checkpoint_dir));
   ACCEL_RETURN_IF_ERROR(DropTiedCopy(*config, *model));
+  ACCEL_RETURN_IF_ERROR(SplitGroupedExperts(*config, *model));
   const int64_t num_tensors = static_cast<int64_t>(model->tensors.size());
   ACCEL_ASSIGN_OR_RETURN(const std::string bytes, SerializeSafetensors(*model));
   model.reset();  // the serialized copy is all that is needed from here on

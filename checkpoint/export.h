@@ -25,7 +25,9 @@ struct ExportSummary {
 // (model.safetensors of Trainer::SaveState) are read, and tensor-parallel slices are merged back
 // into whole Hugging Face tensors (tp_layout.h); the copy of a tied word embedding that a last
 // pipeline stage saves as lm_head.weight is left out when config.json ties the embeddings
-// (DataLoss when it differs from the embedding); every file read is checked against the
+// (DataLoss when it differs from the embedding); a mixture of experts' grouped routed-expert
+// tensors are split into Hugging Face's per-expert tensors, named for config.json's model_type
+// (checkpoint/expert_names.h); every file read is checked against the
 // manifest's CRC-32C. Each output file is written to a temporary name, fsynced and renamed, so a
 // crash never leaves a truncated file under the final name. Memory: about twice the model's bytes,
 // plus two copies of the largest shard file while reading (optimizer states are dropped then). Errors: NotFound "DIR has no config.json"; those of

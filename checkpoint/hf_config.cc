@@ -50,11 +50,47 @@ nlohmann::json LlamaConfig(const ir::Model& d, ir::Dtype dtype) {
           {"torch_dtype", TorchDtype(dtype)}};
 }
 
+// Mixture of experts: transformers' MixtralConfig or Qwen2MoeConfig / Qwen3MoeConfig fields,
+// over the llama ones (intermediate_size: Mixtral's experts' width, Qwen's dense blocks').
+void AddMoe(const ir::Model& d, nlohmann::json& c) {
+  const ir::MixtureOfExperts& m = d.moe();
+  const std::string type = HuggingFaceModelType(d);
+  c["model_type"] = type;
+  c["num_experts_per_tok"] = m.experts_per_token();
+  c["router_aux_loss_coef"] = m.router_aux_loss_coef();
+  c["output_router_logits"] = false;
+  if (type == "mixtral") {
+    c["architectures"] = {"MixtralForCausalLM"};
+    c["num_local_experts"] = m.num_experts();
+    c["intermediate_size"] = m.expert_ffn_size();
+    c["sliding_window"] = nullptr;
+    return;
+  }
+  c["architectures"] = {type == "qwen3_moe" ? "Qwen3MoeForCausalLM" : "Qwen2MoeForCausalLM"};
+  c["num_experts"] = m.num_experts();
+  c["moe_intermediate_size"] = m.expert_ffn_size();
+  c["shared_expert_intermediate_size"] = m.num_shared_experts() * m.shared_expert_ffn_size();
+  c["norm_topk_prob"] = m.norm_topk_prob();
+  c["decoder_sparse_step"] = 1;
+  c["mlp_only_layers"] = std::vector<int64_t>(m.dense_layers().begin(), m.dense_layers().end());
+  c["qkv_bias"] = d.qkv_bias();
+}
+
 }  // namespace
 
+std::string HuggingFaceModelType(const ir::Model& model) {
+  if (model.arch() == ir::ARCHITECTURE_GPT2) return "gpt2";
+  if (model.moe().num_experts() == 0) return "llama";
+  const std::string& type = model.model_type();
+  if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") return type;
+  const ir::MixtureOfExperts& m = model.moe();
+  return m.num_shared_experts() == 0 && m.dense_layers_size() == 0 ? "mixtral" : "qwen2_moe";
+}
+
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype) {
-  const nlohmann::json config = model.arch() == ir::ARCHITECTURE_GPT2 ? Gpt2Config(model, stored_dtype)
-                                                                      : LlamaConfig(model, stored_dtype);
+  nlohmann::json config = model.arch() == ir::ARCHITECTURE_GPT2 ? Gpt2Config(model, stored_dtype)
+                                                                : LlamaConfig(model, stored_dtype);
+  if (model.arch() != ir::ARCHITECTURE_GPT2 && model.moe().num_experts() > 0) AddMoe(model, config);
   // nlohmann::json keeps object keys sorted, like json.dumps(sort_keys=True) in save_pretrained.
   return config.dump(2) + "\n";
 }

@@ -23,7 +23,19 @@ namespace accel::exec {
 // padded_vocab_size when set (the embedding rows stored; transformers checks the tensors' shapes
 // against it), an unset num_kv_heads is num_heads and an unset ffn_hidden_size 4h. torch_dtype is
 // `stored_dtype` ("float32", "bfloat16" or "float16"). No validation: dims are the model's.
+// A mixture-of-experts llama (model.moe) is written as transformers' model_type of
+// HuggingFaceModelType with its fields: mixtral (MixtralForCausalLM: num_local_experts,
+// num_experts_per_tok, intermediate_size = the experts' width, router_aux_loss_coef) or
+// qwen2_moe / qwen3_moe (num_experts, num_experts_per_tok, moe_intermediate_size,
+// shared_expert_intermediate_size, norm_topk_prob, decoder_sparse_step 1, mlp_only_layers = the
+// dense blocks, router_aux_loss_coef).
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype);
+
+// The transformers model_type a model's checkpoints are named and configured as: "gpt2",
+// "llama", or for a mixture of experts the model_type it was read from (mixtral, qwen2_moe,
+// qwen3_moe), else "mixtral" when every block routes and none has shared experts (Mixtral's
+// block), else "qwen2_moe" (shared experts, dense blocks).
+std::string HuggingFaceModelType(const ir::Model& model);
 
 }  // namespace accel::exec
 

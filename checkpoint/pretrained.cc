@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/expert_names.h"
+#include "checkpoint/hf_config.h"
 #include "checkpoint/mapped_file.h"
 #include "checkpoint/safetensors.h"
 #include "nlohmann/json.hpp"
@@ -268,31 +270,56 @@ const PretrainedTensor* FindPretrained(const PretrainedIndex& index, const std::
   return nullptr;
 }
 
+namespace {
+
+// One checkpoint tensor a plan parameter reads: its Hugging Face name and whole shape.
+struct ExpectedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+// The tensors parameter p reads: itself under its Hugging Face name, or a grouped routed-expert
+// tensor's E per-expert tensors (checkpoint/expert_names.h).
+std::vector<ExpectedTensor> ExpectedTensors(const ir::Parameter& p, ExpertNaming naming) {
+  std::vector<int64_t> shape(p.shape().begin(), p.shape().end());
+  const std::optional<GroupedExpertName> grouped = p.routed_expert() ? ParseGroupedExpert(p.name()) : std::nullopt;
+  if (!grouped || shape.empty()) return {{HuggingFaceName(p.name(), naming), shape}};
+  std::vector<ExpectedTensor> out;
+  for (int64_t e = 0; e < shape[0]; ++e) {
+    out.push_back({PerExpertName(*grouped, e, naming), {shape.begin() + 1, shape.end()}});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> CheckPretrainedAgainstPlan(const ir::Plan& plan, const PretrainedIndex& index) {
   std::vector<std::string> out;
   const int64_t vocab = plan.model().vocab_size();
   const int64_t padded = plan.model().padded_vocab_size();
+  const ExpertNaming naming = ExpertNamingOf(HuggingFaceModelType(plan.model()));
   for (const ir::ShardUnit& unit : plan.sharding().units()) {
     for (const ir::Parameter& p : unit.parameters()) {
-      const PretrainedTensor* t = FindPretrained(index, p.name());
-      if (t == nullptr) {
-        out.push_back(absl::StrCat("the checkpoint has no tensor ", p.name()));
-        continue;
-      }
-      if (!IsFloat(t->dtype)) {
-        out.push_back(absl::StrCat("tensor ", p.name(), " is ", t->dtype,
-                                   ", not a floating-point dtype (F64, F32, F16, BF16)"));
-        continue;
-      }
-      std::vector<int64_t> want(p.shape().begin(), p.shape().end());
-      std::vector<int64_t> have = t->shape;
-      // Vocabulary rows: the checkpoint has vocab_size of them where the plan pads.
-      const bool vocab_rows = !want.empty() && !have.empty() && want[0] == padded && padded > vocab &&
-                              have[0] == vocab;
-      if (vocab_rows) have[0] = padded;
-      if (have != want) {
-        out.push_back(absl::StrCat("tensor ", p.name(), " has shape ", ShapeText(t->shape),
-                                   ", the plan expects ", ShapeText(want)));
+      for (const ExpectedTensor& want : ExpectedTensors(p, naming)) {
+        const PretrainedTensor* t = FindPretrained(index, want.name);
+        if (t == nullptr) {
+          out.push_back(absl::StrCat("the checkpoint has no tensor ", want.name));
+          continue;
+        }
+        if (!IsFloat(t->dtype)) {
+          out.push_back(absl::StrCat("tensor ", want.name, " is ", t->dtype,
+                                     ", not a floating-point dtype (F64, F32, F16, BF16)"));
+          continue;
+        }
+        std::vector<int64_t> have = t->shape;
+        // Vocabulary rows: the checkpoint has vocab_size of them where the plan pads.
+        const bool vocab_rows = !want.shape.empty() && !have.empty() && want.shape[0] == padded &&
+                                padded > vocab && have[0] == vocab;
+        if (vocab_rows) have[0] = padded;
+        if (have != want.shape) {
+          out.push_back(absl::StrCat("tensor ", want.name, " has shape ", ShapeText(t->shape),
+                                     ", the plan expects ", ShapeText(want.shape)));
+        }
       }
     }
   }

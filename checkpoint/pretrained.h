@@ -49,6 +49,8 @@ const PretrainedTensor* FindPretrained(const PretrainedIndex& index, const std::
 // (F64, F32, F16, BF16), or another shape. The embedding and output rows may number
 // model.vocab_size where the plan pads them to padded_vocab_size (the padding rows keep their
 // seeded initialization). Tensors the plan does not name (buffers such as attn.bias) are ignored.
+// A mixture of experts is read under Hugging Face's names (checkpoint/expert_names.h, for
+// HuggingFaceModelType): a grouped routed-expert tensor [E, ...] from its E per-expert tensors.
 std::vector<std::string> CheckPretrainedAgainstPlan(const ir::Plan& plan, const PretrainedIndex& index);
 
 // What a PretrainedCheckpoint copied out of its files.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/hf_config.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
 
@@ -121,6 +122,7 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   config.norm_eps = m.norm_eps();
   config.rope_theta = m.rope_theta();
   config.moe = MoeConfigFromPlan(m.moe());
+  if (config.moe.num_experts > 0) config.moe.hf_model_type = HuggingFaceModelType(m);
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;
   return config;
 }

@@ -45,6 +45,9 @@ struct MoeConfig {
   double aux_loss_coef = 0.0;
   // Blocks (global indices) that keep the dense MLP (mlp_only_layers, first_k_dense_replace, ...).
   std::vector<int64_t> dense_layers;
+  // The transformers model_type whose tensor names checkpoints use (checkpoint/hf_config.h
+  // HuggingFaceModelType; checkpoint/expert_names.h): "mixtral", "qwen2_moe" or "qwen3_moe".
+  std::string hf_model_type;
 };
 
 // Dimensions of a model. Counts are plain integers; lengths are in tokens.

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "executor/checkpoint/torch_tensors.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/tp_layout.h"
@@ -101,6 +102,37 @@ absl::Status ReadPretrainedPart(PretrainedCheckpoint& checkpoint, const std::str
   return absl::OkStatus();
 }
 
+absl::Status ReadPretrainedParameter(PretrainedCheckpoint& checkpoint, const std::string& path,
+                                     const std::string& name, const PretrainedPart& part,
+                                     const PretrainedNames& names, at::Tensor target) {
+  const std::optional<GroupedExpertName> grouped = ParseGroupedExpert(name);
+  if (!grouped || part.local.size() < 2) {
+    return ReadPretrainedPart(checkpoint, path, HuggingFaceName(name, names.naming), part, target);
+  }
+  // Expert i of the grouped tensor is Hugging Face's tensor of expert first_expert + i: the
+  // grouped dims less dim 0, split over tp along the same dim less one.
+  PretrainedPart expert = part;
+  expert.local.assign(part.local.begin() + 1, part.local.end());
+  if (expert.split.dim >= 0) expert.split.dim -= 1;
+  int64_t n = 1;
+  for (int64_t d : expert.local) n *= d;
+  const at::Tensor flat = target.view({-1});
+  for (int64_t i = 0; i < part.local[0]; ++i) {
+    const int64_t begin = std::max(part.begin, i * n), end = std::min(part.end, (i + 1) * n);
+    if (begin >= end) continue;
+    expert.begin = begin - i * n;
+    expert.end = end - i * n;
+    const std::string hf = PerExpertName(*grouped, names.first_expert + i, names.naming);
+    ACCEL_RETURN_IF_ERROR(
+        ReadPretrainedPart(checkpoint, path, hf, expert, flat.narrow(0, begin - part.begin, end - begin)));
+  }
+  return absl::OkStatus();
+}
+
+PretrainedNames PretrainedNamesOf(const CausalLm& model) {
+  return {ExpertNamingOf(model.config().moe.hf_model_type), model.LocalExperts().first};
+}
+
 absl::Status LoadPretrained(CausalLm& model, const std::string& path, PretrainedReadStats* stats) {
   absl::StatusOr<PretrainedCheckpoint> checkpoint = PretrainedCheckpoint::Open(path);
   if (!checkpoint.ok()) return checkpoint.status();
@@ -114,7 +146,8 @@ absl::Status LoadPretrained(CausalLm& model, const std::string& path, Pretrained
     part.tp_rank = tp.enabled() ? tp.rank() / part.split.replicas : 0;
     part.tp_size = tp.enabled() ? tp.size() / part.split.replicas : 1;
     part.end = param.numel();
-    absl::Status read = ReadPretrainedPart(*checkpoint, path, SourceName(model, item.key()), part, param);
+    absl::Status read =
+        ReadPretrainedParameter(*checkpoint, path, SourceName(model, item.key()), part, PretrainedNamesOf(model), param);
     if (!read.ok()) return read;
   }
   if (stats != nullptr) *stats = checkpoint->stats();

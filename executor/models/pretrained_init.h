@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "checkpoint/expert_names.h"
 #include "checkpoint/pretrained.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/tensor_parallel.h"
@@ -40,6 +41,24 @@ struct PretrainedPart {
   int64_t begin = 0;            // 0 <= begin <= end <= Π local
   int64_t end = 0;
 };
+
+// How a model's parameter names map to a Hugging Face checkpoint's (checkpoint/expert_names.h):
+// the mixture-of-experts naming, and the first routed expert this rank holds (its grouped
+// tensors' index 0).
+struct PretrainedNames {
+  ExpertNaming naming = ExpertNaming::kQwen;
+  int64_t first_expert = 0;
+};
+
+// Copies `part` of parameter `name` (accel's name) into `target` as ReadPretrainedPart does, from
+// the checkpoint tensor of its Hugging Face name; a grouped routed-expert tensor [El, ...] reads
+// its range from the per-expert tensors of experts first_expert … first_expert + El − 1.
+absl::Status ReadPretrainedParameter(PretrainedCheckpoint& checkpoint, const std::string& path,
+                                     const std::string& name, const PretrainedPart& part,
+                                     const PretrainedNames& names, at::Tensor target);
+
+// The names of `model`'s checkpoints: its ModelConfig's moe.hf_model_type and LocalExperts().
+PretrainedNames PretrainedNamesOf(const CausalLm& model);
 
 // Copies `part` of checkpoint tensor `name` into `target` (end − begin elements, viewable as
 // flat; its dtype is kept). Only the rows of the slice that the range touches are copied out of

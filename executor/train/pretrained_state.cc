@@ -13,6 +13,8 @@ absl::Status Trainer::LoadPretrained(const std::string& path, PretrainedReadStat
   if (!checkpoint.ok()) return checkpoint.status();
   const ShardLayout& layout = sync_->layout();
   const std::vector<torch::Tensor>& opt = sync_->OptimizerParams();
+  auto* model = dynamic_cast<CausalLm*>(module_.get());
+  const PretrainedNames names = model != nullptr ? PretrainedNamesOf(*model) : PretrainedNames{};
   try {
     for (size_t i = 0; i < opt.size(); ++i) {
       const ParamSlot& slot = layout.params[i];
@@ -26,7 +28,9 @@ absl::Status Trainer::LoadPretrained(const std::string& path, PretrainedReadStat
       part.begin = whole ? 0 : slot.owned_begin;
       part.end = whole ? slot.numel : slot.owned_end;
       const std::string& source = slot.tied_to.empty() ? slot.name : slot.tied_to;
-      if (absl::Status s = ReadPretrainedPart(*checkpoint, path, source, part, opt[i]); !s.ok()) return s;
+      if (absl::Status s = ReadPretrainedParameter(*checkpoint, path, source, part, names, opt[i]); !s.ok()) {
+        return s;
+      }
     }
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("loading ", path, " failed: ", e.what()));

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "checkpoint/expert_names.h"
 #include "planner/model_params.h"
 #include "spec/job_spec.h"
 #include "spec/model_config.h"
@@ -152,6 +153,76 @@ TEST_CASE("untied GPT-2 and tied Llama round trip too") {
   llama.tie_word_embeddings = true;
   llama.rope_theta = 1e6;
   CheckSameDims(llama, ParseBack(HuggingFaceConfigJson(DimsOf(llama), ir::DTYPE_FP32)));
+}
+
+}  // namespace
+}  // namespace accel::exec
+
+namespace accel::exec {
+namespace {
+
+// The MoE fields of two models, as accel reads them.
+void CheckSameMoe(const spec::ModelSpec& a, const spec::ModelSpec& b) {
+  CHECK(a.moe.num_experts == b.moe.num_experts);
+  CHECK(a.moe.experts_per_token == b.moe.experts_per_token);
+  CHECK(a.moe.expert_ffn_size == b.moe.expert_ffn_size);
+  CHECK(a.moe.num_shared_experts * a.moe.shared_expert_ffn_size ==
+        b.moe.num_shared_experts * b.moe.shared_expert_ffn_size);
+  CHECK(a.moe.norm_topk_prob == b.moe.norm_topk_prob);
+  CHECK(a.moe.router_aux_loss_coef == b.moe.router_aux_loss_coef);
+}
+
+TEST_CASE("mixture-of-experts configs survive config.json -> dims -> config.json -> dims") {
+  const std::string corpus = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/";
+  for (const char* name : {"Mixtral-8x7B-v0.1", "Qwen1.5-MoE-A2.7B"}) {
+    INFO(name);
+    absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(corpus + name + "/config.json");
+    REQUIRE(original.ok());
+    const std::string json = HuggingFaceConfigJson(DimsOf(*original), ir::DTYPE_BF16);
+    const spec::ModelSpec back = ParseBack(json);
+    CheckSameDims(*original, back);
+    CheckSameMoe(*original, back);
+    CHECK(back.model_type == original->model_type);
+  }
+}
+
+TEST_CASE("an inline mixture of experts is written as Mixtral, or as Qwen2-MoE with shared experts") {
+  ir::Model d;
+  d.set_arch(ir::ARCHITECTURE_LLAMA);
+  d.mutable_moe()->set_num_experts(8);
+  d.mutable_moe()->set_experts_per_token(2);
+  d.mutable_moe()->set_expert_ffn_size(128);
+  CHECK(HuggingFaceModelType(d) == "mixtral");
+  d.mutable_moe()->add_dense_layers(0);
+  CHECK(HuggingFaceModelType(d) == "qwen2_moe");
+  d.mutable_moe()->clear_dense_layers();
+  d.mutable_moe()->set_num_shared_experts(1);
+  CHECK(HuggingFaceModelType(d) == "qwen2_moe");
+  d.set_model_type("qwen3_moe");
+  CHECK(HuggingFaceModelType(d) == "qwen3_moe");
+  d.clear_moe();
+  CHECK(HuggingFaceModelType(d) == "llama");
+}
+
+TEST_CASE("per-expert Hugging Face names of the grouped expert tensors") {
+  const std::optional<GroupedExpertName> g = ParseGroupedExpert("model.layers.3.mlp.experts.down_proj");
+  REQUIRE(g.has_value());
+  CHECK(g->block == "model.layers.3");
+  CHECK(PerExpertName(*g, 5, ExpertNaming::kQwen) == "model.layers.3.mlp.experts.5.down_proj.weight");
+  CHECK(PerExpertName(*g, 5, ExpertNaming::kMixtral) == "model.layers.3.block_sparse_moe.experts.5.w2.weight");
+  CHECK(PerExpertName(*ParseGroupedExpert("model.layers.0.mlp.experts.gate_proj"), 0, ExpertNaming::kMixtral) ==
+        "model.layers.0.block_sparse_moe.experts.0.w1.weight");
+  CHECK(PerExpertName(*ParseGroupedExpert("model.layers.0.mlp.experts.up_proj"), 1, ExpertNaming::kMixtral) ==
+        "model.layers.0.block_sparse_moe.experts.1.w3.weight");
+  CHECK_FALSE(ParseGroupedExpert("model.layers.0.mlp.gate_proj.weight").has_value());
+  CHECK_FALSE(ParseGroupedExpert("model.layers.0.mlp.shared_expert.gate_proj.weight").has_value());
+  CHECK(HuggingFaceName("model.layers.2.mlp.gate.weight", ExpertNaming::kMixtral) ==
+        "model.layers.2.block_sparse_moe.gate.weight");
+  CHECK(HuggingFaceName("model.layers.2.mlp.gate.weight", ExpertNaming::kQwen) == "model.layers.2.mlp.gate.weight");
+  CHECK(HuggingFaceName("model.layers.2.mlp.shared_expert.gate_proj.weight", ExpertNaming::kMixtral) ==
+        "model.layers.2.mlp.shared_expert.gate_proj.weight");
+  CHECK(ExpertNamingOf("mixtral") == ExpertNaming::kMixtral);
+  CHECK(ExpertNamingOf("qwen3_moe") == ExpertNaming::kQwen);
 }
 
 }  // namespace

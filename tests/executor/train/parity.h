@@ -178,7 +178,7 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
       }
       if (ckpt.save_after == s + 1) {
         Expect((*trainer)->ShardedCheckpoint(), "the checkpoint is sharded");
-        SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1);
+        SaveShardedCheckpoint(**trainer, store, **world_comm, s + 1, &plan);
       }
     }
     Ok((*trainer)->sync().GatherAll());
