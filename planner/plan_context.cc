@@ -41,6 +41,8 @@ void PlanContext::NoteField(Diagnostic& d, const std::string& field, std::string
 }
 
 void PlanContext::Resolve(const std::string& field, std::string value, std::string reason) {
+  // Only the plan's text and JSON show them; a summary (a search candidate) is never shown.
+  if (summary_only_) return;
   ir::ResolvedValue* resolved = plan_->add_resolved();
   resolved->set_field(field);
   resolved->set_value(std::move(value));

@@ -78,7 +78,8 @@ class PlanContext {
   // field has a location.
   void NoteField(Diagnostic& d, const std::string& field, std::string message) const;
 
-  // Records a decision in plan.resolved: field, value and the reason with its arithmetic.
+  // Records a decision in plan.resolved: field, value and the reason with its arithmetic (not
+  // in summary mode, whose plans are never shown).
   void Resolve(const std::string& field, std::string value, std::string reason);
 
   // Mirrors plan warnings/notes into plan.notes so `accel plan` can show them.

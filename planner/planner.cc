@@ -2,6 +2,8 @@
 
 #include <google/protobuf/arena.h>
 
+#include <memory>
+
 #include "ir/plan_verifier.h"
 #include "planner/pass.h"
 
@@ -72,9 +74,28 @@ PlanResult BuildPlan(const spec::JobSpec& spec, const PlanOptions& options, Diag
   return result;
 }
 
+namespace {
+
+// The arena of one inspected plan. The layout search builds tens of thousands of plans a second
+// on each thread; starting each in a block this thread reuses, large enough for a whole plan of
+// a large model (about 100 KiB), spares the allocator the arena's growth from 256 B blocks,
+// which took a tenth of the search's time (perf, 2026-11-28).
+google::protobuf::ArenaOptions ReusedBlockOptions() {
+  constexpr size_t kBlockBytes = 256 << 10;
+  thread_local std::unique_ptr<char[]> block(new char[kBlockBytes]);
+  google::protobuf::ArenaOptions options;
+  options.initial_block = block.get();
+  options.initial_block_size = kBlockBytes;
+  options.start_block_size = 64 << 10;
+  return options;
+}
+
+}  // namespace
+
 bool BuildPlanAndInspect(const spec::JobSpec& spec, const PlanOptions& options,
                          DiagnosticSink& sink, const std::function<void(const ir::Plan&)>& inspect) {
-  google::protobuf::Arena arena;
+  // One plan at a time per thread: the arena is destroyed (and the block free again) on return.
+  google::protobuf::Arena arena(ReusedBlockOptions());
   PlanContext context(spec, sink, google::protobuf::Arena::CreateMessage<ir::Plan>(&arena));
   PlanResult result;
   RunPasses(context, options, sink, result);

@@ -169,8 +169,11 @@ class Terms {
     ir::CommunicationTime m;
     m.set_group(t.group);
     m.set_collective(IrCollective(t.collective));
-    m.set_what(t.costed != t.collective ? std::string(t.what) + " (Gloo: all-reduce of a copy)"
-                                        : std::string(t.what));
+    // The layout search (formulas false) reads the times only: no text to allocate.
+    if (formulas) {
+      m.set_what(t.costed != t.collective ? std::string(t.what) + " (Gloo: all-reduce of a copy)"
+                                          : std::string(t.what));
+    }
     m.set_group_size(link.size);
     m.set_link(link.link_class);
     m.set_calls(t.calls);

@@ -86,7 +86,8 @@ absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile&
                                   const ShardTotals& shards, bool explain,
                                   ir::StepTimeEstimate& out) {
   out.Clear();
-  *out.mutable_profile() = profile;
+  // The layout search (explain false) reads the times, not the profile they came from.
+  if (explain) *out.mutable_profile() = profile;
   ACCEL_ASSIGN_OR_RETURN(std::vector<ir::StageComputeTime> stages,
                          StageComputeTimes(plan, profile, shards));
   const GroupLinks links(plan, profile);
