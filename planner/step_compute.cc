@@ -15,6 +15,7 @@
 #include "planner/matmul_throughput.h"
 #include "planner/memory_estimator.h"
 #include "planner/memory_model.h"
+#include "planner/moe_layers.h"
 #include "planner/step_flops.h"
 
 namespace accel::planner {
@@ -162,6 +163,19 @@ double WorkerScalingEfficiency(const ir::DeviceProfile& profile, int64_t workers
   return below->efficiency() + f * (above->efficiency() - below->efficiency());
 }
 
+namespace {
+
+// The MoE blocks a stage holds, over all its chunks (0 in a dense model).
+int64_t StageMoeBlocks(const ir::Model& model, const StageLayout& stage) {
+  if (!HasMoe(model)) return 0;
+  if (stage.chunks.empty()) return MoeBlocksIn(model, stage.layer_begin, stage.layer_end);
+  int64_t blocks = 0;
+  for (const auto& [begin, end] : stage.chunks) blocks += MoeBlocksIn(model, begin, end);
+  return blocks;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
     const ir::Plan& plan, const ir::DeviceProfile& profile) {
   return StageComputeTimes(plan, profile, ShardTotalsFromPlan(plan));
@@ -174,7 +188,9 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   const double m = static_cast<double>(std::max<int64_t>(plan.batch().grad_accum_steps(), 1));
   const int64_t b = in.micro_batch_size;
   const int64_t s = in.seq_len;
+  // MoE blocks and dense blocks (all of them in a dense model) have their own MLPs.
   const LayerFlops layer = LayerForwardFlops(in.model, s, b, in.tp, in.cp);
+  const LayerFlops dense_layer = LayerForwardFlops(in.model, s, b, in.tp, in.cp, /*moe_block=*/false);
   const double head = HeadForwardFlops(in.model, s, b, in.tp, in.cp);
   ActivationShape shape;
   shape.seq_len = s / std::max<int64_t>(in.cp, 1);
@@ -192,6 +208,8 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   const double share = WorkerShare(profile, plan.topology().devices_per_node());
   const ir::Dtype dtype = ir::ComputeDtype(plan.precision());
   const double layer_matmul = LayerMatmulSeconds(LayerForwardGemms(in.model, s, b, in.tp, in.cp),
+                                                 in.recompute, profile, dtype, share);
+  const double dense_matmul = LayerMatmulSeconds(LayerForwardGemms(in.model, s, b, in.tp, in.cp, false),
                                                  in.recompute, profile, dtype, share);
   const GemmSeconds head_matmul =
       TimeGemm(HeadForwardGemm(in.model, s, b, in.tp, in.cp), profile, dtype, share);
@@ -213,14 +231,16 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
   if (stages.empty()) stages = EvenStageLayouts(in.model.num_layers(), 1, ir::PIPELINE_SCHEDULE_1F1B, 1);
   for (const StageLayout& st : stages) {
     const double layers = static_cast<double>(st.Layers());
+    const double moe = static_cast<double>(StageMoeBlocks(in.model, st)), dense = layers - moe;
     ir::StageComputeTime t;
     t.set_stage(st.index);
-    const double forward = m * (layers * layer.Total() + (st.has_lm_head ? head : 0.0));
+    const double forward = m * (moe * layer.Total() + dense * dense_layer.Total() + (st.has_lm_head ? head : 0.0));
     t.set_forward_flops(forward);
     t.set_backward_flops(BackwardFlops(forward));
     // The chunked loss recomputes each chunk's logits in backward: one more head forward.
     const double head_recompute = st.has_lm_head ? head : 0.0;
-    t.set_recompute_flops(m * (layers * LayerRecomputeFlops(layer, in.recompute) + head_recompute));
+    t.set_recompute_flops(m * (moe * LayerRecomputeFlops(layer, in.recompute) +
+                               dense * LayerRecomputeFlops(dense_layer, in.recompute) + head_recompute));
     double bytes = m * layers * 3.0 * layer_traffic;
     if (RecomputesBlocks(in.recompute)) bytes += m * layers * layer_traffic;
     if (st.has_lm_head) bytes += m * 3.0 * logits;
@@ -237,7 +257,7 @@ absl::StatusOr<std::vector<ir::StageComputeTime>> StageComputeTimes(
       bytes += optimizer;
     }
     t.set_memory_bytes(bytes);
-    t.set_matmul_seconds(m * (layers * layer_matmul +
+    t.set_matmul_seconds(m * (moe * layer_matmul + dense * dense_matmul +
                               (st.has_lm_head ? 2 * head_matmul.forward + head_matmul.backward : 0.0)));
     t.set_memory_seconds(bytes_per_second > 0 ? bytes / bytes_per_second : 0);
     t.set_elementwise_seconds(

@@ -57,7 +57,7 @@ AttentionHeads AttentionHeadsOf(const ir::Model& model) {
 }
 
 LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
-                             int64_t tp, int64_t cp) {
+                             int64_t tp, int64_t cp, bool moe_block) {
   const Dims x = DimsOf(model);
   const double s = static_cast<double>(seq_len);
   const double bs = static_cast<double>(micro_batch) * s;
@@ -69,8 +69,8 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
   f.output = 2 * bs * ad * x.h / split;
   const double mlp_matmuls = model.arch() == ir::ARCHITECTURE_LLAMA ? 3 : 2;
   f.mlp = mlp_matmuls * 2 * bs * x.h * x.ffn / split;
-  const std::vector<Gemm> gemms = LayerForwardGemms(model, seq_len, micro_batch, tp, cp);
-  if (model.moe().num_experts() > 0) {
+  const std::vector<Gemm> gemms = LayerForwardGemms(model, seq_len, micro_batch, tp, cp, moe_block);
+  if (moe_block && model.moe().num_experts() > 0) {
     // The MoE MLP: router, routed experts of the top-k and shared experts (the products after
     // the output projection, see MoeMlpGemms).
     f.mlp = 0;
@@ -83,7 +83,7 @@ LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t mi
 }
 
 std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
-                                    int64_t tp, int64_t cp) {
+                                    int64_t tp, int64_t cp, bool moe_block) {
   const int64_t t = std::max<int64_t>(tp, 1);
   const int64_t c = std::max<int64_t>(cp, 1);
   const auto [heads, kv, d] = AttentionHeadsOf(model);
@@ -108,7 +108,7 @@ std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int
   gemms.push_back({q_len, seq_len, d, micro_batch * heads / t, true, scores});
   gemms.push_back({q_len, d, seq_len, micro_batch * heads / t, true, ir::MATMUL_LAYOUT_NN});
   gemms.push_back({tokens, h, heads * d / t, 1, false, linear, again(llama ? "self_attn.o_proj" : "attn.c_proj")});
-  if (model.moe().num_experts() > 0) {
+  if (moe_block && model.moe().num_experts() > 0) {
     AddMoeMlpGemms(model, tokens, t, gemms);
     return gemms;
   }

@@ -75,10 +75,11 @@ struct Gemm {
 // before these, so t does not shrink with it.
 // A mixture-of-experts model's MLP is its MoE block's (the active parameters,
 // docs/planner-facts.md §9): router [t×h]·[h×E], routed experts over t·k rows [t·k×h]·[h×fe/tp]
-// twice and [t·k×fe/tp]·[fe/tp×h], shared experts as a SwiGLU of width S·fs; a model mixing
-// dense and MoE blocks is timed as if every block were an MoE block.
+// twice and [t·k×fe/tp]·[fe/tp×h], shared experts as a SwiGLU of width S·fs — for an MoE block;
+// with moe_block false, a dense block of the same model (the dense blocks of a model mixing
+// both, e.g. DeepSeek's first_k_dense_replace, Qwen's mlp_only_layers).
 std::vector<Gemm> LayerForwardGemms(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
-                                    int64_t tp, int64_t cp);
+                                    int64_t tp, int64_t cp, bool moe_block = true);
 
 // The LM head's forward matmul: [t×h]·[h×V_padded/tp], NT (x·Wᵀ with the [V×h] embedding
 // or head weight).
@@ -101,7 +102,7 @@ std::array<Gemm, 2> BackwardGemms(const Gemm& forward);
 // kv = num_kv_heads (num_heads when unset) × Model.kv_head_replicas (a head replicated on R tp
 // ranks is computed by each), ffn = ffn_hidden_size (4h when unset).
 LayerFlops LayerForwardFlops(const ir::Model& model, int64_t seq_len, int64_t micro_batch,
-                             int64_t tp, int64_t cp);
+                             int64_t tp, int64_t cp, bool moe_block = true);
 
 // Forward FLOPs of the LM head for one microbatch on one rank: 2·b·s·h·V_padded / (tp·cp)
 // (vocabulary-parallel output layer; padded_vocab_size, else vocab_size).

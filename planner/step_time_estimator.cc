@@ -5,6 +5,7 @@
 #include "common/status_macros.h"
 #include "ir/plan_access.h"
 #include "planner/device_profiles.h"
+#include "planner/moe_layers.h"
 #include "planner/step_communication.h"
 #include "planner/step_compute.h"
 #include "planner/step_flops.h"
@@ -17,9 +18,12 @@ double ModelFlopsPerStep(const ir::Plan& plan) {
   const ir::Batch& b = plan.batch();
   const int64_t micro = std::max<int64_t>(b.micro_batch_size(), 1);
   const double executions = static_cast<double>(b.global_batch_size()) / static_cast<double>(micro);
-  const double forward = static_cast<double>(plan.model().num_layers()) *
-                             LayerForwardFlops(plan.model(), b.seq_len(), micro, 1, 1).Total() +
-                         HeadForwardFlops(plan.model(), b.seq_len(), micro, 1, 1);
+  const ir::Model& model = plan.model();
+  const int64_t moe = MoeBlocksIn(model, 0, model.num_layers());
+  const double forward = static_cast<double>(moe) * LayerForwardFlops(model, b.seq_len(), micro, 1, 1).Total() +
+                         static_cast<double>(model.num_layers() - moe) *
+                             LayerForwardFlops(model, b.seq_len(), micro, 1, 1, /*moe_block=*/false).Total() +
+                         HeadForwardFlops(model, b.seq_len(), micro, 1, 1);
   return executions * (forward + BackwardFlops(forward));
 }
 

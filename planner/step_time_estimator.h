@@ -37,7 +37,8 @@ double BubbleHiddenOnSharedCores(const ir::Plan& plan, const ir::DeviceProfile& 
 // EstimateStepTime written into `out` (e.g. plan.mutable_step_time(), built in place on the
 // plan's arena), with the shard units' and buckets' per-stage totals given
 // (planner/shard_layout.h): the planner's summary mode has no units or buckets in the plan.
-// `explain` false leaves the communication terms' formulas empty (the numbers are the same).
+// `explain` false leaves the communication terms' formulas and descriptions and the profile copy
+// empty (the numbers are the same; the layout search reads only them).
 // The plan-only form reads the totals with ShardTotalsFromPlan and explains. `out` must not be
 // part of `plan` other than plan.step_time, which is not read.
 absl::Status EstimateStepTimeInto(const ir::Plan& plan, const ir::DeviceProfile& profile,

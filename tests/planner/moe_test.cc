@@ -289,6 +289,24 @@ TEST_CASE("moe: active parameters set the FLOPs") {
   CHECK(f.mlp == Approx(2.0 * 1024 * 512 * 8 + 3 * 2.0 * 2048 * 512 * 256));
 }
 
+TEST_CASE("moe: a model mixing dense and MoE blocks counts each block's own MLP") {
+  auto mixed = PlanYaml(kMoeSpec, {"model.moe.first_dense_layers=1"});
+  auto all = PlanYaml(kMoeSpec);
+  REQUIRE(mixed.result.ok);
+  REQUIRE(all.result.ok);
+  const ir::Model& m = mixed.result.plan.model();
+  const LayerFlops moe = LayerForwardFlops(m, 512, 2, 1, 1);
+  const LayerFlops dense = LayerForwardFlops(m, 512, 2, 1, 1, /*moe_block=*/false);
+  // The dense block's SwiGLU of ffn_hidden_size 1376: 3 × 2·T·h·ffn.
+  CHECK(dense.mlp == Approx(3 * 2.0 * 1024 * 512 * 1376));
+  CHECK(dense.attention == moe.attention);
+  // One block of the stage trades its MoE MLP for the dense one, in every micro-step.
+  const double m_steps = static_cast<double>(mixed.result.plan.batch().grad_accum_steps());
+  const double all_flops = all.result.plan.step_time().stages(0).forward_flops();
+  CHECK(mixed.result.plan.step_time().stages(0).forward_flops() ==
+        Approx(all_flops - m_steps * (moe.Total() - dense.Total())));
+}
+
 TEST_CASE("moe: parallel.expert auto is 1, with the reason") {
   auto planned = PlanYaml(kMoeSpec, {"parallel.expert=auto"});
   REQUIRE(planned.result.ok);

@@ -58,7 +58,8 @@ Built Plan(const spec::JobSpec& job, bool summary, bool allow_not_fitting,
   return out;
 }
 
-// Formula and source texts: the summary mode leaves them out (numbers are compared).
+// Formula, source and description texts: the summary mode leaves them out (numbers are
+// compared), and the step time's copy of the device profile.
 void ClearExplanations(ir::Plan& plan) {
   for (ir::MemoryEstimate& m : *plan.mutable_memory()) {
     for (auto* terms : {m.mutable_device(), m.mutable_host()}) {
@@ -69,8 +70,10 @@ void ClearExplanations(ir::Plan& plan) {
     }
   }
   if (!plan.has_step_time()) return;
+  plan.mutable_step_time()->clear_profile();
   for (ir::CommunicationTime& t : *plan.mutable_step_time()->mutable_communication()) {
     t.clear_formula();
+    t.clear_what();
   }
 }
 
@@ -85,6 +88,7 @@ ir::Plan Summarized(const ir::Plan& full) {
     plan.mutable_sharding()->clear_buckets();
   }
   if (plan.has_training()) plan.mutable_training()->clear_recompute_modules();
+  plan.clear_resolved();  // the resolved values, which only a shown plan lists
   if (plan.has_pipeline()) {
     for (ir::PipelineStage& stage : *plan.mutable_pipeline()->mutable_stages()) stage.clear_ops();
   }
