@@ -106,6 +106,7 @@ layouts=(
   "bf16 s1024 b4 full|--set precision.params=bf16 --set precision.reduce=bf16 --set training.recompute=full"
   "amp s1024 b4 accum2|--set data.global_batch_size=8"
   "amp s1024 b4 offload|--set sharding.stage=1 --set sharding.offload=optimizer"
+  "amp s1024 b4 moe 8 experts top-2|--set model.moe.num_experts=8 --set model.moe.experts_per_token=2 --set model.moe.expert_ffn_size=704 --set model.moe.router_aux_loss_coef=0.01"
 )
 
 selected=()

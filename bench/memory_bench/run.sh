@@ -77,6 +77,7 @@ LAYOUTS=(
   "moe ep 2 hybrid 2x2 stage 3|$MOE|parallel.data_replicate=2 parallel.data_shard=2 sharding.stage=3"
   "moe pp 2 x ep 2, 4 microbatches|$MOE|parallel.pipeline=2 parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
   "moe ep 1 stage 2, no shared expert|$MOE|parallel.expert=1 model.moe.num_shared_experts=0"
+  "moe ep 4 stage 2, capacity factor 1.25|$MOE|parallel.expert=4 model.moe.capacity_factor=1.25"
 )
 
 ROWS=$WORK/rows.jsonl

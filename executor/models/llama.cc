@@ -106,8 +106,9 @@ torch::Tensor LlamaBlock::Mlp(const torch::Tensor& m, const BlockRecompute& reco
     return Project(down_proj_, SwiGlu(gate, up), recompute, "mlp.down_proj");
   }
   MoeOutput out = moe_->Forward(m);
-  // A recompute's replay routes the same tokens again: they are counted once.
-  if (!CurrentRegion().replay) moe_state_->Record(out.counts, out.aux_loss);
+  // Training steps only (not sampling, which runs in eval mode), and a recompute's replay routes
+  // the same tokens again: they are counted once.
+  if (is_training() && !CurrentRegion().replay) moe_state_->Record(out.counts, out.aux_loss);
   // Every tp rank computes the same loss, and its gradient reaches the router's tp-summed
   // gradients (ir::Parameter.tp_partial_grad) and the tp-summed input gradient: 1/tp each.
   const double grad = aux_loss_coef_ * moe_state_->objective_scale() / static_cast<double>(tp_.size());

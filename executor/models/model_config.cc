@@ -51,6 +51,7 @@ MoeConfig MoeConfigFromPlan(const ir::MixtureOfExperts& moe) {
   c.sigmoid_scoring = moe.router_scoring() == ir::ROUTER_SCORING_SIGMOID;
   c.normalize_top_k = moe.norm_topk_prob();
   c.aux_loss_coef = moe.router_aux_loss_coef();
+  c.capacity_factor = moe.capacity_factor();
   c.dense_layers.assign(moe.dense_layers().begin(), moe.dense_layers().end());
   return c;
 }

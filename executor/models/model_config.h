@@ -43,6 +43,9 @@ struct MoeConfig {
   bool normalize_top_k = true;
   // Weight of the load-balancing loss added to the language-model loss (router_aux_loss_coef).
   double aux_loss_coef = 0.0;
+  // Slots each expert takes from one rank's micro-batch, as a multiple of the even share T·k/E
+  // (rounded up); the rest are dropped (TokenDispatch). 0: dropless.
+  double capacity_factor = 0.0;
   // Blocks (global indices) that keep the dense MLP (mlp_only_layers, first_k_dense_replace, ...).
   std::vector<int64_t> dense_layers;
   // The transformers model_type whose tensor names checkpoints use (checkpoint/hf_config.h

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "executor/communicator.h"
 #include "executor/models/moe/grouped_experts.h"
 #include "executor/models/ops/linear.h"
@@ -48,6 +50,12 @@ MoeLayer::MoeLayer(const ModelConfig& config, ExpertParallel ep, int64_t tp_size
   }
 }
 
+int64_t MoeLayer::Capacity(int64_t tokens) const {
+  if (moe_.capacity_factor <= 0) return 0;
+  const double even_share = static_cast<double>(tokens * moe_.top_k) / static_cast<double>(moe_.num_experts);
+  return static_cast<int64_t>(std::ceil(moe_.capacity_factor * even_share));
+}
+
 at::Tensor MoeLayer::SharedExpert(const at::Tensor& x) const {
   at::Tensor y = Project(SwiGlu(Project(x, shared_gate_proj_), Project(x, shared_up_proj_)), shared_down_proj_);
   if (shared_gate_.defined()) y = y * at::sigmoid(Project(x, shared_gate_));
@@ -60,7 +68,7 @@ MoeOutput MoeLayer::Forward(const at::Tensor& x) {
   const Routing routing = Route(Project(tokens, router_),
                                 {moe_.top_k, moe_.sigmoid_scoring ? RouterScoring::kSigmoid : RouterScoring::kSoftmax,
                                  moe_.normalize_top_k});
-  const TokenDispatch dispatch(routing.experts, routing.counts, ep_);
+  const TokenDispatch dispatch(routing.experts, routing.counts, ep_, Capacity(tokens.size(0)));
   const at::Tensor expert_out = GroupedExperts(dispatch.Dispatch(tokens), gate_, up_, down_, dispatch.RowsPerExpert());
   const at::Tensor by_slot = dispatch.Combine(expert_out);  // [T, k, h]
   at::Tensor y = (by_slot * routing.probabilities.unsqueeze(-1).to(by_slot.scalar_type())).sum(1);

@@ -42,7 +42,8 @@ class MoeLayer : public torch::nn::Module {
   MoeLayer(const ModelConfig& config, ExpertParallel ep, int64_t tp_size = 1);
 
   // x: [b, s, h] (the post-attention norm's output, in the matmuls' dtype) → MoeOutput.
-  // y = Σ_j p_j · expert_{e_j}(x) over the k chosen experts (+ the shared expert). The experts run
+  // y = Σ_j p_j · expert_{e_j}(x) over the k chosen experts (+ the shared expert); with
+  // moe.capacity_factor > 0 a choice beyond its expert's capacity contributes nothing. The experts run
   // as one matmul per local expert over its contiguous rows (TokenDispatch, GroupedExperts), never
   // a loop over tokens. Keeps for backward: the router's input and fp32 scores [T, E], the k
   // probabilities, the dispatched rows [R, h], the gate and up products [R, fe] each
@@ -56,6 +57,9 @@ class MoeLayer : public torch::nn::Module {
 
  private:
   at::Tensor SharedExpert(const at::Tensor& x) const;
+  // Slots each expert takes from `tokens` tokens: ceil(capacity_factor · tokens · k / E), 0
+  // (no limit) when dropless.
+  int64_t Capacity(int64_t tokens) const;
 
   MoeConfig moe_;
   ExpertParallel ep_;

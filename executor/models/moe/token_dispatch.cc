@@ -41,6 +41,32 @@ at::Tensor ExpertMajor(const at::Tensor& from) {
   return at::cat(pieces);
 }
 
+// Keeps the first `capacity` slots of each expert in the expert-sorted `order` (counts: [E] slots
+// per expert): the kept slots' order, each slot's row among them (kept.numel() for a dropped
+// one), and the kept count per expert.
+struct KeptSlots {
+  at::Tensor order;
+  at::Tensor row_of_slot;
+  at::Tensor counts;
+};
+
+KeptSlots KeepWithinCapacity(const at::Tensor& order, const at::Tensor& counts, int64_t capacity) {
+  // Position of each sorted slot within its expert: its index less the expert's first index.
+  const at::Tensor starts = at::cumsum(counts, 0) - counts;
+  const at::Tensor expert_of_sorted = at::repeat_interleave(at::arange(counts.numel(), counts.options()), counts);
+  const at::Tensor position = at::arange(order.numel(), order.options()) - starts.index_select(0, expert_of_sorted);
+  const at::Tensor keep = position < capacity;
+  KeptSlots out;
+  out.order = order.masked_select(keep);
+  out.counts = counts.clamp_max(capacity);
+  // Kept sorted slot i is row (cumulative kept count − 1); dropped ones the zero row.
+  const at::Tensor row_of_sorted = at::where(keep, at::cumsum(keep.to(at::kLong), 0) - 1,
+                                             at::full({}, out.order.numel(), order.options()));
+  out.row_of_slot = at::empty_like(order);
+  out.row_of_slot.index_put_({order}, row_of_sorted);
+  return out;
+}
+
 }  // namespace
 
 std::pair<int64_t, int64_t> ExpertParallel::LocalExperts(int64_t num_experts) const {
@@ -49,11 +75,21 @@ std::pair<int64_t, int64_t> ExpertParallel::LocalExperts(int64_t num_experts) co
   return {group->Rank() * per_rank, (group->Rank() + 1) * per_rank};
 }
 
-TokenDispatch::TokenDispatch(const at::Tensor& experts, const at::Tensor& counts, ExpertParallel ep)
+TokenDispatch::TokenDispatch(const at::Tensor& experts, const at::Tensor& counts_in, ExpertParallel ep,
+                             int64_t capacity)
     : tokens_(experts.size(0)), top_k_(experts.size(1)), ep_(ep) {
   const at::Tensor flat = experts.reshape({-1});
   order_ = std::get<1>(flat.sort(c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
-  inverse_order_ = Inverse(order_);
+  at::Tensor counts = counts_in;
+  if (capacity > 0) {
+    KeptSlots kept = KeepWithinCapacity(order_, counts_in, capacity);
+    dropped_ = order_.numel() - kept.order.numel();
+    order_ = std::move(kept.order);
+    inverse_order_ = std::move(kept.row_of_slot);
+    counts = std::move(kept.counts);
+  } else {
+    inverse_order_ = Inverse(order_);
+  }
   const int64_t num_experts = counts.numel();
   if (ep_.group == nullptr) {
     rows_per_expert_ = ToVector(counts);
@@ -83,6 +119,7 @@ at::Tensor TokenDispatch::Combine(const at::Tensor& y) const {
   if (ep_.group != nullptr) {
     sorted = AllToAllRows(y.index_select(0, inverse_regroup_), recv_splits_, send_splits_, *ep_.group);
   }
+  if (dropped_ > 0) sorted = at::cat({sorted, at::zeros({1, sorted.size(1)}, sorted.options())});
   return sorted.index_select(0, inverse_order_).view({tokens_, top_k_, y.size(-1)});
 }
 

@@ -27,18 +27,28 @@ struct ExpertParallel {
 // per-expert counts at construction, then of the rows in Dispatch and back in Combine), and each
 // rank groups what it receives by its local experts, senders in rank order within an expert.
 // Every rank of the group must construct, Dispatch and Combine in the same order.
+//
+// With a capacity C > 0 each expert takes at most C of this rank's slots, the first C in token
+// order (Switch Transformer's capacity, Fedus et al. 2021 §2.2, position-based as Megatron-LM's
+// drop policy "position"); the other slots are dropped: never dispatched, and Combine gives them
+// a zero row, so the token keeps only its residual (and shared expert) for that choice.
 class TokenDispatch {
  public:
-  // experts: [T, k] int64 expert ids in [0, E); counts: [E] int64, the bincount of experts.
+  // experts: [T, k] int64 expert ids in [0, E); counts: [E] int64, the bincount of experts;
+  // capacity: slots each expert takes from this rank's tokens, 0 for no limit (dropless).
   // Errors: c10::Error when the group's all-to-all fails.
-  TokenDispatch(const at::Tensor& experts, const at::Tensor& counts, ExpertParallel ep);
+  TokenDispatch(const at::Tensor& experts, const at::Tensor& counts, ExpertParallel ep, int64_t capacity = 0);
 
   // x: [T, h] → [R, h]: the rows for this rank's experts, grouped by expert in ascending order
   // (RowsPerExpert()); R = Σ RowsPerExpert(). Differentiable.
   at::Tensor Dispatch(const at::Tensor& x) const;
 
-  // y: [R, h], the experts' outputs in Dispatch's row order → [T, k, h] by slot. Differentiable.
+  // y: [R, h], the experts' outputs in Dispatch's row order → [T, k, h] by slot (zero rows for
+  // dropped slots). Differentiable.
   at::Tensor Combine(const at::Tensor& y) const;
+
+  // Slots dropped by the capacity (0 when dropless).
+  int64_t dropped() const { return dropped_; }
 
   // Rows each local expert receives, in expert order (from every rank of the group).
   const std::vector<int64_t>& RowsPerExpert() const { return rows_per_expert_; }
@@ -46,8 +56,10 @@ class TokenDispatch {
  private:
   int64_t tokens_;
   int64_t top_k_;
-  at::Tensor order_;          // [T·k] slots sorted by expert
-  at::Tensor inverse_order_;  // [T·k] position of each slot in order_
+  at::Tensor order_;          // [S] the kept slots sorted by expert (S = T·k when dropless)
+  // [T·k] each slot's row among the kept sorted slots, S (a zero row) for a dropped one
+  at::Tensor inverse_order_;
+  int64_t dropped_ = 0;
   ExpertParallel ep_;
   std::vector<int64_t> send_splits_;  // rows to each group rank
   std::vector<int64_t> recv_splits_;  // rows from each group rank

@@ -29,6 +29,28 @@ using testing::RunRanks;
 
 const torch::TensorOptions kDouble = torch::TensorOptions().dtype(torch::kDouble);
 
+TEST_CASE("token dispatch with a capacity keeps each expert's first slots and zeroes the rest") {
+  // Tokens 0, 1, 2 choose expert 0 and token 3 expert 1 (top-1); capacity 2: token 2 is dropped.
+  const torch::Tensor experts = torch::tensor({0, 0, 0, 1}, torch::kLong).view({4, 1});
+  const torch::Tensor counts = torch::tensor({3, 1}, torch::kLong);
+  const TokenDispatch dispatch(experts, counts, {}, /*capacity=*/2);
+  CHECK(dispatch.dropped() == 1);
+  CHECK(dispatch.RowsPerExpert() == std::vector<int64_t>{2, 1});
+  const torch::Tensor x = torch::arange(8, kDouble).view({4, 2}).requires_grad_(true);
+  const torch::Tensor rows = dispatch.Dispatch(x);
+  CHECK(torch::equal(rows, x.detach().index_select(0, torch::tensor({0, 1, 3}, torch::kLong))));
+  const torch::Tensor by_slot = dispatch.Combine(rows * 10);
+  CHECK(torch::equal(by_slot.view({4, 2}),
+                     torch::tensor({0., 10., 20., 30., 0., 0., 60., 70.}, kDouble).view({4, 2})));
+  by_slot.sum().backward();
+  // The dropped token gets no gradient through its expert.
+  CHECK(torch::equal(x.grad(), torch::tensor({10., 10., 10., 10., 0., 0., 10., 10.}, kDouble).view({4, 2})));
+  // A capacity at or above every count drops nothing and equals the dropless dispatch.
+  const TokenDispatch roomy(experts, counts, {}, /*capacity=*/3);
+  CHECK(roomy.dropped() == 0);
+  CHECK(torch::equal(roomy.Dispatch(x.detach()), TokenDispatch(experts, counts, {}).Dispatch(x.detach())));
+}
+
 TEST_CASE("MoE router: top-k of softmax scores, renormalized, with per-expert counts") {
   const torch::Tensor logits = torch::tensor({{1.0, 3.0, 2.0, 0.0}, {0.0, 0.5, 0.1, 2.0}, {4.0, 0.0, 0.0, 3.0}});
   const Routing r = Route(logits, {2, RouterScoring::kSoftmax, true});

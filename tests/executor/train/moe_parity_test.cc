@@ -168,6 +168,23 @@ TEST_CASE("MoE blocks on two pipeline stages equal one rank") {
   CheckAgainstOneRank(MoePlan(2, "parallel: {pipeline: 2}\n"));
 }
 
+// Token dropping is per rank and micro-batch (each expert takes ceil(capacity_factor · T·k / E)
+// of a rank's slots), and one rank's micro-batches are the ranks' micro-batches here, so the
+// layouts still agree; the drops change the training (the losses differ from dropless ones).
+TEST_CASE("token dropping (capacity factor 1) under expert parallel 2 and ZeRO-3 equals one rank") {
+  const std::vector<std::string> capped = {"model.moe.capacity_factor=1.0"};
+  const ir::Plan one_plan = MoePlan(1, "", capped);
+  const std::vector<RankOutcome> one = testing::Train(one_plan, kSteps);
+  const ir::Plan ep2 = MoePlan(4, "parallel: {data_shard: 4, expert: 2}\nsharding: {stage: 3}\n", capped);
+  const std::vector<RankOutcome> ranks = testing::Train(ep2, kSteps);
+  for (size_t s = 0; s < one[0].losses.size(); ++s) {
+    CHECK(ranks.back().losses[s] == Approx(one[0].losses[s]).epsilon(kLossEps));
+    CHECK(ranks.back().expert_counts[s] == one[0].expert_counts[s]);
+  }
+  CHECK(testing::MaxRelativeDifference(WholeWeights(ep2, ranks), one[0].weights) < kWeightRel);
+  CHECK(one[0].losses.back() != Approx(OneRank().ranks[0].losses.back()).epsilon(1e-6));
+}
+
 // A checkpoint stores every routed expert at its place in the whole [E, …] tensor, so any
 // expert-parallel degree (and tp degree, and stage) resumes it.
 TEST_CASE("an expert-parallel checkpoint resumes bitwise, and under other expert and tp degrees") {
