@@ -51,6 +51,29 @@ TEST_CASE("token dispatch with a capacity keeps each expert's first slots and ze
   CHECK(torch::equal(roomy.Dispatch(x.detach()), TokenDispatch(experts, counts, {}).Dispatch(x.detach())));
 }
 
+TEST_CASE("MoE routing is deterministic: the same logits, ties included, route the same way") {
+  torch::manual_seed(3);
+  torch::Tensor logits = torch::randn({64, 8});
+  // Exact ties: rows whose 8 logits are equal, and rows with two equal maxima.
+  logits.narrow(0, 0, 4).fill_(0.5);
+  logits.narrow(0, 4, 4).narrow(1, 2, 2).fill_(9.0);
+  for (torch::ScalarType dtype : {torch::kFloat, torch::kBFloat16}) {
+    const torch::Tensor x = logits.to(dtype);
+    const Routing a = Route(x, {2, RouterScoring::kSoftmax, true});
+    const Routing b = Route(x.clone(), {2, RouterScoring::kSoftmax, true});
+    CHECK(torch::equal(a.experts, b.experts));
+    CHECK(torch::equal(a.probabilities, b.probabilities));
+    CHECK(torch::equal(a.counts, b.counts));
+    // The two tied maxima are the two choices of those rows.
+    CHECK(torch::equal(std::get<0>(a.experts.narrow(0, 4, 4).sort(1)),
+                       torch::tensor({2, 3}, torch::kLong).repeat({4, 1})));
+    // Token dispatch orders the slots the same way every time.
+    const TokenDispatch d1(a.experts, a.counts, {}), d2(b.experts, b.counts, {});
+    const torch::Tensor rows = torch::arange(64, torch::kDouble).view({64, 1});
+    CHECK(torch::equal(d1.Dispatch(rows), d2.Dispatch(rows)));
+  }
+}
+
 TEST_CASE("MoE router: top-k of softmax scores, renormalized, with per-expert counts") {
   const torch::Tensor logits = torch::tensor({{1.0, 3.0, 2.0, 0.0}, {0.0, 0.5, 0.1, 2.0}, {4.0, 0.0, 0.0, 3.0}});
   const Routing r = Route(logits, {2, RouterScoring::kSoftmax, true});

@@ -158,10 +158,12 @@ TEST_CASE("expert parallel 2 x tensor parallel 2, with and without sequence para
                               {"parallel.sequence_parallel=true"}));
 }
 
-TEST_CASE("expert parallel 2 with hybrid sharding and with full recompute equals one rank") {
+TEST_CASE("expert parallel 2 with hybrid sharding and with full and per-op recompute equals one rank") {
   CheckAgainstOneRank(MoePlan(4, "parallel: {data_replicate: 2, data_shard: 2, expert: 2}\nsharding: {stage: 2}\n"));
   CheckAgainstOneRank(MoePlan(2, "parallel: {data_shard: 2, expert: 2}\nsharding: {stage: 3}\n",
                               {"training.recompute=full"}));
+  CheckAgainstOneRank(MoePlan(2, "parallel: {data_shard: 2, expert: 2}\nsharding: {stage: 2}\n",
+                              {"training.recompute=op"}));
 }
 
 TEST_CASE("MoE blocks on two pipeline stages equal one rank") {
