@@ -31,7 +31,7 @@
 #   VERIFY_TEST_SECONDS  at most this long for those (90 / 900)
 #   VERIFY_RUN_STEPS   steps of the accel run (60 / 6)
 #   VERIFY_THROUGHPUT  throughput.sh's PRECISIONS ("bf16 amp" / skipped on --cpu); "none"
-#   VERIFY_MEMORY      memory_table.sh's LAYOUTS regex ("" = all 16 / two layouts); "none"
+#   VERIFY_MEMORY      memory_table.sh's LAYOUTS regex ("" = all 17 / two layouts); "none"
 #   VERIFY_BENCH_STEPS timed steps of each benchmark run (throughput 10, memory 3)
 #   JOBS               build and test parallelism (nproc)
 #
