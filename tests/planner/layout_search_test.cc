@@ -624,12 +624,13 @@ TEST_CASE("search: E0424 kExpertNotDivisible: ep only for MoE models, dividing d
   CHECK(layouts.size() == 53856);
 }
 
-TEST_CASE("search: MoE layouts are planned with their expert degree; the executor refuses them",
+TEST_CASE("search: MoE layouts are planned with their expert degree; a refusal leaves none ranked",
           "[search]") {
   const spec::JobSpec moe = Load(MoeJob());
   SearchOptions options;
   options.threads = 1;
-  // Every plan is refused, as `accel plan --search` refuses MoE plans without --forecast.
+  // Every plan refused (as `accel plan --search` refuses what the executor cannot run): none
+  // ranked, all counted.
   options.refuse = [](const ir::Plan& plan) {
     return plan.model().moe().num_experts() > 0 ? std::string("moe") : std::string();
   };
