@@ -1,6 +1,7 @@
 #include "common/durable_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,35 @@ namespace {
 
 absl::Status Errno(const std::string& what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// Writes bytes into an existing character device or FIFO (`-o /dev/null`), which a rename would
+// replace with a regular file: opened without creating or truncating, not fsynced (a device
+// need not support it).
+absl::Status WriteThrough(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return Errno("cannot open", path);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      absl::Status s = Errno("cannot write", path);
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return Errno("cannot close", path);
+  return absl::OkStatus();
+}
+
+// What lstat says `mode` is, for an error message.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
 }
 
 }  // namespace
@@ -58,6 +88,13 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
   const std::string tmp =
       (std::filesystem::path(dir) / absl::StrCat(".", name, ".tmp.", ::getpid())).string();
   const std::string final_path = (std::filesystem::path(dir) / name).string();
+  // Only a regular file (or a link, replaced as said) is ever renamed over.
+  struct stat st;
+  if (::lstat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return WriteThrough(final_path, bytes);
+    return absl::FailedPreconditionError(
+        absl::StrCat(final_path, " is ", KindOf(st.st_mode), ": refusing to replace it"));
+  }
   absl::Status written = WriteAndSync(tmp, bytes);
   if (written.ok() && std::rename(tmp.c_str(), final_path.c_str()) != 0) {
     written = Errno("cannot rename", tmp);

@@ -21,7 +21,12 @@ absl::Status SyncDir(const std::string& path);
 // Writes bytes to DIR/.NAME.tmp.PID (WriteAndSync; PID keeps two processes writing the same file
 // apart), renames it to DIR/NAME and fsyncs DIR: readers see the old file or the complete new one,
 // also after a crash. A symbolic link at DIR/NAME is replaced, not followed; the temporary is
-// removed on failure. Errors: those of WriteAndSync and SyncDir; Internal "cannot rename TMP: ...".
+// removed on failure. Nothing but a regular file or a link is ever replaced: an existing
+// character device or FIFO at DIR/NAME (`-o /dev/null`) is written into instead (not
+// atomically, not fsynced), and anything else is refused. Errors: those of WriteAndSync and
+// SyncDir; Internal "cannot rename TMP: ...", "cannot open|write|close PATH: strerror" (a device:
+// "cannot write /dev/full: No space left on device"); FailedPrecondition "PATH is a directory:
+// refusing to replace it" (or "is a block device", "is a socket").
 absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
                                  const std::string& bytes);
 

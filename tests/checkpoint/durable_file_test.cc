@@ -56,6 +56,29 @@ TEST_CASE("WriteAndSync and WriteFileAtomically do not write through a planted l
   CHECK(ReadAll(outside) == "precious\n");
 }
 
+// `accel plan -o /dev/null`, run as root, once replaced /dev/null with a regular file (#42): a
+// device or FIFO is written into, never renamed over; a directory is refused.
+TEST_CASE("WriteFileAtomically writes into devices and never replaces what is not a regular file") {
+  auto is_char_device = [](const char* path) { return fs::status(path).type() == fs::file_type::character; };
+  REQUIRE(is_char_device("/dev/null"));
+  CHECK(WriteFileAtomically("/dev/null", "discarded\n").ok());
+  CHECK(is_char_device("/dev/null"));
+  if (fs::exists("/dev/full")) {
+    const absl::Status full = WriteFileAtomically("/dev/full", "x");
+    CHECK(full.message() == "cannot write /dev/full: No space left on device");
+    CHECK(is_char_device("/dev/full"));
+  }
+  testing::TempRoot root("accel_durable_");
+  fs::create_directories(root.path / "out");
+  const absl::Status dir = WriteFileAtomically((root.path / "out").string(), "x");
+  CHECK(dir.message() == (root.path / "out").string() + " is a directory: refusing to replace it");
+  CHECK(fs::is_directory(root.path / "out"));
+  // A regular file is still replaced atomically.
+  CHECK(WriteFileAtomically((root.path / "plan.txt").string(), "one").ok());
+  CHECK(WriteFileAtomically((root.path / "plan.txt").string(), "two").ok());
+  CHECK(ReadAll((root.path / "plan.txt").string()) == "two");
+}
+
 TEST_CASE("a checkpoint is not written through a link planted in the checkpoint directory",
           "[checkpoint][containment]") {
   testing::TempRoot dir("accel_no_follow_");

@@ -192,6 +192,15 @@ TEST_CASE("plan: every output format", "[cli]") {
                        " " + kMain);
   CHECK(binpb.exit_code == 0);
   CHECK(fs::file_size(dir / "plan.binpb") > 100);
+  // -o into a device discards the output and leaves the device (it once became a regular file);
+  // -o naming a directory is refused before anything is replaced.
+  Result discarded = Accel(std::string("plan -o /dev/null ") + kMain);
+  CHECK(discarded.exit_code == 0);
+  CHECK(fs::status("/dev/null").type() == fs::file_type::character);
+  Result into_dir = Accel(std::string("plan -o ") + dir.string() + " " + kMain);
+  CHECK(into_dir.exit_code == 4);
+  CHECK(into_dir.err == "error: " + dir.string() + " is a directory: refusing to replace it\n");
+  CHECK(fs::is_directory(dir));
   RemoveDir(dir);
 }
 
