@@ -19,22 +19,29 @@ absl::Status Errno(const std::string& what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
+// Writes every byte to fd (retrying short writes and EINTR). Errors: Internal "cannot write PATH".
+absl::Status WriteAll(int fd, const std::string& path, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("cannot write", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
 // Writes bytes into an existing character device or FIFO (`-o /dev/null`), which a rename would
 // replace with a regular file: opened without creating or truncating, not fsynced (a device
 // need not support it).
 absl::Status WriteThrough(const std::string& path, const std::string& bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return Errno("cannot open", path);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      absl::Status s = Errno("cannot write", path);
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
+  if (absl::Status s = WriteAll(fd, path, bytes); !s.ok()) {
+    ::close(fd);
+    return s;
   }
   if (::close(fd) != 0) return Errno("cannot close", path);
   return absl::OkStatus();
@@ -54,16 +61,9 @@ absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0 && errno == ELOOP) return SymlinkRefusal(path);
   if (fd < 0) return Errno("cannot create", path);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      absl::Status s = Errno("cannot write", path);
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
+  if (absl::Status s = WriteAll(fd, path, bytes); !s.ok()) {
+    ::close(fd);
+    return s;
   }
   if (::fsync(fd) != 0) {
     absl::Status s = Errno("cannot fsync", path);

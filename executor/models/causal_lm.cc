@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint/expert_names.h"
 #include "executor/communicator.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
@@ -174,8 +175,6 @@ std::shared_ptr<CausalLm> MakeModel(const ModelConfig& config, const TensorParal
   return std::make_shared<LlamaModel>(config, tp, span, std::move(ep_group));
 }
 
-// A routed-expert tensor (grouped: dim 0 counts the experts) under expert parallelism.
-bool IsRoutedExpert(const std::string& name) { return absl::StrContains(name, ".mlp.experts."); }
 
 absl::Status CheckSpan(const ModelConfig& c, const StageSpan& span) {
   for (int chunk = 0; chunk < span.NumChunks(); ++chunk) {
@@ -261,7 +260,7 @@ absl::StatusOr<std::shared_ptr<CausalLm>> BuildCausalLm(const ModelConfig& confi
         if (source == nullptr) source = whole.find(model->WordEmbeddingName());
         TORCH_CHECK(source != nullptr, "parameter ", item.key(), " is not in the whole model");
         torch::Tensor slice = TpSlice(*source, model->TensorParallelSplit(item.key()), tp.rank(), tp.size());
-        if (IsRoutedExpert(item.key())) slice = slice.narrow(0, first_expert, end_expert - first_expert);
+        if (ParseGroupedExpert(item.key())) slice = slice.narrow(0, first_expert, end_expert - first_expert);
         item.value().copy_(slice);
       }
     }

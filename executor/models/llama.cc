@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "absl/strings/match.h"
+#include "checkpoint/expert_names.h"
 #include "executor/models/moe/aux_loss.h"
 #include "executor/models/ops/rms_norm.h"
 #include "executor/models/ops/rotary.h"
@@ -129,8 +130,7 @@ TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
   }
   if (absl::EndsWith(name, "o_proj.weight") || absl::EndsWith(name, "down_proj.weight")) return {1, 1};
   // Grouped routed experts: gate/up [E, fe, h] split over fe, down [E, h, fe] too.
-  if (absl::EndsWith(name, "mlp.experts.gate_proj") || absl::EndsWith(name, "mlp.experts.up_proj")) return {1, 1};
-  if (absl::EndsWith(name, "mlp.experts.down_proj")) return {2, 1};
+  if (const auto grouped = ParseGroupedExpert(name)) return {grouped->projection == "down_proj" ? 2 : 1, 1};
   if (name == "model.embed_tokens.weight" || name == "lm_head.weight") return {0, 1};
   return {};
 }

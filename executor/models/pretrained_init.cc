@@ -137,6 +137,7 @@ absl::Status LoadPretrained(CausalLm& model, const std::string& path, Pretrained
   absl::StatusOr<PretrainedCheckpoint> checkpoint = PretrainedCheckpoint::Open(path);
   if (!checkpoint.ok()) return checkpoint.status();
   const TensorParallel tp = model.tensor_parallel();
+  const PretrainedNames names = PretrainedNamesOf(model);
   for (auto& item : model.named_parameters()) {
     at::Tensor& param = item.value();
     PretrainedPart part;
@@ -147,7 +148,7 @@ absl::Status LoadPretrained(CausalLm& model, const std::string& path, Pretrained
     part.tp_size = tp.enabled() ? tp.size() / part.split.replicas : 1;
     part.end = param.numel();
     absl::Status read =
-        ReadPretrainedParameter(*checkpoint, path, SourceName(model, item.key()), part, PretrainedNamesOf(model), param);
+        ReadPretrainedParameter(*checkpoint, path, SourceName(model, item.key()), part, names, param);
     if (!read.ok()) return read;
   }
   if (stats != nullptr) *stats = checkpoint->stats();

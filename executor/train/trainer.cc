@@ -244,18 +244,18 @@ absl::StatusOr<MoeStepStats> Trainer::TakeMoeStats(const torch::Device& device) 
   const auto experts = static_cast<int64_t>(dynamic_cast<CausalLm&>(*module_).config().moe.num_experts);
   stats.expert_counts.resize(static_cast<size_t>(experts), 0);  // a stage without MoE blocks has none
   // fp64 holds the counts exactly (far below 2^53).
-  torch::Tensor t = torch::zeros({experts + 2}, torch::kDouble);
-  for (int64_t e = 0; e < experts; ++e) t[e] = static_cast<double>(stats.expert_counts[e]);
-  t[experts] = stats.aux_loss_sum;
-  t[experts + 1] = static_cast<double>(stats.aux_losses);
-  t = t.to(device);
+  std::vector<double> sums(stats.expert_counts.begin(), stats.expert_counts.end());
+  sums.push_back(stats.aux_loss_sum);
+  sums.push_back(static_cast<double>(stats.aux_losses));
+  torch::Tensor t = torch::tensor(sums, torch::kDouble).to(device);
   for (Communicator* group : {dp_.get(), pipeline_.has_value() ? pipeline_->pp.get() : nullptr}) {
     if (group != nullptr && group->Size() > 1) ACCEL_RETURN_IF_ERROR(group->AllReduce(t, ReduceOp::kSum));
   }
-  t = t.cpu();
-  for (int64_t e = 0; e < experts; ++e) stats.expert_counts[e] = static_cast<int64_t>(t[e].item<double>());
-  stats.aux_loss_sum = t[experts].item<double>();
-  stats.aux_losses = static_cast<int64_t>(t[experts + 1].item<double>());
+  t = t.cpu().contiguous();
+  const double* summed = t.data_ptr<double>();
+  for (int64_t e = 0; e < experts; ++e) stats.expert_counts[e] = static_cast<int64_t>(summed[e]);
+  stats.aux_loss_sum = summed[experts];
+  stats.aux_losses = static_cast<int64_t>(summed[experts + 1]);
   return stats;
 }
 
