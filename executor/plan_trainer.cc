@@ -47,6 +47,22 @@ absl::Status CheckLocalExperts(const ir::Plan& plan, int rank, const CausalLm& m
 
 }  // namespace
 
+absl::StatusOr<ContextParallel> ContextParallelFromPlan(const ir::Plan& plan, std::shared_ptr<Communicator> group) {
+  const ir::ContextParallel& planned = plan.mesh().context_parallel();
+  ContextParallel cp;
+  if (group == nullptr || group->Size() <= 1) return cp;
+  if (planned.ranks_size() != group->Size() || planned.chunks() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan's context parallelism lays out chunks for ",
+                                                   planned.ranks_size(), " ranks, but the cp group has ",
+                                                   group->Size()));
+  }
+  cp.method = planned.method() == ir::CONTEXT_PARALLEL_METHOD_ULYSSES ? ContextMethod::kUlysses : ContextMethod::kRing;
+  cp.chunks = planned.chunks();
+  for (const ir::CpRankChunks& r : planned.ranks()) cp.rank_chunks.emplace_back(r.chunks().begin(), r.chunks().end());
+  cp.group = std::move(group);
+  return cp;
+}
+
 absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
                                                        const std::shared_ptr<CausalLm>& model,
                                                        const TrainerOptions& options,
@@ -57,6 +73,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   const auto& kept = plan.training().recompute_kept_outputs();
   ACCEL_RETURN_IF_ERROR(model->SetRecomputeModules({recompute.begin(), recompute.end()}, {kept.begin(), kept.end()}));
   model->set_loss_chunks(plan.training().loss_chunks());
+  ACCEL_ASSIGN_OR_RETURN(ContextParallel cp, ContextParallelFromPlan(plan, groups.Get("cp")));
+  model->set_context_parallel(std::move(cp));
   std::vector<std::pair<std::string, int64_t>> names;
   for (const auto& item : model->named_parameters()) names.emplace_back(item.key(), item.value().numel());
   ACCEL_ASSIGN_OR_RETURN(ShardLayout layout,
@@ -74,6 +92,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> CreateTrainer(const ir::Plan& plan,
   dp.replicated.sequence = tp.sequence_sharded() ? tp.group : nullptr;
   dp.replicated.kv = std::move(tp_kv);
   dp.replicated.partial = tp.sequence_sharded() ? nullptr : tp.group;
+  dp.replicated.context = model->context_parallel().group;
   GradSyncOptions sync;
   sync.reduce_dtype = ScalarTypeOf(plan.precision().reduce_dtype(), torch::kFloat);
   // With pp > 1 the head reads its own copy of a tied embedding, not the embeddings unit.

@@ -16,6 +16,12 @@
 
 namespace accel::exec {
 
+// The plan's context parallelism (ir::Mesh.context_parallel) over `group`, the rank's "cp" group
+// (null, or of size 1: none). The model's attention and the trainer's averaging over cp follow it
+// (CausalLm::set_context_parallel, ReplicatedGradGroups::context). Errors: InvalidArgument when
+// the plan lays out chunks for another number of ranks than the group has.
+absl::StatusOr<ContextParallel> ContextParallelFromPlan(const ir::Plan& plan, std::shared_ptr<Communicator> group);
+
 // The Trainer of rank `rank` for `model` (built for the rank's stage) with `options`
 // (TrainerOptionsFromPlan): recompute modules from training.recompute_modules, the ShardLayout
 // of plan.sharding for the rank's stage and dp_shard rank, reduce dtype from

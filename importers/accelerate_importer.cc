@@ -22,6 +22,7 @@ struct AccelerateState {
   bool hybrid = false;
   std::string offload_optimizer, offload_optimizer_path, offload_param, offload_param_path;
   std::optional<Sourced> replicate, shard, tensor, context;  // parallelism_config
+  std::optional<Sourced> ulysses;  // parallelism_config_sp_size > 1: Ulysses sequence parallelism
   bool supported = true;
 };
 
@@ -300,7 +301,7 @@ class AccelerateImporter {
     auto size = [this](std::optional<Sourced>* target, const char* field) {
       return [this, target, field](const SourceKey& k) {
         auto v = c_.IntAtLeast(k, 1);
-        if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, {}};
+        if (v && c_.InRange(field, *v, k)) *target = Sourced{*v, k.path, k.value.location};
       };
     };
     return {
@@ -308,14 +309,9 @@ class AccelerateImporter {
         {"parallelism_config_dp_shard_size", size(&s_.shard, "parallel.data_shard")},
         {"parallelism_config_tp_size", size(&s_.tensor, "parallel.tensor")},
         {"parallelism_config_cp_size", size(&s_.context, "parallel.context")},
-        {"parallelism_config_sp_size",
-         [this](const SourceKey& k) {
-           if (auto v = c_.IntAtLeast(k, 1); v && *v > 1) {
-             c_.Unsupported(k, "Ulysses sequence parallelism (all-to-all over attention heads) "
-                               "is not an accel mesh axis; accel's parallel.context splits the "
-                               "sequence with ring attention instead");
-           }
-         }},
+        // Accelerate's sp_size is DeepSpeed-Ulysses sequence parallelism: accel's context axis
+        // with context_method ulysses.
+        {"parallelism_config_sp_size", size(&s_.ulysses, "parallel.context")},
     };
   }
 
@@ -387,7 +383,7 @@ class AccelerateImporter {
       c_.Set("sharding.stage", YamlInt(stage), s_.stage->path);
     }
     FinishOffload(stage);
-    if (s_.replicate || s_.shard || s_.tensor || s_.context) {
+    if (s_.replicate || s_.shard || s_.tensor || s_.context || s_.ulysses) {
       FinishExplicitMesh(stage);
       return;
     }
@@ -417,6 +413,30 @@ class AccelerateImporter {
 
   // parallelism_config gives the mesh sizes (each defaults to 1 in Accelerate's
   // ParallelismConfig).
+  // cp_size (ring attention, torch's context_parallel) and sp_size (Ulysses) are both accel's
+  // context axis, by different methods: one of them may exceed 1.
+  void FinishContext() {
+    const bool ring = s_.context && s_.context->value > 1;
+    const bool ulysses = s_.ulysses && s_.ulysses->value > 1;
+    if (ring && ulysses) {
+      c_.sink().Error(codes::kImportUnsupported, c_.file(), s_.ulysses->at, "",
+                      "Accelerate key '" + s_.ulysses->path + "' = " + std::to_string(s_.ulysses->value) +
+                          " cannot be expressed in accel: parallelism_config_cp_size is " +
+                          std::to_string(s_.context->value) +
+                          " too, and accel splits the sequence over one context axis, by ring "
+                          "attention or by Ulysses, not both");
+      return;
+    }
+    if (ulysses) {
+      c_.Set("parallel.context", YamlInt(s_.ulysses->value), s_.ulysses->path);
+      c_.Set("parallel.context_method", "ulysses", s_.ulysses->path + " (DeepSpeed-Ulysses all-to-all)");
+      return;
+    }
+    c_.Set("parallel.context", s_.context ? YamlInt(s_.context->value) : "1",
+           s_.context ? s_.context->path : std::string("parallelism_config: absent, 1"));
+    if (ring) c_.Set("parallel.context_method", "ring", s_.context->path + " (ring attention)");
+  }
+
   void FinishExplicitMesh(int64_t stage) {
     auto put = [this](const char* field, const std::optional<Sourced>& v) {
       c_.Set(field, v ? YamlInt(v->value) : "1",
@@ -425,7 +445,7 @@ class AccelerateImporter {
     put("parallel.data_replicate", s_.replicate);
     put("parallel.data_shard", s_.shard);
     put("parallel.tensor", s_.tensor);
-    put("parallel.context", s_.context);
+    FinishContext();
     if (stage == 3 && s_.replicate && s_.replicate->value > 1 && s_.shard && s_.shard->value > 1) {
       c_.Set("sharding.hybrid", "true", s_.replicate->path + " with " + s_.shard->path + " (HSDP)");
     }

@@ -609,6 +609,11 @@ void TorchtitanImporter::FinishLayout() {
   put("parallel.data_replicate", s_.replicate, "data_parallel_replicate_degree");
   put("parallel.tensor", s_.tensor, "tensor_parallel_degree");
   put("parallel.context", s_.context, "context_parallel_degree");
+  // torchtitan's context parallelism is ring attention (torch's context_parallel; its
+  // context_parallel_rotate_method only picks how key/value blocks rotate).
+  if (s_.context && s_.context->value > 1) {
+    c_.Set("parallel.context_method", "ring", s_.context->path + " (torchtitan: ring attention)");
+  }
   put("parallel.pipeline", s_.pipeline, "pipeline_parallel_degree");
   FinishExpertParallel();
   if (s_.shard_auto) {

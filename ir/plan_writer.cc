@@ -374,6 +374,22 @@ void AppendExpertHoldings(const Plan& plan, const SummaryOptions& options, Summa
   }
 }
 
+// "context  ring over cp 2: seq_len 1024 in 4 chunks of 256; cp rank 0 chunks 0,3; cp rank 1 chunks 1,2".
+void AppendContextParallel(const Plan& plan, SummaryLines& line) {
+  const ContextParallel& cp = plan.mesh().context_parallel();
+  if (cp.ranks_size() == 0) return;
+  std::string text = std::string(Name(cp.method())) + " over cp " + std::to_string(cp.ranks_size()) +
+                     ": seq_len " + std::to_string(plan.batch().seq_len()) + " in " +
+                     std::to_string(cp.chunks()) + " chunks of " +
+                     std::to_string(plan.batch().seq_len() / std::max<int64_t>(cp.chunks(), 1));
+  for (int c = 0; c < cp.ranks_size(); ++c) {
+    std::string chunks;
+    for (int64_t chunk : cp.ranks(c).chunks()) chunks += (chunks.empty() ? "" : ",") + std::to_string(chunk);
+    text += "; cp rank " + std::to_string(c) + " chunks " + chunks;
+  }
+  line("context", text);
+}
+
 void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& line) {
   std::string mesh, strides;
   for (const MeshAxis& a : plan.mesh().axes()) {
@@ -382,6 +398,7 @@ void AppendMesh(const Plan& plan, const SummaryOptions& options, SummaryLines& l
   }
   line("mesh", mesh + "  (strides " + strides + ")" +
                    (plan.mesh().sequence_parallel() ? "; sequence parallel over tp" : ""));
+  AppendContextParallel(plan, line);
   for (const auto& [set, name] : ShownGroupSets(plan)) {
     const int size = set->groups(0).ranks_size();
     std::string text = name + ": " + std::to_string(set->groups_size()) + " x " + std::to_string(size) + " ";

@@ -53,10 +53,27 @@ RankDims RankDimsOf(const ExecutorActivationShape& s) {
   return d;
 }
 
+// The attention core under context parallelism (ExecutorActivationBytesPerLayer's formula).
+I ContextCoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
+  const I c = ComputeBytes(s), b = s.micro_batch, cp = s.cp;
+  if (s.ulysses) {
+    const I all = I{s.seq_len} * cp, heads = d.heads / cp;
+    if (s.fused_attention) return I{4} * b * heads * all;
+    return c * b * heads * all * all + all * all;
+  }
+  const I r = I{s.seq_len} / 2, pairs = 2 * cp + 1, a = d.heads;
+  const I head_dim = s.heads > 0 ? I{s.hidden} / s.heads : 0;
+  const I per_pair = 2 * c * b * a * r * r + c * b * a * r * head_dim + 2 * c * b * a * r;
+  const I merge = c * b * a * r * pairs + 2 * c * b * a * r + 2 * r * r;
+  const I received = (cp - 1) * 2 * c * d.n * d.kv_width;
+  return pairs * per_pair + merge + received;
+}
+
 // What the attention core keeps besides its inputs q, k, v: the softmax output (c·b·a·s²) and the
 // causal mask (s² B), or with SDPA its fp32 log-sum-exp (4·b·a·s B; its output is the
 // o_proj/c_proj input counted with the block).
 I CoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
+  if (s.cp > 1) return ContextCoreBytes(s, d);
   if (s.fused_attention) return I{4} * s.micro_batch * d.heads * s.seq_len;
   return I{ComputeBytes(s)} * s.micro_batch * d.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
 }

@@ -38,6 +38,11 @@ struct ExecutorActivationShape {
   bool sequence_parallel = false;
   // Blocks of the chunked head + loss (ir::Training.loss_chunks); 0: ceil(V / tp / h).
   int64_t loss_chunks = 0;
+  // Context parallelism (executor/models/context/context_attention.h): cp > 1 ranks each hold
+  // seq_len tokens (s / cp of the whole sequence), and attention spans them by ring attention or,
+  // with `ulysses`, by DeepSpeed-Ulysses all-to-alls; only the attention core's terms change.
+  int64_t cp = 1;
+  bool ulysses = false;
 };
 
 // Bytes one transformer block keeps for backward, no recompute, listed tensor by tensor from the
@@ -57,6 +62,14 @@ struct ExecutorActivationShape {
 //          3c·f  SwiGLU's gate and up, and down_proj's input
 //   plus the attention core: math c·S + s² (softmax output, causal mask); SDPA 4·b·a·s (its fp32
 //   log-sum-exp; its output is the attention output above),
+// Context parallel cp (s here the rank's s / cp tokens, S_all the whole sequence cp·s): Ulysses'
+//   core runs on the whole sequence of a / cp heads: c·b·(a/cp)·S_all² + S_all² (math) or
+//   4·b·(a/cp)·S_all (SDPA). Ring attention keeps, for each of the 2·cp + 1 (query chunk, key
+//   chunk) pairs at or before the diagonal (chunks of r = s/2 tokens), its scores and
+//   probabilities 2c·b·a·r², its partial output c·b·a·r·d and log-sum-exp and merge weight
+//   2c·b·a·r (+ c·b·a·r·(2cp + 1) for the stacked log-sum-exps, the two merged
+//   ones 2c·b·a·r, 2r² for the diagonal pairs' masks), and the cp − 1 key/value blocks it received,
+//   2c·k each (the stacked copy of its own replaces k and v).
 // At Llama-3-8B's shape (kv = a/4, ffn = 3.5h) with bf16 parameters that is 12x + 1x + 21x = 34 B
 // per s·b·h besides the core; GPT-2 (ffn = 4h) 16x + 16x = 32 (Korthikanti et al. 2022 count 34
 // for Megatron-LM's GPT block with flash attention, eq. 1–2 without dropout masks).

@@ -78,5 +78,8 @@ ir::ResumePolicy ToIr(spec::ResumeMode v) {
 ir::RouterScoring ToIr(spec::RouterScoring v) {
   return Mapped<ir::RouterScoring, ir::RouterScoring_descriptor>(v);
 }
+ir::ContextParallelMethod ToIr(spec::ContextMethod v) {
+  return Mapped<ir::ContextParallelMethod, ir::ContextParallelMethod_descriptor>(v);
+}
 
 }  // namespace accel::planner

@@ -21,6 +21,7 @@ ir::Offload ToIr(spec::Offload v);
 ir::DeviceType ToIr(spec::DeviceType v);
 ir::ResumePolicy ToIr(spec::ResumeMode v);
 ir::RouterScoring ToIr(spec::RouterScoring v);
+ir::ContextParallelMethod ToIr(spec::ContextMethod v);
 
 }  // namespace accel::planner
 

@@ -201,6 +201,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     else if (axis.name() == "tp") in.tp = size;
   }
   in.sequence_parallel = sequence_parallel && in.tp > 1;
+  in.cp_ulysses = plan.mesh().context_parallel().method() == ir::CONTEXT_PARALLEL_METHOD_ULYSSES;
 
   const ir::Sharding& s = plan.sharding();
   in.sharding_stage = s.stage();
@@ -375,6 +376,8 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.loss_chunks = in.loss_chunks;
   s.tp = in.tp;
   s.sequence_parallel = in.sequence_parallel;
+  s.cp = std::max<int64_t>(in.cp, 1);
+  s.ulysses = in.cp_ulysses;
   return s;
 }
 
@@ -465,7 +468,7 @@ void AddModelStateTerms(const SharedInputs& c, int64_t count, const StateGroup& 
   // (executor/train/zero3_sync.cc Free and Launch). DeepSpeed keeps both partitions. Measured:
   // stage 3 with offload all holds the same peak as without offload (bench/memory_bench).
   const bool fp32_copy = dtypes.master_bytes > 0 || host_optimizer;
-  const bool shard_in_master = stage >= 3 && fp32_copy && in.cp <= 1;
+  const bool shard_in_master = stage >= 3 && fp32_copy;
   const auto params_formula = [&] {
     if (shard_in_master) {
       return "0 B: the " + DTypeLabel(dtypes.param_bytes) + " shard is not kept, gathers " +
@@ -666,20 +669,11 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
 // stages 2 and 3, once the executor kept only two reduce buckets): 10% above the measured peak
 // with the whole head term added beside this one, 1.0-1.2% below it with the head's term taken
 // off and the gradient and head's share added.
-// `dims` is the activation terms' shape text. Layouts the executor does not run (cp > 1) keep
-// the Megatron-LM no-recompute layer.
+// `dims` is the activation terms' shape text.
 void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
                              const ActivationShape& shape, const ExecutorActivationShape& exec_shape,
                              const std::function<std::string()>& dims, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
-  if (c.in.cp > 1) {
-    const int64_t working = ActivationBytesPerLayer(shape, RecomputeMode::kNone) * in.compute_bytes / 2;
-    SetTerm(
-        e.add_device(), c.explain, "activations", working,
-        [&] { return "1 layer recomputed in backward x " + N(working) + " B (no-recompute layout), " + dims(); },
-        kActivationSource);
-    return;
-  }
   const int64_t tp = std::max<int64_t>(c.tp, 1);
   const int64_t working = ExecutorRecomputeWorkingBytes(exec_shape, in.recompute);
   const int64_t gradient = BoundaryBytes(c);
@@ -730,7 +724,7 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
   const int64_t shared = moe.num_shared_experts() * moe.shared_expert_ffn_size();
   shape.ffn = shared;
   exec_shape.ffn = shared;
-  const bool executor_layout = in.cp <= 1;
+  const bool executor_layout = true;  // every layout the planner makes, the executor runs
   const int64_t block = executor_layout
                             ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
                             : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
@@ -787,9 +781,9 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   shape.tp = tp;
   shape.sequence_parallel = in.sequence_parallel;
   shape.fused_attention = in.fused_attention;
-  // accel's executor runs cp = 1: its own tensors are counted exactly, tensor parallel included.
-  // Other layouts keep the Megatron-LM formula until the executor runs them.
-  const bool executor_layout = c.in.cp <= 1;
+  // accel's executor runs every layout: its own tensors are counted exactly, tensor and context
+  // parallel included (the Megatron-LM formula remains for the explanation of other stacks).
+  const bool executor_layout = true;
   const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
   const int64_t per_layer =
       executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)

@@ -50,6 +50,7 @@ struct MemoryInputs {
   int64_t pp = 1, dp_replicate = 1, dp_shard = 1, cp = 1, tp = 1;
   int64_t devices_per_node = 1;      // bounds tp in suggestions (tp stays inside a node)
   bool sequence_parallel = false;
+  bool cp_ulysses = false;           // cp > 1 by DeepSpeed-Ulysses (else ring attention)
   RecomputeMode recompute = RecomputeMode::kNone;
   bool fused_attention = false;      // model.attention_kernel SDPA
   int64_t loss_chunks = 0;           // training.loss_chunks (0: ExecutorActivationShape's default)

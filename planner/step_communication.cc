@@ -506,6 +506,28 @@ void AddRingAttention(const ir::Plan& plan, const GroupLinks& links, const Stage
   t->exposed_seconds = std::max(0.0, t->seconds - hidden);
 }
 
+// Context parallelism by DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509, §3.1): per
+// block and micro-step, forward runs four all-to-alls over cp — q, k, v from sequence shards to
+// head shards, and the attention output back — of b·(s/cp)·(heads/tp)·d·bytes each (kv heads for
+// k and v); a recompute that repeats attention runs them again, and backward runs the four
+// reversed. Nothing overlaps them: attention waits for its inputs.
+void AddUlysses(const ir::Plan& plan, const StageShape& shape, int64_t m, int64_t cp, int64_t tp,
+                int64_t compute_bytes, Terms& terms) {
+  if (cp <= 1 || shape.layers <= 0) return;
+  const AttentionHeads heads = AttentionHeadsOf(plan.model());
+  const double row = static_cast<double>(plan.batch().micro_batch_size()) *
+                     static_cast<double>(plan.batch().seq_len() / cp) * static_cast<double>(heads.head_dim) *
+                     static_cast<double>(compute_bytes) / static_cast<double>(std::max<int64_t>(tp, 1));
+  const bool again = plan.training().recompute() != ir::RECOMPUTE_NONE &&
+                     plan.training().recompute() != ir::RECOMPUTE_UNSPECIFIED;
+  const int64_t passes = 2 + (again ? 1 : 0);  // forward, recompute?, backward
+  const int64_t blocks = m * shape.layers;
+  terms.Add("cp", Collective::kAllToAll, "Ulysses all-to-all of queries and attention outputs",
+            blocks * passes * 2, row * static_cast<double>(heads.heads));
+  terms.Add("cp", Collective::kAllToAll, "Ulysses all-to-all of keys and values", blocks * passes * 2,
+            row * static_cast<double>(heads.kv));
+}
+
 // Expert parallelism's dispatch and combine (see the header): per MoE block of the stage and
 // micro-step, 2 all-to-alls in forward, 2 more with full or per-op recompute, 4 in backward,
 // and the counts exchanged before each forward dispatch.
@@ -573,7 +595,11 @@ Terms StageTerms(const ir::Plan& plan, const GroupLinks& links, const StageShard
                             static_cast<double>(plan.model().hidden_size()) *
                             static_cast<double>(BytesOr4(compute));
   AddTensorParallel(plan, shape, shards, m, activation, terms);
-  AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
+  if (plan.mesh().context_parallel().method() == ir::CONTEXT_PARALLEL_METHOD_ULYSSES) {
+    AddUlysses(plan, shape, m, cp, tp, BytesOr4(compute), terms);
+  } else {
+    AddRingAttention(plan, links, shape, m, cp, tp, BytesOr4(compute), terms);
+  }
   AddExpertAllToAll(plan, stage, m, cp, BytesOr4(compute), terms);
   AddOffloadCopies(plan, shards, m, terms);
   const double p2p = plan.mesh().sequence_parallel() ? activation / static_cast<double>(tp) : activation;

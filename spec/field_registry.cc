@@ -541,6 +541,14 @@ std::vector<FieldInfo> BuildFields() {
       .Doc("Shard LayerNorm and dropout activations along the sequence across the tensor-parallel "
            "group (Korthikanti et al. 2022). Needs tensor > 1.")
       .Default("false");
+  Add(f, Enum("parallel.context_method", {"ring", "ulysses"},
+              +[](JobSpec& s, const FieldValue& v) { s.parallel.context_method = EnumOf<ContextMethod>(v); }))
+      .Doc("How attention spans the context-parallel ranks when context > 1: `ring` passes keys "
+           "and values around the cp ranks and merges partial attentions by their log-sum-exps "
+           "(ring attention, Liu et al. 2023; seq_len divisible by 2 x context); `ulysses` "
+           "exchanges sequence shards for head shards by all-to-all around attention "
+           "(DeepSpeed-Ulysses, Jacobs et al. 2023; heads per tensor rank divisible by context).")
+      .Default(R"("ring")");
   Add(f, Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"},
               +[](JobSpec& s, const FieldValue& v) {
                 s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);

@@ -72,5 +72,6 @@ const char* Name(Offload v) {
 const char* Name(DeviceType v) { return v == DeviceType::kCpu ? "cpu" : "cuda"; }
 const char* Name(ResumeMode v) { return v == ResumeMode::kAuto ? "auto" : "never"; }
 const char* Name(RouterScoring v) { return v == RouterScoring::kSoftmax ? "softmax" : "sigmoid"; }
+const char* Name(ContextMethod v) { return v == ContextMethod::kRing ? "ring" : "ulysses"; }
 
 }  // namespace accel::spec

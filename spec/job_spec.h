@@ -41,6 +41,7 @@ enum class Offload { kNone, kOptimizer, kAll };
 enum class DeviceType { kCpu, kCuda };
 enum class ResumeMode { kAuto, kNever };
 enum class RouterScoring { kSoftmax, kSigmoid };
+enum class ContextMethod { kRing, kUlysses };
 
 // `model.moe:` — mixture-of-experts MLPs in a llama-family model (Shazeer et al. 2017; Switch
 // Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024; docs/planner-facts.md §9). A block
@@ -155,6 +156,9 @@ struct ParallelSpec {
   AutoOr<int64_t> tensor = AutoOr<int64_t>::Of(1);           // tp axis
   AutoOr<int64_t> pipeline = AutoOr<int64_t>::Of(1);         // pp axis
   bool sequence_parallel = false;
+  // How attention spans the context-parallel ranks (cp > 1): ring attention or DeepSpeed-Ulysses
+  // all-to-all (ir::ContextParallelMethod).
+  ContextMethod context_method = ContextMethod::kRing;
   PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
   AutoOr<int64_t> pipeline_microbatches = AutoOr<int64_t>::Auto();
   // Model chunks per pipeline stage for interleaved_1f1b (Megatron-LM's
@@ -255,6 +259,7 @@ const char* Name(Offload v);
 const char* Name(DeviceType v);
 const char* Name(ResumeMode v);
 const char* Name(RouterScoring v);
+const char* Name(ContextMethod v);
 
 }  // namespace accel::spec
 

@@ -28,6 +28,7 @@ cd "$ROOT"
 DP=examples/specs/gpt2-small_cpu2_dp.yaml
 Z2=examples/specs/gpt2-mini_cpu4_zero2.yaml
 MOE=examples/specs/moe-mini_cpu4_ep.yaml
+CP=examples/specs/llama-mini_cpu4_cp2.yaml
 # name | spec | overrides (space-separated --set values)
 LAYOUTS=(
   "example dp (2 ranks)|$DP|"
@@ -78,6 +79,14 @@ LAYOUTS=(
   "moe pp 2 x ep 2, 4 microbatches|$MOE|parallel.pipeline=2 parallel.data_shard=2 data.grad_accum_steps=4 data.global_batch_size=auto"
   "moe ep 1 stage 2, no shared expert|$MOE|parallel.expert=1 model.moe.num_shared_experts=0"
   "moe ep 4 stage 2, capacity factor 1.25|$MOE|parallel.expert=4 model.moe.capacity_factor=1.25"
+  "example cp 2 ring x dp 2 stage 2 (4 ranks)|$CP|"
+  "cp 2 ulysses x dp 2 stage 2|$CP|parallel.context_method=ulysses"
+  "cp 4 ring, stage 0|$CP|parallel.context=4 parallel.data_shard=1 sharding.stage=0"
+  "cp 4 ulysses, 4 kv heads, stage 0|$CP|parallel.context=4 parallel.context_method=ulysses model.num_kv_heads=4 parallel.data_shard=1 sharding.stage=0"
+  "cp 2 ring x tp 2 sp, stage 0|$CP|parallel.tensor=2 parallel.sequence_parallel=true parallel.data_shard=1 sharding.stage=0"
+  "cp 2 ring x dp 2 stage 3, recompute selective|$CP|sharding.stage=3 training.recompute=selective"
+  "cp 2 ring x pp 2, 4 microbatches|$CP|parallel.pipeline=2 parallel.data_shard=1 sharding.stage=0 data.grad_accum_steps=4 data.global_batch_size=auto"
+  "cp 2 ulysses x dp 2, bf16 params|$CP|parallel.context_method=ulysses precision.params=bf16 precision.reduce=bf16"
 )
 
 ROWS=$WORK/rows.jsonl

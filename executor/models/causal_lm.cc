@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "checkpoint/expert_names.h"
 #include "executor/communicator.h"
+#include "executor/models/context/context_attention.h"
 #include "executor/models/gpt2.h"
 #include "executor/models/llama.h"
 #include "executor/models/ops/chunked_cross_entropy.h"
@@ -57,8 +58,12 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, const BlockRecompute& recompute, std::string_view op) {
-  auto core = [fused](const std::vector<torch::Tensor>& in) {
+                            bool fused, const BlockRecompute& recompute, std::string_view op,
+                            const ContextParallel* cp) {
+  // The context's address is captured: a recompute replays the core during backward, while the
+  // model (which owns it) is alive.
+  auto core = [fused, cp](const std::vector<torch::Tensor>& in) {
+    if (cp != nullptr) return std::vector<torch::Tensor>{ContextParallelAttention(in[0], in[1], in[2], *cp, fused)};
     return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused)};
   };
   if (recompute.attention_core) return RecomputeMany(core, {q, k, v}).front();
@@ -92,9 +97,12 @@ int64_t CausalLm::loss_chunks() const {
 torch::Tensor CausalLm::ApplyHead(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& targets) const {
   if (!targets.defined()) return torch::matmul(x, weight.t());
-  TORCH_CHECK(targets.size(0) == x.size(0) && targets.size(1) == x.size(1), "targets ", targets.sizes(),
+  // Context parallelism: the targets come whole; this rank's tokens are its chunks.
+  const ContextParallel* cp = ActiveContext();
+  const torch::Tensor local = cp != nullptr ? LocalChunks(targets, *cp) : targets;
+  TORCH_CHECK(local.size(0) == x.size(0) && local.size(1) == x.size(1), "targets ", local.sizes(),
               " for hidden states ", x.sizes());
-  return ChunkedCrossEntropy(x.reshape({-1, x.size(-1)}), weight, targets.reshape({-1}), loss_chunks(), tp_);
+  return ChunkedCrossEntropy(x.reshape({-1, x.size(-1)}), weight, local.reshape({-1}), loss_chunks(), tp_);
 }
 
 std::vector<int64_t> CausalLm::HeldLayers() const {
@@ -113,6 +121,11 @@ size_t CausalLm::ChunkOffset(int chunk) const {
     offset += static_cast<size_t>(end - begin);
   }
   return offset;
+}
+
+torch::Tensor CausalLm::LocalInput(const torch::Tensor& input, int chunk) const {
+  const ContextParallel* cp = ActiveContext();
+  return cp != nullptr && EmbedsInput(chunk) ? LocalChunks(input, *cp) : input;
 }
 
 int64_t CausalLm::StageSequenceLength(const torch::Tensor& input, int chunk) const {

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "executor/models/context/context_parallel.h"
 #include "executor/models/model_config.h"
 #include "executor/models/stage_span.h"
 #include "executor/models/tensor_parallel.h"
@@ -80,6 +81,13 @@ class CausalLm : public torch::nn::Module {
   // Row blocks of the chunked loss (ir::Training.loss_chunks); 0, the default, means
   // DefaultLossChunks of this rank's vocabulary rows and the hidden size.
   void set_loss_chunks(int64_t chunks) { loss_chunks_ = chunks; }
+  // Context parallelism (the plan's ir::ContextParallel): in training, each forward takes this
+  // rank's chunks of the tokens and targets it is given whole ([b, s]), rotates or embeds their
+  // positions, and attention spans the cp group; the loss is the mean over this rank's tokens
+  // (the trainer averages gradients and losses over cp). Eval (sampling) runs the whole sequence
+  // on every rank. Set before the first forward.
+  void set_context_parallel(ContextParallel cp) { cp_ = std::move(cp); }
+  const ContextParallel& context_parallel() const { return cp_; }
   int64_t loss_chunks() const;
 
   // The Hugging Face name of the word embedding a tied head reads (and a tied copy copies).
@@ -166,6 +174,12 @@ class CausalLm : public torch::nn::Module {
   // Checks and measures a chunk's input: tokens [batch, seq] (returns seq) or hidden states
   // (returns the whole sequence length, seq × tp when sequence-sharded).
   int64_t StageSequenceLength(const torch::Tensor& input, int chunk) const;
+  // The context parallelism this forward runs under: &cp_ when it is enabled and the model is
+  // training, else null.
+  const ContextParallel* ActiveContext() const { return cp_.enabled() && is_training() ? &cp_ : nullptr; }
+  // This rank's tokens of a chunk's input: its context-parallel chunks of tokens [b, s]
+  // (LocalChunks) under ActiveContext, else `input`.
+  torch::Tensor LocalInput(const torch::Tensor& input, int chunk) const;
 
   friend class SequenceParallelPause;
   ModelConfig config_;
@@ -176,6 +190,8 @@ class CausalLm : public torch::nn::Module {
   std::vector<bool> recompute_core_;
   std::shared_ptr<const std::set<std::string, std::less<>>> kept_outputs_;
   int64_t loss_chunks_ = 0;
+  // Blocks hold its address (their attention reads it when the model is training).
+  ContextParallel cp_;
   std::shared_ptr<MoeStepState> moe_state_;  // set by a model with MoE blocks
 };
 
@@ -217,8 +233,11 @@ bool SdpaAvailable();
 // `recompute`: checkpointed when recompute.attention_core (selective recompute, Korthikanti et al.
 // 2022 §4.1: forward keeps only q, k and v; backward recomputes the scores and softmax), its output
 // kept when recompute.Keeps(op) (KeptOutputs).
+// With `cp` enabled, q, k, v hold this rank's chunks of the sequence and the core is
+// ContextParallelAttention (executor/models/context/context_attention.h).
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                            bool fused, const BlockRecompute& recompute, std::string_view op);
+                            bool fused, const BlockRecompute& recompute, std::string_view op,
+                            const ContextParallel* cp = nullptr);
 
 // Overwrites some or all parameters of a freshly drawn model: the whole one, a tensor-parallel
 // slice or a pipeline stage (BuildCausalLm).

@@ -27,8 +27,9 @@ torch::Tensor Conv1D::Project(const torch::Tensor& x, bool keep) {
   return KeptMatmul(x, weight_, keep);
 }
 
-Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp)
+Gpt2Block::Gpt2Block(const ModelConfig& config, const TensorParallel& tp, const ContextParallel* cp)
     : tp_(tp),
+      cp_(cp),
       num_heads_(config.num_heads / tp.size()),
       head_dim_(config.hidden_size / config.num_heads),
       fused_attention_(config.fused_attention) {
@@ -61,7 +62,8 @@ torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, const BlockRecompute& r
   std::vector<torch::Tensor> qkv = c_attn_->Forward(a, recompute.Keeps("attn.c_attn")).split(hl, -1);
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
   torch::Tensor y =
-      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_, recompute, "attn.core");
+      AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_, recompute, "attn.core",
+                    cp_ != nullptr && cp_->enabled() && is_training() ? cp_ : nullptr);
   y = y.transpose(1, 2).contiguous().view({b, t, hl});
   torch::Tensor residual =
       x + (ExitTensorParallel(attn_c_proj_->Project(y, recompute.Keeps("attn.c_proj")), tp_) + attn_c_proj_->bias());
@@ -99,7 +101,7 @@ Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan spa
   // Blocks under their global index ("transformer.h.5" on any stage), as ModuleList names them.
   auto list = transformer->register_module("h", std::make_shared<torch::nn::Module>());
   for (int64_t i : HeldLayers()) {
-    blocks_.push_back(list->register_module(std::to_string(i), std::make_shared<Gpt2Block>(config, tp_)));
+    blocks_.push_back(list->register_module(std::to_string(i), std::make_shared<Gpt2Block>(config, tp_, &cp_)));
   }
   if (span_.has_head) {
     ln_f_ = transformer->register_module(
@@ -111,12 +113,15 @@ Gpt2Model::Gpt2Model(const ModelConfig& config, TensorParallel tp, StageSpan spa
   }
 }
 
-torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& input, int chunk,
+torch::Tensor Gpt2Model::ForwardChunk(const torch::Tensor& whole_input, int chunk,
                                        const torch::Tensor& targets) {
+  const torch::Tensor input = LocalInput(whole_input, chunk);
   const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
   if (EmbedsInput(chunk)) {
-    torch::Tensor positions = torch::arange(t, input.options().dtype(torch::kLong));
+    // Context parallelism: the positions of this rank's chunks in the whole sequence.
+    const ContextParallel* cp = ActiveContext();
+    torch::Tensor positions = LocalPositions(t, cp != nullptr ? *cp : ContextParallel{}, input.options());
     EnterUnit(0);
     if (tp_.sequence_sharded()) {
       // Each rank adds the positions of its own sequence chunk (ExitTensorParallel scatters seq).

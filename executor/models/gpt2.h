@@ -37,8 +37,8 @@ class Conv1D : public torch::nn::Module {
 // and the two c_proj row-parallel, their biases added once after the reduction (Megatron-LM).
 class Gpt2Block : public torch::nn::Module {
  public:
-  // tp must outlive the block.
-  Gpt2Block(const ModelConfig& config, const TensorParallel& tp);
+  // tp, and cp when given, must outlive the block: attention spans cp while the block is training.
+  Gpt2Block(const ModelConfig& config, const TensorParallel& tp, const ContextParallel* cp = nullptr);
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism) -> same shape;
   // causal self-attention, its core checkpointed or its ops' outputs kept as `recompute` says.
   torch::Tensor Forward(const torch::Tensor& x, const BlockRecompute& recompute = {});
@@ -48,6 +48,7 @@ class Gpt2Block : public torch::nn::Module {
 
  private:
   const TensorParallel& tp_;
+  const ContextParallel* cp_;  // the model's, or null
   int64_t num_heads_;  // this rank's query heads
   int64_t head_dim_;
   bool fused_attention_;  // ModelConfig::fused_attention

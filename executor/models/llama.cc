@@ -43,8 +43,9 @@ RmsNormModule::RmsNormModule(int64_t hidden, double eps) : eps_(eps) {
 torch::Tensor RmsNormModule::Forward(const torch::Tensor& x) { return RmsNorm(x, weight_, eps_); }
 
 LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int64_t layer, ExpertParallel ep,
-                       std::shared_ptr<MoeStepState> moe_state)
+                       std::shared_ptr<MoeStepState> moe_state, const ContextParallel* cp)
     : tp_(tp),
+      cp_(cp),
       num_heads_(config.num_heads / tp.size()),
       num_kv_heads_(config.num_kv_heads * KvHeadReplicas(config, tp.size()) / tp.size()),
       head_dim_(config.hidden_size / config.num_heads),
@@ -91,7 +92,8 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   torch::Tensor v = heads(Project(v_proj_, n, recompute, "self_attn.v_proj"), num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
-  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core")
+  const ContextParallel* cp = cp_ != nullptr && cp_->enabled() && is_training() ? cp_ : nullptr;
+  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core", cp)
                         .transpose(1, 2)
                         .contiguous()
                         .view({b, t, -1});
@@ -153,7 +155,7 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
   auto list = model->register_module("layers", std::make_shared<torch::nn::Module>());
   for (int64_t i : HeldLayers()) {
     layers_.push_back(list->register_module(
-        std::to_string(i), std::make_shared<LlamaBlock>(config, tp_, i, ExpertParallel{ep_group_.get()}, moe_state_)));
+        std::to_string(i), std::make_shared<LlamaBlock>(config, tp_, i, ExpertParallel{ep_group_.get()}, moe_state_, &cp_)));
   }
   if (span_.has_head) {
     norm_ = model->register_module("norm", std::make_shared<RmsNormModule>(config.hidden_size, config.norm_eps));
@@ -168,8 +170,9 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
                   .to(torch::kFloat);
 }
 
-torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk,
+torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& whole_input, int chunk,
                                        const torch::Tensor& targets) {
+  const torch::Tensor input = LocalInput(whole_input, chunk);
   const int64_t t = StageSequenceLength(input, chunk);
   torch::Tensor x = input;
   if (EmbedsInput(chunk)) {
@@ -178,7 +181,11 @@ torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& input, int chunk,
   }
   // Rotary tables in fp32 as Hugging Face computes them; ApplyRotary rotates in fp32 and returns
   // q's and k's dtype.
-  torch::Tensor positions = torch::arange(t, torch::TensorOptions().dtype(torch::kFloat).device(input.device()));
+  // Context parallelism: the positions of this rank's chunks in the whole sequence.
+  const ContextParallel* cp = ActiveContext();
+  torch::Tensor positions =
+      LocalPositions(t, cp != nullptr ? *cp : ContextParallel{}, torch::TensorOptions().device(input.device()))
+          .to(torch::kFloat);
   torch::Tensor freqs = torch::outer(positions, inv_freq_.to(input.device()));
   torch::Tensor emb = torch::cat({freqs, freqs}, -1);
   torch::Tensor cos = emb.cos();

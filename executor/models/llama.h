@@ -36,8 +36,9 @@ class RmsNormModule : public torch::nn::Module {
 class LlamaBlock : public torch::nn::Module {
  public:
   // tp and ep.group must outlive the block; moe_state is needed by MoE blocks only.
+  // cp, when given, must outlive the block: attention spans it while the block is training.
   LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int64_t layer = 0, ExpertParallel ep = {},
-             std::shared_ptr<MoeStepState> moe_state = nullptr);
+             std::shared_ptr<MoeStepState> moe_state = nullptr, const ContextParallel* cp = nullptr);
   // x: [batch, seq, hidden] ([batch, seq/tp, hidden] with sequence parallelism); cos, sin:
   // [seq, head_dim] rotary tables of the whole sequence. Returns x's shape.
   // The attention core is checkpointed, or ops' outputs kept, as `recompute` says.
@@ -49,6 +50,7 @@ class LlamaBlock : public torch::nn::Module {
   torch::Tensor Mlp(const torch::Tensor& m, const BlockRecompute& recompute);
 
   const TensorParallel& tp_;
+  const ContextParallel* cp_;  // the model's, or null
   int64_t num_heads_;     // this rank's
   int64_t num_kv_heads_;  // this rank's
   int64_t head_dim_;

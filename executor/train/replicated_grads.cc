@@ -36,6 +36,19 @@ absl::Status SumOver(Communicator& group, bool (*selected)(const ParamSlot&), co
   return absl::OkStatus();
 }
 
+// Every gradient averaged over the cp group, in place (through a device copy when the gradient
+// lives in host memory and the group runs on a device).
+absl::Status AverageOverContext(Communicator& group, const std::vector<at::Tensor>& params, const at::Device& device) {
+  for (at::Tensor p : params) {
+    if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+    at::Tensor grad = p.grad();
+    at::Tensor on_device = grad.device() == device && grad.is_contiguous() ? grad : grad.contiguous().to(device);
+    if (absl::Status s = group.AllReduce(on_device, ReduceOp::kAvg); !s.ok()) return s;
+    if (!on_device.is_same(grad)) grad.copy_(on_device);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckReplicatedGradGroups(const ShardLayout& layout, const ReplicatedGradGroups& groups) {
@@ -68,7 +81,10 @@ absl::Status SumReplicatedGradients(const ShardLayout& layout, const std::vector
       }
     }
     if (groups.kv != nullptr && groups.kv->Size() > 1) {
-      return SumOver(*groups.kv, SummedOverKv, layout, optimizer_params, device);
+      if (absl::Status s = SumOver(*groups.kv, SummedOverKv, layout, optimizer_params, device); !s.ok()) return s;
+    }
+    if (groups.context != nullptr && groups.context->Size() > 1) {
+      return AverageOverContext(*groups.context, optimizer_params, device);
     }
     return absl::OkStatus();
   } catch (const std::exception& e) {

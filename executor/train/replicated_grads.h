@@ -35,6 +35,11 @@ struct ReplicatedGradGroups {
   // (ParamSlot::tp_partial_grad, the MoE router) are summed over it; null otherwise (with
   // sequence parallelism `sequence` sums them with every other replicated parameter).
   std::shared_ptr<Communicator> partial;
+  // The plan's "cp" group (context parallelism), else null: every gradient is averaged over it,
+  // each cp rank's loss being the mean over its own chunks of the same sequences (plan.proto
+  // Sharding), in place, one all-reduce per optimizer tensor, so that no buffer of the
+  // gradients' size is made.
+  std::shared_ptr<Communicator> context;
 };
 
 // Checks that every parameter held by R > 1 tp ranks has a kv group of R ranks. Errors:

@@ -276,6 +276,12 @@ absl::StatusOr<StepResult> Trainer::StepImpl(const std::vector<torch::Tensor>& m
     if (absl::Status s = dp_->AllReduce(l, ReduceOp::kAvg); !s.ok()) return s;
     result.loss = l.item<double>();
   }
+  // Each cp rank's loss is the mean over its own chunks of the same sequences.
+  if (Communicator* cp = replicated_.context.get(); cp != nullptr && cp->Size() > 1) {
+    torch::Tensor l = torch::full({1}, result.loss, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    ACCEL_RETURN_IF_ERROR(cp->AllReduce(l, ReduceOp::kAvg));
+    result.loss = l.item<double>();
+  }
   result.loss_scale = scaler_.scale();
   ACCEL_ASSIGN_OR_RETURN(result.moe, TakeMoeStats(device));
   absl::StatusOr<double> norm = UnscaleAndClipGradients();

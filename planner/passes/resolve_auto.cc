@@ -203,7 +203,22 @@ class ResolveAutoPass : public Pass {
       a->set_size(size);
     }
     mesh->set_sequence_parallel(context.spec().parallel.sequence_parallel && tp_ > 1);
+    if (cp_ > 1) SetContextParallel(context.spec().parallel.context_method, *mesh->mutable_context_parallel());
     return true;
+  }
+
+  // The chunk layout of ir::ContextParallel: ring, the head–tail split of 2·cp chunks (rank c
+  // holds c and 2·cp − 1 − c: Megatron-LM's and torchtitan's causal load balancing); Ulysses,
+  // cp chunks in order (its all-to-all gathers the whole sequence of some heads).
+  void SetContextParallel(spec::ContextMethod method, ir::ContextParallel& out) const {
+    out.set_method(ToIr(method));
+    const bool ring = method == spec::ContextMethod::kRing;
+    out.set_chunks(ring ? 2 * cp_ : cp_);
+    for (int64_t c = 0; c < cp_; ++c) {
+      ir::CpRankChunks* rank = out.add_ranks();
+      rank->add_chunks(c);
+      if (ring) rank->add_chunks(2 * cp_ - 1 - c);
+    }
   }
 
   void CheckLayout(PlanContext& context) {
@@ -243,7 +258,9 @@ class ResolveAutoPass : public Pass {
               Str(s.data.seq_len) + " does not divide by it");
       context.NoteField(d, "data.seq_len", "seq_len set here");
     }
-    if (cp_ > 1 && s.data.seq_len % (2 * cp_) != 0) {
+    if (cp_ > 1 && s.parallel.context_method == spec::ContextMethod::kUlysses) {
+      CheckUlysses(context);
+    } else if (cp_ > 1 && s.data.seq_len % (2 * cp_) != 0) {
       Diagnostic& d = context.Error(
           codes::kContextNotDivisible, "parallel.context",
           "context degree " + Str(cp_) + " needs seq_len divisible by 2 * cp = " +
@@ -285,6 +302,37 @@ class ResolveAutoPass : public Pass {
       context.Resolve("model.padded_vocab_size", Str(padded),
                       "vocab_size " + Str(m.vocab_size) + " rounded up to a multiple of 128 * "
                       "tp(" + Str(tp_) + ") = " + Str(multiple) + " (Megatron-LM)");
+    }
+  }
+
+  // DeepSpeed-Ulysses (Jacobs et al. 2023 §3): the all-to-all splits each tp rank's query and
+  // key/value heads over cp, and the sequence into cp shards.
+  void CheckUlysses(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::ModelSpec& m = s.model;
+    if (s.data.seq_len % cp_ != 0) {
+      Diagnostic& d = context.Error(codes::kContextNotDivisible, "parallel.context",
+                                    "context degree " + Str(cp_) + " does not divide seq_len " +
+                                        Str(s.data.seq_len));
+      context.NoteField(d, "data.seq_len", "seq_len set here");
+    }
+    if (m.num_heads % tp_ != 0) return;  // reported by the tensor check
+    const int64_t kv_per_tp = ir::KvHeadReplicas(m.num_kv_heads, tp_) > 1 ? 1 : m.num_kv_heads / tp_;
+    const std::pair<const char*, int64_t> heads[] = {{"num_heads", m.num_heads / tp_},
+                                                     {"num_kv_heads", kv_per_tp}};
+    for (const auto& [key, per_tp] : heads) {
+      if (per_tp % cp_ == 0) continue;
+      Diagnostic& d = context.Error(
+          codes::kContextNotDivisible, "parallel.context",
+          "context_method ulysses splits the heads of each tensor rank over context " + Str(cp_) +
+              ", but " + key + " per tensor rank is " + Str(per_tp) + " (" + key + " " +
+              Str(key == std::string("num_heads") ? m.num_heads : m.num_kv_heads) + " / tensor " +
+              Str(tp_) + (kv_per_tp == 1 && key != std::string("num_heads") && m.num_kv_heads < tp_
+                              ? ", one replicated head" : "") + ")");
+      context.NoteField(d, std::string("model.") + key, std::string(key) + " set here");
+      context.NoteField(d, "parallel.context_method", "context_method set here");
+      d.Note("use context_method: ring, or a context degree that divides the heads per tensor rank");
+      return;
     }
   }
 

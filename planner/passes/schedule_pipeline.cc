@@ -33,14 +33,15 @@ class SchedulePipelinePass : public Pass {
   }
 
  private:
-  // What travels between stages: the residual stream of one microbatch, sequence-sharded under
-  // sequence parallelism, in the parameter dtype.
+  // What travels between stages: the residual stream of one microbatch, this cp rank's s / cp
+  // tokens under context parallelism, sequence-sharded under sequence parallelism, in the
+  // parameter dtype.
   static void SetActivation(const ir::Plan& plan, ir::Pipeline& pipeline) {
     pipeline.clear_activation_shape();
     pipeline.clear_activation_dtype();
     if (pipeline.stages_size() < 2) return;
     const int64_t tp = ir::AxisSize(plan, ir::Axis::kTp);
-    const int64_t seq = plan.batch().seq_len();
+    const int64_t seq = plan.batch().seq_len() / std::max<int64_t>(ir::AxisSize(plan, ir::Axis::kCp), 1);
     pipeline.add_activation_shape(plan.batch().micro_batch_size());
     pipeline.add_activation_shape(plan.mesh().sequence_parallel() && tp > 1 ? seq / tp : seq);
     pipeline.add_activation_shape(plan.model().hidden_size());

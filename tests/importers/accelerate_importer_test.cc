@@ -135,6 +135,32 @@ TEST_CASE("accelerate: what accel cannot express refuses the import", "[importer
   CHECK(xla.sink.diagnostics()[0].code == codes::kImportUnsupported);
 }
 
+// Accelerate's sp_size is DeepSpeed-Ulysses, its cp_size ring attention (torch's
+// context_parallel): both become accel's context axis, with the method named.
+TEST_CASE("accelerate: sp_size imports as Ulysses context parallelism, cp_size as ring", "[importers][accelerate]") {
+  const std::string head = "distributed_type: MULTI_GPU\nnum_processes: 4\nparallelism_config:\n";
+  testing::Imported sp = Import(head + "  parallelism_config_dp_shard_size: 2\n  parallelism_config_sp_size: 2\n",
+                                "sp.yaml");
+  REQUIRE(sp.yaml);
+  CHECK_THAT(*sp.yaml, Catch::Contains("  context: 2  # parallelism_config.parallelism_config_sp_size\n"));
+  CHECK_THAT(*sp.yaml, Catch::Contains("  context_method: ulysses  # parallelism_config.parallelism_config_sp_size "
+                                       "(DeepSpeed-Ulysses all-to-all)\n"));
+  testing::Imported cp = Import(head + "  parallelism_config_dp_shard_size: 2\n  parallelism_config_cp_size: 2\n",
+                                "cp.yaml");
+  REQUIRE(cp.yaml);
+  CHECK_THAT(*cp.yaml, Catch::Contains("  context_method: ring  # parallelism_config.parallelism_config_cp_size "
+                                       "(ring attention)\n"));
+  testing::Imported both = Import(head + "  parallelism_config_cp_size: 2\n  parallelism_config_sp_size: 2\n",
+                                  "both.yaml");
+  CHECK_FALSE(both.yaml);
+  CHECK(both.messages ==
+        "both.yaml:5:31: error[E0703]: Accelerate key 'parallelism_config.parallelism_config_sp_size' = 2 "
+        "cannot be expressed in accel: parallelism_config_cp_size is 2 too, and accel splits the sequence "
+        "over one context axis, by ring attention or by Ulysses, not both\n"
+        "   parallelism_config_sp_size: 2\n"
+        "                               ^\n");
+}
+
 TEST_CASE("accelerate: wrong types are located errors", "[importers][accelerate]") {
   testing::Imported out = Import("num_processes: many\nuse_cpu: 3\n", "types.yaml");
   CHECK_FALSE(out.yaml);

@@ -581,12 +581,14 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   // Tensor parallelism runs, with and without sequence parallelism.
   CHECK(Refusals(kCpuJob, {"parallel.tensor=2"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.tensor=2", "parallel.sequence_parallel=true"}, dir) == "");
-  // Pipeline parallelism runs, alone and in 3D; context parallelism does not yet.
+  // Pipeline parallelism runs, alone and in 3D, and so does context parallelism, both methods.
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.tensor=2"}, dir) == "");
-  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) ==
-        "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
-        "executor yet (supported: 1)\n");
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) == "");
+  CHECK(Refusals(kCpuJob, {"parallel.context=2", "parallel.context_method=ulysses"}, dir) == "");
+  CHECK(Refusals(kCpuJob, {"precision.reduce=fp16"}, dir) ==
+        "--set precision.reduce=fp16: error[E0601]: precision.reduce fp16 is not supported by the "
+        "executor yet (supported: fp32, bf16)\n");
 
   std::string gpu = Replace(kCpuJob, "device: cpu, device_memory: 1GiB",
                             "device: cuda, device_memory: 8GiB");

@@ -582,11 +582,11 @@ TEST_CASE("SIGTERM to accel run stops the workers at a step boundary with a chec
 TEST_CASE("accel run refuses unsupported plans and missing data before launching", "[e2e]") {
   TempDir dir;
   WriteJob(dir, 4, 0);
-  Launched run = Launch(RunArgs(dir, {"--set", "parallel.context=2"}), dir);
+  Launched run = Launch(RunArgs(dir, {"--set", "precision.reduce=fp16"}), dir);
   CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
   CHECK(ReadAll(run.err_path) ==
-        "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
-        "executor yet (supported: 1)\n");
+        "--set precision.reduce=fp16: error[E0601]: precision.reduce fp16 is not supported by the "
+        "executor yet (supported: fp32, bf16)\n");
   CHECK_FALSE(fs::exists(dir.File("run")));
 
   fs::remove(dir.File("corpus.txt"));

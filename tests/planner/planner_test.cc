@@ -98,6 +98,25 @@ TEST_CASE("tensor degree must divide the heads and kv heads") {
                             "multiple of it") != std::string::npos);
 }
 
+TEST_CASE("context parallelism: ring needs 2 * cp chunks, Ulysses heads per tensor rank divisible by cp") {
+  auto ring = PlanYaml(kBaseSpec, {"parallel.context=4", "data.seq_len=500"});
+  CHECK(ring.diagnostics.find("error[E0417]: context degree 4 needs seq_len divisible by 2 * cp = 8, but "
+                              "seq_len is 500") != std::string::npos);
+  auto heads = PlanYaml(kBaseSpec, {"parallel.context=4", "parallel.context_method=ulysses"});
+  INFO(heads.diagnostics);
+  CHECK(heads.diagnostics.find("error[E0417]: context_method ulysses splits the heads of each tensor rank "
+                               "over context 4, but num_kv_heads per tensor rank is 2 (num_kv_heads 4 / "
+                               "tensor 2)") != std::string::npos);
+  CHECK(heads.diagnostics.find("job.yaml:8:17: note: num_kv_heads set here") != std::string::npos);
+  auto fits = PlanYaml(kBaseSpec, {"parallel.context=2", "parallel.context_method=ulysses"});
+  INFO(fits.diagnostics);
+  REQUIRE(fits.result.ok);
+  const ir::ContextParallel& cp = fits.result.plan.mesh().context_parallel();
+  CHECK(cp.method() == ir::CONTEXT_PARALLEL_METHOD_ULYSSES);
+  CHECK(cp.chunks() == 2);
+  CHECK(Groups(fits.result.plan, "cp").size() == 8);
+}
+
 TEST_CASE("a tensor degree above the key/value heads replicates each head on tp / kv ranks") {
   auto planned = PlanYaml(kBaseSpec, {"parallel.tensor=8"});
   INFO(planned.diagnostics);

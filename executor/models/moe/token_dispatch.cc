@@ -3,7 +3,7 @@
 #include <torch/torch.h>
 
 #include "executor/communicator.h"
-#include "executor/models/moe/all_to_all.h"
+#include "executor/models/ops/all_to_all.h"
 
 namespace accel::exec {
 namespace {

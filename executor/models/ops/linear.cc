@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "executor/models/ops/weight_grad_store.h"
 #include "executor/train/autocast.h"
 
 namespace accel::exec {
@@ -78,8 +79,16 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
       grads[0] = MatmulInputGrad(grad, x2d, m).view(x_c.sizes()).to(x_dtype);
     }
     if (ctx->needs_input_grad(1)) {
-      const at::Tensor dm = MatmulWeightGrad(grad, x2d, m);
-      grads[1] = (layout == WeightLayout::kOutIn ? dm.t() : dm).to(weight.scalar_type());
+      // MatmulWeightGrad reads only the right operand's strides, which the uncast weight shares.
+      auto weight_grad = [grad, x2d, weight, layout]() {
+        const at::Tensor dm = MatmulWeightGrad(grad, x2d, RightOperand(weight, layout));
+        return std::make_pair(weight, (layout == WeightLayout::kOutIn ? dm.t() : dm).to(weight.scalar_type()));
+      };
+      if (WeightGradStore* store = ActiveWeightGradStore()) {
+        store->Add(weight_grad);  // W: later, keeping x and the output gradient until then
+      } else {
+        grads[1] = weight_grad().second;
+      }
     }
     if (bias_dtype >= 0 && ctx->needs_input_grad(2)) {
       const int64_t width = m.size(1);

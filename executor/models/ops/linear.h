@@ -26,7 +26,8 @@ enum class WeightLayout { kOutIn, kInOut };
 // dx = dy·W, dW = dyᵀ·x, dbias = Σ dy in the shapes and order of PyTorch's mm and addmm backward
 // (torch/csrc/autograd/FunctionsManual.cpp mm_mat1_backward, mm_mat2_backward; the bias summed in
 // the incoming gradient's layout, as autograd reduces a broadcast bias), then casts them to the
-// operands' dtypes: the gradients equal autograd's bit for bit.
+// operands' dtypes: the gradients equal autograd's bit for bit. Under a WeightGradDeferral
+// (weight_grad_store.h) backward leaves the weight's gradient to the store's W.
 at::Tensor Linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, WeightLayout layout,
                   const at::Tensor& stored = {});
 

@@ -19,6 +19,7 @@
 #include "executor/models/tensor_parallel.h"
 #include "checkpoint/checkpoint_store.h"
 #include "executor/comm_trace.h"
+#include "executor/plan_trainer.h"
 #include "executor/models/causal_lm.h"
 #include "executor/process_groups.h"
 #include "executor/train/trainer.h"
@@ -122,6 +123,9 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     TensorParallel tp{traced(groups->Get("tp")), plan.mesh().sequence_parallel()};
     auto model = BuildCausalLm(*config, 1234, tp, {}, StageSpanFromPlan(plan, rank), traced(groups->Get("ep")));
     Ok(model.status());
+    auto cp = ContextParallelFromPlan(plan, traced(groups->Get("cp")));
+    Ok(cp.status());
+    (*model)->set_context_parallel(*cp);
     std::vector<std::pair<std::string, int64_t>> names;
     for (const auto& item : (*model)->named_parameters()) names.emplace_back(item.key(), item.value().numel());
     const int stage = plan.ranks(rank).stage();
@@ -138,6 +142,7 @@ inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const Che
     dpg.replicated.partial = tp.sequence_sharded() ? nullptr : tp.group;
     dpg.ep = traced(groups->Get("ep"));
     dpg.ep_dp = traced(groups->Get("ep_dp"));
+    dpg.replicated.context = (*model)->context_parallel().group;
     TrainerOptions options;
     options.optimizer = OptimizerKind::kSgd;
     options.momentum = 0.9;

@@ -1,6 +1,7 @@
-// The all-to-all of expert parallelism as an autograd node.
-#ifndef ACCEL_EXECUTOR_MODELS_MOE_ALL_TO_ALL_H_
-#define ACCEL_EXECUTOR_MODELS_MOE_ALL_TO_ALL_H_
+// The all-to-all of expert parallelism and of DeepSpeed-Ulysses context parallelism as an
+// autograd node.
+#ifndef ACCEL_EXECUTOR_MODELS_OPS_ALL_TO_ALL_H_
+#define ACCEL_EXECUTOR_MODELS_OPS_ALL_TO_ALL_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -21,4 +22,4 @@ at::Tensor AllToAllRows(const at::Tensor& input, const std::vector<int64_t>& sen
 
 }  // namespace accel::exec
 
-#endif  // ACCEL_EXECUTOR_MODELS_MOE_ALL_TO_ALL_H_
+#endif  // ACCEL_EXECUTOR_MODELS_OPS_ALL_TO_ALL_H_

@@ -1,4 +1,4 @@
-#include "executor/models/moe/all_to_all.h"
+#include "executor/models/ops/all_to_all.h"
 
 #include <torch/autograd.h>
 #include <torch/torch.h>
