@@ -44,6 +44,13 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
     const int64_t size = ir::AxisSize(plan, a.axis);
     if (size > 1) Unsupported(a.field, absl::StrCat(size), "1", out);
   }
+  // Zero-bubble schedules are planned (split backward, deferred weight gradients); the executor
+  // runs only fused backwards so far.
+  const ir::PipelineSchedule schedule = plan.pipeline().schedule();
+  if (plan.pipeline().stages_size() > 1 &&
+      (schedule == ir::PIPELINE_SCHEDULE_ZB_H1 || schedule == ir::PIPELINE_SCHEDULE_ZBV)) {
+    Unsupported("parallel.pipeline_schedule", std::string(ir::Name(schedule)), "gpipe, 1f1b, interleaved_1f1b", out);
+  }
   // The planner plans Qwen3's attention (docs/planner-facts.md section 9); the executor does not
   // build its q/k norms or a wider head yet.
   const ir::Model& model = plan.model();

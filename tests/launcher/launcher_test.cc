@@ -587,6 +587,13 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.context=2"}, dir) ==
         "--set parallel.context=2: error[E0601]: parallel.context 2 is not supported by the "
         "executor yet (supported: 1)\n");
+  // The zero-bubble schedules are planned, not run yet.
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.pipeline_schedule=zb_h1"}, dir) ==
+        "--set parallel.pipeline_schedule=zb_h1: error[E0601]: parallel.pipeline_schedule zb_h1 is "
+        "not supported by the executor yet (supported: gpipe, 1f1b, interleaved_1f1b)\n");
+  CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.pipeline_schedule=zbv", "model.num_layers=4"}, dir) ==
+        "--set parallel.pipeline_schedule=zbv: error[E0601]: parallel.pipeline_schedule zbv is "
+        "not supported by the executor yet (supported: gpipe, 1f1b, interleaved_1f1b)\n");
 
   std::string gpu = Replace(kCpuJob, "device: cpu, device_memory: 1GiB",
                             "device: cuda, device_memory: 8GiB");
