@@ -625,16 +625,21 @@ class ResolveAutoPass : public Pass {
   // the zero-bubble schedules.
   double BubbleFraction(int64_t p, int64_t m) const {
     ScheduleShape shape;
-    // A zbv whose chunks were refused (v_ 1) has no V to simulate.
-    shape.schedule = schedule_ == ir::PIPELINE_SCHEDULE_ZBV && v_ != 2 ? ir::PIPELINE_SCHEDULE_1F1B : schedule_;
+    shape.schedule = BubbleSchedule();
     shape.stages = static_cast<int32_t>(p);
     shape.virtual_stages = static_cast<int32_t>(v_);
     shape.microbatches = static_cast<int32_t>(m);
     return ScheduleBubbleFraction(shape);
   }
 
+  // The schedule whose bubble the messages quote: a zbv whose chunks were refused (v_ 1) has no
+  // V to simulate, and says 1F1B's.
+  ir::PipelineSchedule BubbleSchedule() const {
+    return schedule_ == ir::PIPELINE_SCHEDULE_ZBV && v_ != 2 ? ir::PIPELINE_SCHEDULE_1F1B : schedule_;
+  }
+
   std::string BubbleFormula() const {
-    if (SplitsBackward(schedule_)) {
+    if (SplitsBackward(BubbleSchedule())) {
       return "of the " + std::string(ir::Name(schedule_)) + " op lists (simulated)";
     }
     return v_ > 1 ? "(p-1)/(v*m+p-1) with v(" + Str(v_) + ")" : "(p-1)/(m+p-1)";
