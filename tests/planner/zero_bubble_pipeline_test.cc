@@ -184,6 +184,16 @@ TEST_CASE("a zb_h1 plan: bubble simulated, pending W recorded, memory counts the
   }
 }
 
+TEST_CASE("step time: the bubble term is the simulated zb_h1 bubble's f/(1-f) of the stage time") {
+  auto planned = PlanYaml(kBaseSpec, {"parallel.pipeline=2", "parallel.pipeline_schedule=zb_h1",
+                                      "data.grad_accum_steps=4"});
+  REQUIRE(planned.result.ok);
+  const ir::StepTimeEstimate& t = planned.result.plan.step_time();
+  const double f = 1.0 / 13.0;  // (p-1)/(3m+p-1), p 2, m 4
+  REQUIRE(t.bubble_seconds() > 0);
+  CHECK(t.bubble_seconds() == Approx((t.step_seconds() - t.bubble_seconds()) * f / (1 - f)));
+}
+
 TEST_CASE("ExecutorPendingWeightGradBytesPerBlock: each linear's input and output gradient") {
   ExecutorActivationShape shape;
   shape.gpt2 = false;
