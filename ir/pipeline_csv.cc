@@ -57,9 +57,8 @@ absl::StatusOr<CsvAction> ParseCsvCell(std::string_view cell, const std::string&
   size_t digits = 0;
   while (digits < cell.size() && std::isdigit(static_cast<unsigned char>(cell[digits]))) ++digits;
   size_t letters = digits;
-  while (letters < cell.size() && (std::isupper(static_cast<unsigned char>(cell[letters])) || cell[letters] == '_')) {
-    ++letters;
-  }
+  auto type_char = [&](size_t i) { return std::isupper(static_cast<unsigned char>(cell[i])) || cell[i] == '_'; };
+  while (letters < cell.size() && type_char(letters)) ++letters;
   const std::string_view type = cell.substr(digits, letters - digits);
   const std::string_view microbatch = cell.substr(letters);
   const std::string text(cell);
@@ -101,7 +100,8 @@ absl::StatusOr<std::vector<int32_t>> CsvStageOfVirtual(const std::vector<std::ve
   for (int32_t vs = 0; vs <= last; ++vs) {
     auto it = row_of.find(vs);
     if (it == row_of.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("virtual stages run 0 to ", last, " but ", vs, " is on no stage"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("virtual stages run 0 to ", last, " but ", vs, " is on no stage"));
     }
     out.push_back(it->second);
   }
@@ -142,7 +142,8 @@ std::string PipelineToCsv(const Pipeline& pipeline) {
   for (const PipelineStage& stage : pipeline.stages()) {
     std::vector<std::string> cells;
     for (const PipelineOp& op : stage.ops()) {
-      cells.push_back(absl::StrCat(CsvVirtualStage(stage, op.chunk()), std::string(CsvActionType(op.kind())), op.microbatch()));
+      cells.push_back(absl::StrCat(CsvVirtualStage(stage, op.chunk()), std::string(CsvActionType(op.kind())),
+                                   op.microbatch()));
     }
     absl::StrAppend(&out, absl::StrJoin(cells, ","), "\n");
   }
@@ -162,7 +163,8 @@ absl::StatusOr<std::vector<PipelineStage>> ParsePipelineCsv(std::string_view csv
     for (std::string_view cell : CsvSplit(line, ',')) {
       ++cell_number;
       if (cell.empty()) continue;
-      absl::StatusOr<CsvAction> action = ParseCsvCell(cell, absl::StrCat("line ", r + 1, " (stage ", r, "), cell ", cell_number));
+      const std::string where = absl::StrCat("line ", r + 1, " (stage ", r, "), cell ", cell_number);
+      absl::StatusOr<CsvAction> action = ParseCsvCell(cell, where);
       if (!action.ok()) return action.status();
       row.push_back(*action);
     }
