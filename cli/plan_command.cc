@@ -19,6 +19,7 @@
 #include "common/no_follow.h"
 #include "common/spellcheck.h"
 #include "ir/graph_export.h"
+#include "ir/pipeline_csv.h"
 #include "ir/plan_writer.h"
 #include "planner/planner.h"
 
@@ -26,7 +27,7 @@ namespace accel::cli {
 
 const std::vector<std::string>& PlanFormats() {
   static const std::vector<std::string> kFormats = {"text", "json", "textproto", "binpb",
-                                                    "dot",  "svg",  "png"};
+                                                    "dot",  "svg",  "png",  "pipeline-csv"};
   return kFormats;
 }
 
@@ -108,6 +109,7 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   else if (f == "textproto") data = ir::PlanToTextproto(result.plan);
   else if (f == "binpb") data = ir::PlanToBinary(result.plan);
   else if (f == "dot") data = ir::PlanToDot(result.plan);
+  else if (f == "pipeline-csv") data = ir::PipelineToCsv(result.plan.pipeline());
   else {
     absl::StatusOr<std::string> rendered = ir::RenderDot(ir::PlanToDot(result.plan), f);
     if (absl::IsUnimplemented(rendered.status())) {  // a build without Graphviz
@@ -148,7 +150,8 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
                   "Override a key, e.g. --set parallel.tensor=2 (repeatable)")
       ->allow_extra_args(false);
   sub->add_option("--format", options->format,
-                  "Output format: text, json, textproto, binpb, dot, svg, png")
+                  "Output format: text, json, textproto, binpb, dot, svg, png, pipeline-csv (the "
+                  "stages' op lists as torch.distributed.pipelining's schedule CSV)")
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write to FILE instead of standard output");
   sub->add_option("--dump-after", options->dump_after,

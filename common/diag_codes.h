@@ -72,7 +72,8 @@ inline constexpr const char* kOverPlanLimit = "E0419";
 inline constexpr const char* kSequenceNotDivisible = "E0420";
 // Column- and row-parallel MLP layers split ffn_hidden_size over the tensor-parallel ranks.
 inline constexpr const char* kFfnNotDivisible = "E0421";
-// interleaved_1f1b: needs pipeline > 1, virtual_stages ≥ 2 and a block per model chunk.
+// interleaved_1f1b: needs pipeline > 1, virtual_stages ≥ 2 and a block per model chunk; zbv:
+// pipeline > 1, virtual_stages 2 and a block per model chunk.
 inline constexpr const char* kBadVirtualStages = "E0422";
 // model.moe: fields that contradict each other (top-k above the experts, experts without top-k,
 // a capacity below the even share, experts on gpt2, no MoE block left).

@@ -18,6 +18,7 @@ struct TorchtitanState {
   std::string shard_path;
   std::optional<Sourced> local_batch, pp_microbatch;
   std::optional<Sourced> interleaved;  // pipeline_parallel_schedule = "Interleaved1F1B"
+  std::optional<Sourced> zbv;          // pipeline_parallel_schedule = "ZBVZeroBubble"
   std::string reshard = "default", reshard_path;
   std::string model_name, model_flavor, dataset;
   bool optimizer_lr = false, decay_type = false, lr_min = false, warmup = false;
@@ -293,7 +294,18 @@ class TorchtitanImporter {
              s_.interleaved = Sourced{1, k.path, k.value.location};
              return c_.Set("parallel.pipeline_schedule", "interleaved_1f1b", k.path);
            }
-           c_.Unsupported(k, "accel schedules pipelines with GPipe, 1F1B or Interleaved1F1B");
+           if (*v == "ZBVZeroBubble") {
+             s_.zbv = Sourced{1, k.path, k.value.location};
+             return c_.Set("parallel.pipeline_schedule", "zbv", k.path);
+           }
+           // PyTorch's ScheduleInterleavedZeroBubble with one stage per rank is ZB-H1; accel has no
+           // interleaved zero-bubble schedule, so the stages run one model chunk each.
+           if (*v == "InterleavedZeroBubble") {
+             return c_.Set("parallel.pipeline_schedule", "zb_h1",
+                           k.path + " = InterleavedZeroBubble, one model chunk per stage");
+           }
+           c_.Unsupported(k, "accel schedules pipelines with GPipe, 1F1B, Interleaved1F1B, "
+                             "ZBVZeroBubble or InterleavedZeroBubble");
          }},
         {"pipeline_parallel_microbatch_size",
          [this](const SourceKey& k) {
@@ -569,6 +581,11 @@ void TorchtitanImporter::FinishDefaults() {
       // One stage: nothing to interleave (accel refuses interleaved_1f1b there, E0422).
       c_.Set("parallel.pipeline_schedule", "1f1b",
              s_.interleaved->path + " = Interleaved1F1B has no effect with one pipeline stage");
+    }
+    if (s_.zbv) {
+      // One stage: no V to run (accel refuses zbv there, E0422).
+      c_.Set("parallel.pipeline_schedule", "1f1b",
+             s_.zbv->path + " = ZBVZeroBubble has no effect with one pipeline stage");
     }
   }
 }

@@ -11,7 +11,17 @@
 namespace accel::ir {
 namespace {
 
-bool IsCompute(OpKind kind) { return kind == FORWARD || kind == BACKWARD; }
+bool IsCompute(OpKind kind) {
+  return kind == FORWARD || kind == BACKWARD || kind == BACKWARD_INPUT || kind == BACKWARD_WEIGHT;
+}
+
+// What a compute op waits for: a forward the previous virtual stage's forward, a backward (or
+// its input half) the next virtual stage's, a weight gradient its own input gradient.
+OpKind AwaitedKind(OpKind kind) { return kind == BACKWARD_WEIGHT ? BACKWARD_INPUT : kind; }
+int AwaitedVirtualStage(OpKind kind, int vs) {
+  if (kind == FORWARD) return vs - 1;
+  return kind == BACKWARD_WEIGHT ? vs : vs + 1;
+}
 
 bool IsSend(OpKind kind) { return kind == SEND_ACTIVATION || kind == SEND_GRAD; }
 bool IsRecv(OpKind kind) { return kind == RECV_ACTIVATION || kind == RECV_GRAD; }
@@ -139,16 +149,18 @@ std::string StallCause(const Pipeline& pipeline, const std::vector<std::vector<c
     if (k == compute[static_cast<size_t>(s)].size()) continue;
     const PipelineOp& op = *compute[static_cast<size_t>(s)][k];
     const int vs = vmap.Of(s, op.chunk());
-    const int peer_vs = op.kind() == FORWARD ? vs - 1 : vs + 1;
+    const int peer_vs = AwaitedVirtualStage(op.kind(), vs);
     const int peer = vmap.StageOf(peer_vs);
     bool peer_has_op = false;
     if (peer >= 0) {
       for (const PipelineOp* other : compute[static_cast<size_t>(peer)]) {
-        peer_has_op |= other->kind() == op.kind() && other->microbatch() == op.microbatch() &&
+        peer_has_op |= other->kind() == AwaitedKind(op.kind()) && other->microbatch() == op.microbatch() &&
                        vmap.Of(peer, other->chunk()) == peer_vs;
       }
     }
-    auto name = [&](int32_t chunk) { return PipelineOpName(op.kind(), op.microbatch(), interleaved ? chunk : -1); };
+    auto name = [&](OpKind kind, int32_t chunk) {
+      return PipelineOpName(kind, op.microbatch(), interleaved ? chunk : -1);
+    };
     int32_t peer_chunk = 0;
     if (peer >= 0) {
       for (const ModelChunk& c : pipeline.stages(peer).chunks()) {
@@ -156,8 +168,8 @@ std::string StallCause(const Pipeline& pipeline, const std::vector<std::vector<c
         ++peer_chunk;
       }
     }
-    std::string text = absl::StrCat("stage ", s, " stops at ", name(op.chunk()), ": waits for ",
-                                    name(peer_chunk), " on stage ", peer);
+    std::string text = absl::StrCat("stage ", s, " stops at ", name(op.kind(), op.chunk()), ": waits for ",
+                                    name(AwaitedKind(op.kind()), peer_chunk), " on stage ", peer);
     if (!peer_has_op) return absl::StrCat(text, ", which never runs");
     if (deadlock.empty()) deadlock = absl::StrCat(text, ", which is blocked too (deadlock)");
   }
@@ -209,7 +221,8 @@ std::vector<int> MatchingPeerOps(const Pipeline& pipeline, int stage) {
 }
 
 std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk) {
-  std::string name = absl::StrCat(kind == FORWARD ? "F" : "B", microbatch);
+  const char* letter = kind == FORWARD ? "F" : kind == BACKWARD_INPUT ? "I" : kind == BACKWARD_WEIGHT ? "W" : "B";
+  std::string name = absl::StrCat(letter, microbatch);
   if (chunk >= 0) absl::StrAppend(&name, "c", chunk);
   return name;
 }
@@ -248,11 +261,11 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
   std::vector<size_t> next(static_cast<size_t>(stage_count), 0);
   std::vector<int64_t> free_at(static_cast<size_t>(stage_count), 0);
 
-  // The virtual stage an op waits for (forward: the previous one; backward: the next), or -1.
+  // The virtual stage an op waits for (AwaitedVirtualStage), or -1.
   auto peer_of = [&](int s, const PipelineOp& op) -> int {
     const int vs = vmap.Of(s, op.chunk());
     if (vs < 0 || !in_range(op.microbatch())) return -1;
-    const int peer = op.kind() == FORWARD ? vs - 1 : vs + 1;
+    const int peer = AwaitedVirtualStage(op.kind(), vs);
     return peer >= 0 && peer < vmap.count() ? peer : -1;
   };
   // The slot the op's peer finishes (0: no peer), or -1 while the peer has not run.
@@ -273,7 +286,7 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline) {
       int64_t slot = std::max(free_at[static_cast<size_t>(s)], ready);
       free_at[static_cast<size_t>(s)] = slot + 1;
       const int vs = vmap.Of(s, op.chunk());
-      if (vs >= 0 && in_range(op.microbatch())) {
+      if (vs >= 0 && in_range(op.microbatch()) && op.kind() != BACKWARD_WEIGHT) {
         auto& ends = op.kind() == FORWARD ? forward_end : backward_end;
         ends[static_cast<size_t>(vs)][static_cast<size_t>(op.microbatch())] = slot + 1;
       }

@@ -15,7 +15,7 @@ namespace accel::ir {
 // One compute op of a stage placed in the simulated timeline.
 struct TimelineOp {
   int64_t slot = 0;                       // time slot, 0-based; every compute op takes one slot
-  OpKind kind = OP_KIND_UNSPECIFIED;      // FORWARD or BACKWARD
+  OpKind kind = OP_KIND_UNSPECIFIED;      // FORWARD, BACKWARD, BACKWARD_INPUT or BACKWARD_WEIGHT
   int32_t microbatch = 0;
   int32_t chunk = 0;                      // PipelineOp.chunk: the model chunk (interleaved)
 };
@@ -43,10 +43,13 @@ struct PipelineTimeline {
   std::vector<std::string> transport;
 };
 
-// Simulates `pipeline` in unit time: each stage runs its FORWARD/BACKWARD ops one per slot in
-// list order; FORWARD m on stage s waits for FORWARD m on stage s − 1 to finish, BACKWARD m on
-// stage s waits for BACKWARD m on stage s + 1 (the activation and gradient sends and receives
-// between them are taken as instantaneous). Stage s is the s-th entry of Pipeline.stages.
+// Simulates `pipeline` in unit time: each stage runs its compute ops one per slot in list order;
+// FORWARD m of virtual stage k waits for FORWARD m of virtual stage k − 1 to finish, BACKWARD
+// (or BACKWARD_INPUT) m of k for the same of k + 1, BACKWARD_WEIGHT m of k for BACKWARD_INPUT m
+// of k (the activation and gradient sends and receives between them are taken as
+// instantaneous). Virtual stages are where ModelChunk.virtual_stage puts them (the stage's index
+// without chunks). Stage s is the s-th entry of Pipeline.stages. Every op taking one slot is
+// Qi et al. 2023's T_F = T_B = T_W for the split backward (ZB-H1's bubble (p − 1)/(3m + p − 1)).
 // With forward = backward = 1 slot, both GPipe and 1F1B take 2·(m + p − 1) slots and idle
 // (p − 1)/(m + p − 1) of them (Narayanan et al., "Efficient Large-Scale Language Model Training
 // on GPU Clusters Using Megatron-LM", 2021, §2.2). A malformed schedule yields a partial
@@ -63,8 +66,8 @@ PipelineTimeline SimulatePipeline(const Pipeline& pipeline);
 // release sent tensors as soon as their receiver has them.
 std::vector<int> MatchingPeerOps(const Pipeline& pipeline, int stage);
 
-// "F3" / "B3": a compute op's short name in pictures and messages; "F3c1" with chunk ≥ 0 (the
-// model chunk of an interleaved schedule).
+// "F3" / "B3" / "I3" / "W3" (backward input, weight): a compute op's short name in pictures and
+// messages; "F3c1" with chunk ≥ 0 (the model chunk of an interleaved or V schedule).
 std::string PipelineOpName(OpKind kind, int32_t microbatch, int32_t chunk = -1);
 
 }  // namespace accel::ir

@@ -74,6 +74,16 @@ std::string StageLayersText(const PipelineStage& stage, std::string_view dash) {
 
 int32_t VirtualStages(const Pipeline& pipeline) { return std::max(pipeline.virtual_stages(), 1); }
 
+int32_t ScheduledVirtualStage(PipelineSchedule schedule, int32_t p, int32_t stage, int32_t chunk) {
+  const bool mirrored = schedule == PIPELINE_SCHEDULE_ZBV && chunk % 2 == 1;
+  return chunk * p + (mirrored ? p - 1 - stage : stage);
+}
+
+int32_t ScheduledStageOf(PipelineSchedule schedule, int32_t p, int32_t vs) {
+  const int32_t chunk = vs / p, offset = vs % p;
+  return schedule == PIPELINE_SCHEDULE_ZBV && chunk % 2 == 1 ? p - 1 - offset : offset;
+}
+
 int64_t KvHeadReplicas(int64_t kv_heads, int64_t tp) {
   return kv_heads > 0 && tp > kv_heads && tp % kv_heads == 0 ? tp / kv_heads : 1;
 }

@@ -52,6 +52,17 @@ std::string StageLayersText(const PipelineStage& stage, std::string_view dash = 
 // Model chunks per stage: Pipeline.virtual_stages, 1 when unset.
 int32_t VirtualStages(const Pipeline& pipeline);
 
+// The virtual stage the planner gives chunk `chunk` (0 ≤ chunk < v) of stage `stage` (0 ≤ stage
+// < p) under `schedule` (ModelChunk): ZBV's V shape (Qi et al. 2023 §6; PyTorch's
+// generate_stage_to_rank_mapping style "v"): even chunks c·p + stage, odd ones
+// c·p + p − 1 − stage; otherwise round robin c·p + stage (Megatron-LM). Plans record the result
+// in ModelChunk.virtual_stage, which consumers read; the planner writes it and the verifier
+// checks the plan against it.
+int32_t ScheduledVirtualStage(PipelineSchedule schedule, int32_t p, int32_t stage, int32_t chunk);
+
+// The inverse: the stage that runs virtual stage `vs` (0 ≤ vs < p·v) under `schedule`.
+int32_t ScheduledStageOf(PipelineSchedule schedule, int32_t p, int32_t vs);
+
 // The autocast dtype of matmuls: Precision.compute_dtype, the parameter dtype when unspecified
 // (hand-written plans in tests).
 Dtype ComputeDtype(const Precision& precision);

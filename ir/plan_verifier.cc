@@ -164,8 +164,9 @@ void VerifyGroups(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
-// Interleaved stages hold v chunks, chunk c being virtual stage c·p + s, with layer_begin/end
-// chunk 0's; otherwise no chunks. Returns each virtual stage's block range in order.
+// Interleaved and ZBV stages hold v chunks, chunk c being virtual stage
+// ScheduledVirtualStage(schedule, p, s, c), with layer_begin/end chunk 0's; otherwise no chunks.
+// Returns each virtual stage's block range in order.
 std::vector<std::pair<int64_t, int64_t>> VirtualStageRanges(const Pipeline& pipeline,
                                                             std::vector<std::string>& out) {
   const int p = pipeline.stages_size();
@@ -184,9 +185,10 @@ std::vector<std::pair<int64_t, int64_t>> VirtualStageRanges(const Pipeline& pipe
     }
     for (int c = 0; c < v; ++c) {
       const ModelChunk& chunk = stage.chunks(c);
-      if (chunk.virtual_stage() != c * p + s) {
+      const int32_t expected = ScheduledVirtualStage(pipeline.schedule(), p, s, c);
+      if (chunk.virtual_stage() != expected) {
         out.push_back("stage " + std::to_string(s) + " chunk " + std::to_string(c) + " is virtual stage " +
-                      std::to_string(chunk.virtual_stage()) + ", expected " + std::to_string(c * p + s));
+                      std::to_string(chunk.virtual_stage()) + ", expected " + std::to_string(expected));
         return {};
       }
       ranges[static_cast<size_t>(chunk.virtual_stage())] = {chunk.layer_begin(), chunk.layer_end()};
@@ -202,12 +204,15 @@ void VerifyStages(const Plan& plan, std::vector<std::string>& out) {
   const Pipeline& pipeline = plan.pipeline();
   if (pipeline.stages_size() == 0) return;
   int64_t params = 0;
+  // The head follows the last virtual stage: stage 0 under ZBV's V.
+  const int p = pipeline.stages_size();
+  const int head_stage = ScheduledStageOf(pipeline.schedule(), p, p * VirtualStages(pipeline) - 1);
   for (int s = 0; s < pipeline.stages_size(); ++s) {
     const PipelineStage& stage = pipeline.stages(s);
     if (stage.index() != s) out.push_back("stage " + std::to_string(s) + " has index " + std::to_string(stage.index()));
     if (stage.has_embedding() != (s == 0)) out.push_back("embedding not on the first stage");
-    if (stage.has_lm_head() != (s == pipeline.stages_size() - 1)) {
-      out.push_back("head not on the last stage");
+    if (stage.has_lm_head() != (s == head_stage)) {
+      out.push_back("head not on the stage of the last virtual stage");
     }
     if (!CheckedAdd(params, stage.parameter_count())) {
       out.push_back("stage parameter counts overflow 64 bits");
@@ -340,6 +345,89 @@ void VerifyShards(const Plan& plan, std::vector<std::string>& out) {
   }
 }
 
+// The compute ops a schedule runs per chunk and microbatch, in the order they must run: F then
+// the fused B, or F, I (backward input) and W (backward weight) for the zero-bubble schedules.
+std::vector<OpKind> ComputeKinds(PipelineSchedule schedule) {
+  if (schedule == PIPELINE_SCHEDULE_ZB_H1 || schedule == PIPELINE_SCHEDULE_ZBV) {
+    return {FORWARD, BACKWARD_INPUT, BACKWARD_WEIGHT};
+  }
+  return {FORWARD, BACKWARD};
+}
+
+std::string OpLetter(OpKind kind) {
+  return kind == FORWARD ? "F" : kind == BACKWARD_INPUT ? "I" : kind == BACKWARD_WEIGHT ? "W" : "B";
+}
+
+// One stage's op list: each of `kinds` once per chunk and microbatch, in that order, and its
+// recorded peaks (activations alive, pending weight gradients) the list's. False when the list
+// is too broken to go on.
+bool VerifyStageOps(const Pipeline& pipeline, int s, int64_t m, const std::vector<OpKind>& kinds,
+                    std::vector<std::string>& out) {
+  const int64_t v = VirtualStages(pipeline);
+  const auto& ops = pipeline.stages(s).ops();
+  const std::string stage = "stage " + std::to_string(s);
+  // Every microbatch needs a forward and a backward op per chunk: fewer ops than 2·m·v cannot
+  // be a complete schedule (and m is not trusted for the allocations below).
+  if (m > static_cast<int64_t>(ops.size()) / 2 / v) {
+    out.push_back(stage + " has " + std::to_string(ops.size()) + " ops for " + std::to_string(m) + " microbatches");
+    return false;
+  }
+  // [kind][chunk · m + microbatch]: the op's index in the list.
+  std::vector<std::vector<int>> at_of(kinds.size(), std::vector<int>(m * v, -1));
+  int64_t alive = 0, peak = 0, pending = 0, pending_peak = 0;
+  for (int i = 0; i < ops.size(); ++i) {
+    const PipelineOp& op = ops[i];
+    if (op.microbatch() < 0 || op.microbatch() >= m) {
+      out.push_back(stage + " op " + std::to_string(i) + " has microbatch " + std::to_string(op.microbatch()));
+      return false;
+    }
+    if (op.chunk() < 0 || op.chunk() >= v) {
+      out.push_back(stage + " op " + std::to_string(i) + " has chunk " + std::to_string(op.chunk()));
+      return false;
+    }
+    if (op.kind() == FORWARD) peak = std::max(peak, ++alive);
+    if (op.kind() == BACKWARD || op.kind() == BACKWARD_INPUT) --alive;
+    if (op.kind() == BACKWARD_INPUT) pending_peak = std::max(pending_peak, ++pending);
+    if (op.kind() == BACKWARD_WEIGHT) --pending;
+    const auto k = std::find(kinds.begin(), kinds.end(), op.kind()) - kinds.begin();
+    if (k == static_cast<long>(kinds.size())) {
+      if (op.kind() == BACKWARD || op.kind() == BACKWARD_INPUT || op.kind() == BACKWARD_WEIGHT) {
+        out.push_back(stage + " op " + std::to_string(i) + " is " + OpLetter(op.kind()) + ", which " +
+                      std::string(Name(pipeline.schedule())) + " does not run");
+      }
+      continue;
+    }
+    int& at = at_of[static_cast<size_t>(k)][op.chunk() * m + op.microbatch()];
+    if (at >= 0) out.push_back(stage + " repeats " + OpLetter(op.kind()));
+    at = i;
+  }
+  for (int64_t at = 0; at < m * v; ++at) {
+    const std::string what = std::to_string(at % m) + (v > 1 ? " in chunk " + std::to_string(at / m) : "");
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      if (at_of[k][at] < 0) {
+        out.push_back(stage + " misses microbatch " + what);
+        return false;
+      }
+      if (k > 0 && at_of[k][at] < at_of[k - 1][at]) {
+        out.push_back(stage + " runs " + (kinds[k] == BACKWARD ? std::string("backward") : OpLetter(kinds[k])) +
+                      " of " + what + " before its " +
+                      (kinds[k] == BACKWARD ? std::string("forward") : OpLetter(kinds[k - 1])));
+      }
+    }
+  }
+  // The memory estimate reads both peaks: they must be the op list's.
+  const PipelineStage& st = pipeline.stages(s);
+  if (st.max_inflight_microbatches() != peak) {
+    out.push_back(stage + " max_inflight_microbatches " + std::to_string(st.max_inflight_microbatches()) + " != " +
+                  std::to_string(peak) + " activations alive at once in its ops");
+  }
+  if (st.max_pending_weight_grads() != pending_peak) {
+    out.push_back(stage + " max_pending_weight_grads " + std::to_string(st.max_pending_weight_grads()) + " != " +
+                  std::to_string(pending_peak) + " weight gradients pending at once in its ops");
+  }
+  return true;
+}
+
 // Checks every stage's op list covers each microbatch once, then runs the shared pipeline
 // simulation (ir/pipeline_simulation.h): transport problems, stalls, and the plan's bubble
 // against the simulated one.
@@ -352,56 +440,10 @@ void VerifySchedules(const Plan& plan, std::vector<std::string>& out) {
     out.push_back("pipeline has " + std::to_string(m) + " microbatches");
     return;
   }
-  const int64_t v = VirtualStages(pipeline);
+  // One stage runs the fused backward whatever the schedule (gradient accumulation).
+  const std::vector<OpKind> kinds = ComputeKinds(p > 1 ? pipeline.schedule() : PIPELINE_SCHEDULE_1F1B);
   for (int s = 0; s < p; ++s) {
-    const auto& ops = pipeline.stages(s).ops();
-    // Every microbatch needs a forward and a backward op per chunk: fewer ops than 2·m·v cannot
-    // be a complete schedule (and m is not trusted for the allocations below).
-    if (m > static_cast<int64_t>(ops.size()) / 2 / v) {
-      out.push_back("stage " + std::to_string(s) + " has " + std::to_string(ops.size()) + " ops for " + std::to_string(m) +
-                    " microbatches");
-      return;
-    }
-    // Indexed by chunk · m + microbatch.
-    std::vector<int> forward_at(m * v, -1), backward_at(m * v, -1);
-    int64_t alive = 0, peak = 0;  // forwards run minus backwards run
-    for (int i = 0; i < ops.size(); ++i) {
-      const PipelineOp& op = ops[i];
-      if (op.microbatch() < 0 || op.microbatch() >= m) {
-        out.push_back("stage " + std::to_string(s) + " op " + std::to_string(i) + " has microbatch " + std::to_string(op.microbatch()));
-        return;
-      }
-      if (op.chunk() < 0 || op.chunk() >= v) {
-        out.push_back("stage " + std::to_string(s) + " op " + std::to_string(i) + " has chunk " + std::to_string(op.chunk()));
-        return;
-      }
-      const int64_t at = op.chunk() * m + op.microbatch();
-      if (op.kind() == FORWARD) peak = std::max(peak, ++alive);
-      if (op.kind() == BACKWARD) --alive;
-      if (op.kind() == FORWARD) {
-        if (forward_at[at] >= 0) out.push_back("stage " + std::to_string(s) + " repeats F");
-        forward_at[at] = i;
-      } else if (op.kind() == BACKWARD) {
-        if (backward_at[at] >= 0) out.push_back("stage " + std::to_string(s) + " repeats B");
-        backward_at[at] = i;
-      }
-    }
-    for (int64_t at = 0; at < m * v; ++at) {
-      const std::string what = std::to_string(at % m) + (v > 1 ? " in chunk " + std::to_string(at / m) : "");
-      if (forward_at[at] < 0 || backward_at[at] < 0) {
-        out.push_back("stage " + std::to_string(s) + " misses microbatch " + what);
-        return;
-      }
-      if (backward_at[at] < forward_at[at]) {
-        out.push_back("stage " + std::to_string(s) + " runs backward of " + what + " before its forward");
-      }
-    }
-    // The memory estimate reads max_inflight_microbatches: it must be the op list's peak.
-    if (pipeline.stages(s).max_inflight_microbatches() != peak) {
-      out.push_back("stage " + std::to_string(s) + " max_inflight_microbatches " +
-                    std::to_string(pipeline.stages(s).max_inflight_microbatches()) + " != " + std::to_string(peak) +
-                    " activations alive at once in its ops");
-    }
+    if (!VerifyStageOps(pipeline, s, m, kinds, out)) return;
   }
 
   // The simulation the schedule picture draws: transport (deadlocks, order), stalls, bubble.

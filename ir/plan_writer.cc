@@ -425,8 +425,13 @@ std::string StageText(const Plan& plan, const PipelineStage& s) {
       }
     }
   }
-  return text + ", " + std::to_string(s.max_inflight_microbatches()) +
-         (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
+  text += ", " + std::to_string(s.max_inflight_microbatches()) +
+          (s.chunks_size() > 0 ? " chunk activation(s) in flight" : " microbatch(es) in flight");
+  // Zero-bubble schedules: weight gradients waiting for their W (their memory term says what).
+  if (s.max_pending_weight_grads() > 0) {
+    text += ", " + std::to_string(s.max_pending_weight_grads()) + " weight gradient(s) pending";
+  }
+  return text;
 }
 
 void AppendPipelineAndSharding(const Plan& plan, SummaryLines& line) {

@@ -44,6 +44,17 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                                     " with a mixture-of-experts model is not supported by "
                                                     "the executor yet (supported: context 1 with MoE)")});
   }
+  // Zero-bubble schedules split each backward into B and W, and every B and W accumulates into
+  // the gradients: the executor reduces them once, after the last (sharding stages 0 and 1);
+  // stages 2 and 3 reduce every micro-step, which a split backward does not delimit.
+  const ir::PipelineSchedule schedule = plan.pipeline().schedule();
+  if (plan.pipeline().stages_size() > 1 && plan.sharding().stage() >= 2 &&
+      (schedule == ir::PIPELINE_SCHEDULE_ZB_H1 || schedule == ir::PIPELINE_SCHEDULE_ZBV)) {
+    out.push_back({"parallel.pipeline_schedule",
+                   absl::StrCat("parallel.pipeline_schedule ", ir::Name(schedule), " with sharding.stage ",
+                                plan.sharding().stage(),
+                                " is not supported by the executor yet (supported: sharding.stage 0 or 1)")});
+  }
   // The planner plans Qwen3's attention (docs/planner-facts.md section 9); the executor does not
   // build its q/k norms or a wider head yet.
   const ir::Model& model = plan.model();

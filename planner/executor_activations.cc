@@ -108,6 +108,14 @@ std::string CoreFormula(const ExecutorActivationShape& s) {
 
 }  // namespace
 
+int64_t ExecutorPendingWeightGradBytesPerBlock(const ExecutorActivationShape& s) {
+  const RankDims d = RankDimsOf(s);
+  const I c = ComputeBytes(s), x = d.n * s.hidden, q = d.n * d.q_width, k = d.n * d.kv_width, f = d.n * d.ffn;
+  const I inputs = x + q + x + f;
+  const I output_grads = (q + 2 * k) + x + (s.gpt2 ? 1 : 2) * f + x;
+  return Saturate(c * (inputs + output_grads));
+}
+
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& s) {
   const RankDims d = RankDimsOf(s);
   return Saturate(BlockBytesWithoutCore(s, d) + CoreBytes(s, d));

@@ -81,6 +81,25 @@ struct ExecutorActivationShape {
 // (tests/executor/memory/activation_estimate_test.cc).
 int64_t ExecutorActivationBytesPerLayer(const ExecutorActivationShape& shape);
 
+// Bytes one transformer block keeps for one pending weight gradient: a zero-bubble schedule's
+// BACKWARD_WEIGHT waiting after its BACKWARD_INPUT (ir::PipelineStage.max_pending_weight_grads).
+// A linear y = x·Wᵀ has weight gradient dW = dyᵀ·x (Qi et al. 2023 §2), so for a deferred W the
+// executor MUST keep, per linear, exactly its input x and its output gradient dy, c B each (the
+// matmuls' dtype, ComputeBytes), and nothing else of the block. With x = s·b·h (norm outputs
+// are whole: the column-parallel matmuls' gathered input), q = s·b·h/t, k = this rank's key/value
+// width (ExecutorActivationBytesPerLayer's), f = s·b·ffn/t:
+//   inputs            c·x   the attention norm's output, shared by q, k and v (GPT-2's c_attn)
+//                     c·q   the attention output (o_proj's input; GPT-2's c_proj)
+//                     c·x   the MLP norm's output, shared by gate and up (GPT-2's c_fc)
+//                     c·f   down_proj's input (GPT-2: the MLP c_proj's, GELU's output)
+//   output gradients  c·(q + 2k)  of q, k and v (GPT-2: c_attn's 3q)
+//                     c·x   of o_proj (row-parallel: whole before its reduction)
+//                     2c·f  of gate and up (GPT-2: c_fc's f)
+//                     c·x   of down_proj
+// Llama: c·(4x + 2q + 2k + 3f); GPT-2: c·(4x + 4q + 2f). Bias gradients need only dy (counted);
+// norm weights' gradients run with the input gradient. MoE blocks are counted as dense ones.
+int64_t ExecutorPendingWeightGradBytesPerBlock(const ExecutorActivationShape& shape);
+
 // ExecutorActivationBytesPerLayer at t = 1 without the attention core,
 // per s·b·h element: the figure to compare with other stacks' "bytes per s·b·h".
 double ExecutorBytesPerSbh(const ExecutorActivationShape& shape);

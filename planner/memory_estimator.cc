@@ -29,6 +29,9 @@ constexpr const char* kActivationSource =
 constexpr const char* kExecutorActivationSource =
     "accel executor: tensors autograd saves in executor/models (planner/executor_activations.h), "
     "checked by the counting allocator (bench/memory_bench)";
+constexpr const char* kPendingWeightGradSource =
+    "zero-bubble weight-gradient deferral (Qi et al. 2023 §2: dW = dy^T x per linear), "
+    "planner/executor_activations.h ExecutorPendingWeightGradBytesPerBlock";
 constexpr const char* kExecutorZero3Source =
     "accel executor: stage-3 units gathered from the master shard (executor/train/zero3_sync.cc), "
     "checked by the counting allocator (bench/memory_bench)";
@@ -233,6 +236,7 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     layout.has_embedding = st.has_embedding();
     layout.has_lm_head = st.has_lm_head();
     layout.inflight_microbatches = std::max<int32_t>(st.max_inflight_microbatches(), 1);
+    layout.pending_weight_grads = st.max_pending_weight_grads();
     for (const ir::ModelChunk& c : st.chunks()) layout.chunks.emplace_back(c.layer_begin(), c.layer_end());
     in.stages.push_back(layout);
   }
@@ -273,17 +277,21 @@ std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
   shape.virtual_stages = static_cast<int32_t>(v);
   shape.microbatches = static_cast<int32_t>(std::max<int64_t>(microbatches, 1));
   std::vector<StageLayout> stages;
+  const auto p32 = static_cast<int32_t>(pp);
   for (int64_t i = 0; i < pp; ++i) {
+    const auto s32 = static_cast<int32_t>(i);
     StageLayout st;
-    st.index = static_cast<int32_t>(i);
-    st.layer_begin = begin_of(i);
-    st.layer_end = begin_of(i + 1);
-    if (v > 1) {
-      for (int64_t c = 0; c < v; ++c) st.chunks.emplace_back(begin_of(c * pp + i), begin_of(c * pp + i + 1));
+    st.index = s32;
+    st.layer_begin = begin_of(ir::ScheduledVirtualStage(schedule, p32, s32, 0));
+    st.layer_end = begin_of(ir::ScheduledVirtualStage(schedule, p32, s32, 0) + 1);
+    for (int32_t c = 0; v > 1 && c < v; ++c) {
+      const int64_t k = ir::ScheduledVirtualStage(schedule, p32, s32, c);
+      st.chunks.emplace_back(begin_of(k), begin_of(k + 1));
     }
     st.has_embedding = i == 0;
-    st.has_lm_head = i == pp - 1;
-    st.inflight_microbatches = InflightMicrobatches(shape, static_cast<int32_t>(i));
+    st.has_lm_head = i == ir::ScheduledStageOf(schedule, p32, static_cast<int32_t>(parts - 1));
+    st.inflight_microbatches = InflightMicrobatches(shape, s32);
+    st.pending_weight_grads = PendingWeightGrads(shape, s32);
     stages.push_back(st);
   }
   return stages;
@@ -697,6 +705,25 @@ void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
       kExecutorActivationSource);
 }
 
+// Zero-bubble schedules: each weight gradient still pending after its input gradient keeps every
+// linear's input and output gradient, per block of the largest chunk
+// (ExecutorPendingWeightGradBytesPerBlock), at the stage's peak count of pending ones. Added to the
+// in-flight activations: a safe bound, as the two peaks need not coincide.
+void AddPendingWeightGradTerm(const SharedInputs& c, const StageLayout& layout,
+                              const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
+  const int64_t layers = layout.LargestChunkLayers();
+  const int64_t per_block = ExecutorPendingWeightGradBytesPerBlock(exec_shape);
+  const int64_t pending = layout.pending_weight_grads;
+  SetTerm(
+      e.add_device(), c.explain, "activations", layers * pending * per_block,
+      [&] {
+        return N(layers) + (layers == 1 ? " layer x " : " layers x ") + N(pending) +
+               " pending weight gradient(s) x " + N(per_block) +
+               " B per layer: each linear's input and output gradient kept for the deferred W";
+      },
+      kPendingWeightGradSource);
+}
+
 // MoE blocks among the blocks of the stage's largest chunk (the one StageLayout::
 // LargestChunkLayers counts; the first of equal size).
 int64_t MoeLayersOfLargestChunk(const ir::Model& model, const StageLayout& layout) {
@@ -816,6 +843,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   if (layers > 0 && RecomputesBlocks(in.recompute)) {
     AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
   }
+  if (layers > 0 && layout.pending_weight_grads > 0) AddPendingWeightGradTerm(c, layout, exec_shape, e);
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
   // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
   // one microbatch at a time (1F1B on the last virtual stage).

@@ -27,7 +27,11 @@ struct StageLayout {
   // Activations alive at once (1F1B: p − index; GPipe: m); interleaved: chunk activations
   // (planner/pipeline_schedules.h InflightMicrobatches).
   int64_t inflight_microbatches = 1;
-  // Interleaved 1F1B: every chunk's [begin, end) blocks, chunk 0 first (ir::ModelChunk); empty:
+  // Zero-bubble schedules: weight gradients pending at once (ir::PipelineStage
+  // max_pending_weight_grads, PendingWeightGrads), each keeping
+  // ExecutorPendingWeightGradBytesPerBlock per block of the largest chunk; 0 otherwise.
+  int64_t pending_weight_grads = 0;
+  // Interleaved 1F1B and ZBV: every chunk's [begin, end) blocks, chunk 0 first (ir::ModelChunk); empty:
   // the one chunk [layer_begin, layer_end).
   std::vector<std::pair<int64_t, int64_t>> chunks;
 

@@ -12,14 +12,17 @@
 
 namespace accel::planner {
 
-// One schedule's shape: p stages, v model chunks per stage (1 unless interleaved), m
+// One schedule's shape: p stages, v model chunks per stage (1 unless interleaved or ZBV), m
 // microbatches.
 struct ScheduleShape {
   ir::PipelineSchedule schedule = ir::PIPELINE_SCHEDULE_1F1B;
   int32_t stages = 1;             // p ≥ 1
-  int32_t virtual_stages = 1;     // v ≥ 1; v ≥ 2 only with interleaved_1f1b
+  int32_t virtual_stages = 1;     // v ≥ 1; v ≥ 2 with interleaved_1f1b, 2 with zbv, else 1
   int32_t microbatches = 1;       // m ≥ 1; a multiple of p for interleaved_1f1b
 };
+
+// Whether the schedule splits the backward into BACKWARD_INPUT and BACKWARD_WEIGHT (zb_h1, zbv).
+bool SplitsBackward(ir::PipelineSchedule schedule);
 
 // Replaces stage `s`'s ops (0 ≤ s < p) with its schedule for one optimizer step:
 //   - p = 1: forward and backward of each microbatch in turn (gradient accumulation);
@@ -31,25 +34,52 @@ struct ScheduleShape {
 //     forward_backward_pipelining_with_interleaving): m·v forwards and m·v backwards of chunk
 //     ops; forward k runs chunk (k mod p·v) div p on microbatch (k div p·v)·p + k mod p, backward
 //     k the chunk v − 1 − (k mod p·v) div p of the same microbatch; (p − s − 1)·2 + (v − 1)·p
-//     warm-up forwards (all m·v when m = p), then alternation, then the remaining backwards.
-// Also sets max_inflight_microbatches (InflightMicrobatches). Stage s's chunk c is virtual stage
-// c·p + s: its activation comes from stage s − 1's chunk c, or stage p − 1's chunk c − 1 when
-// s = 0, and goes the opposite way for gradients.
+//     warm-up forwards (all m·v when m = p), then alternation, then the remaining backwards;
+//   - ZB-H1 (Qi et al. 2023, arXiv:2401.10241, §3.1; PyTorch's _get_1f1b_rank_ops with
+//     enable_zero_bubble and one stage per rank): 1F1B's warm-up, then F and I (backward input)
+//     alternately, each I followed by the W (backward weight) of the oldest pending microbatch
+//     once s microbatches wait, so stage s keeps s W's back to fill its cool-down; the rest last;
+//   - ZBV (Qi et al. 2023 §6; PyTorch's ScheduleZBVZeroBubble): 2 chunks in a V
+//     (ir::ScheduledVirtualStage), phases: 2(p − s) − 1 chunk-0 forwards; s pairs F chunk 1,
+//     F chunk 0; p − s triples F, I, W of chunk 1; steady F, I, W of chunk 0 then of chunk 1
+//     until every forward ran; s pairs I chunk 0, I chunk 1; p − s pairs I chunk 0, W (oldest)
+//     chunk 0; the W's left of chunk 1, then chunk 0. Written for max(m, 2p − 1) microbatches
+//     and the ops of microbatches ≥ m dropped, as PyTorch does.
+// Also sets max_inflight_microbatches (InflightMicrobatches) and max_pending_weight_grads
+// (PendingWeightGrads). Chunk c of stage s is virtual stage ir::ScheduledVirtualStage(schedule,
+// p, s, c); its activation comes from the stage holding the previous virtual stage and its
+// gradient from the next one's, with no send or receive when that is s itself (ZBV's turn).
 void WriteStageOps(const ScheduleShape& shape, int32_t s, ir::PipelineStage& stage);
 
-// The most activations stage s keeps alive at once under `shape` (chunk activations when
-// interleaved), in closed form: p = 1: 1; GPipe: m; 1F1B: min(p − s, m); interleaved: m·v when
-// m = p, else min(m·v, (p − s − 1)·2 + (v − 1)·p + 1). Equals PeakInflight of WriteStageOps's
-// list (tested); the memory estimator reads it without building op lists.
+// The most activations stage s keeps alive at once under `shape` (chunk activations when v > 1):
+// p = 1: 1; GPipe: m; 1F1B and ZB-H1: min(p − s, m); interleaved: m·v when m = p, else
+// min(m·v, (p − s − 1)·2 + (v − 1)·p + 1); ZBV: PeakInflight of its op list. Equals
+// PeakInflight of WriteStageOps's list (tested); the memory estimator reads it without building
+// op lists (except for ZBV, whose list it builds).
 int64_t InflightMicrobatches(const ScheduleShape& shape, int32_t s);
 
-// The peak of forwards run minus backwards run over a stage's op list.
+// The most chunk-microbatches stage s holds with their backward input done and their backward
+// weight not yet (PendingWeight of WriteStageOps's list): ZB-H1: min(s + 1, m); ZBV: from its op
+// list; 0 for fused-backward schedules.
+int64_t PendingWeightGrads(const ScheduleShape& shape, int32_t s);
+
+// The peak of forwards run minus backwards run (BACKWARD or BACKWARD_INPUT) over a stage's op
+// list: the activations alive at once.
 int64_t PeakInflight(const ir::PipelineStage& stage);
 
-// The idle fraction of the schedule's unit-slot timeline (forward = backward = one slot per
-// chunk): (p − 1)/(v·m + p − 1); 0 for p = 1 (Narayanan et al. 2021 §2.2: the bubble is
-// (p − 1)/m of the ideal time for 1F1B, and 1/v of that when interleaved).
+// The peak of BACKWARD_INPUT ops run minus BACKWARD_WEIGHT ops run over a stage's op list.
+int64_t PeakPendingWeight(const ir::PipelineStage& stage);
+
+// The idle fraction of the schedule's unit-slot timeline (every compute op one slot per chunk):
+// (p − 1)/(v·m + p − 1) for GPipe, 1F1B and interleaved (Narayanan et al. 2021 §2.2: the bubble
+// is (p − 1)/m of the ideal time for 1F1B, and 1/v of that when interleaved); for ZB-H1 and ZBV
+// the fraction ir::SimulatePipeline finds for WriteStageOps's lists (F = I = W = 1 slot). 0 for
+// p = 1.
 double ScheduleBubbleFraction(const ScheduleShape& shape);
+
+// The whole pipeline of `shape` with op lists: p stages with index, chunks (virtual stages only,
+// no layers) and ops. For simulations of a schedule apart from a plan.
+ir::Pipeline ScheduledPipeline(const ScheduleShape& shape);
 
 }  // namespace accel::planner
 

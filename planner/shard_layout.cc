@@ -81,11 +81,16 @@ ShardLayout LayOutUnits(const ModelParams& params,
                         const google::protobuf::RepeatedPtrField<ir::PipelineStage>& stages,
                         bool tie_word_embeddings) {
   ShardLayout out;
-  const int32_t last = static_cast<int32_t>(stages.size()) - 1;
+  // The head's stage: the last, or the one marked has_lm_head (stage 0 under zbv's V).
+  int32_t head = static_cast<int32_t>(stages.size()) - 1;
+  for (const ir::PipelineStage& stage : stages) {
+    if (stage.has_lm_head()) head = stage.index();
+  }
+  const bool tied_copy = tie_word_embeddings && head > 0;
   out.units.reserve(params.layers.size() + 2);
   out.units.push_back({UnitLayout::Kind::kEmbeddings, -1, 0, &params.embedding, false});
-  // Stage by stage (each stage's chunks in order when interleaved), so a stage's units are
-  // consecutive and in the order its module registers them.
+  // Stage by stage (each stage's chunks in order when interleaved), the head after its stage's
+  // blocks, so a stage's units are consecutive and in the order its module registers them.
   for (const ir::PipelineStage& stage : stages) {
     for (int c = 0; c < std::max(stage.chunks_size(), 1); ++c) {
       const int64_t begin = stage.chunks_size() > 0 ? stage.chunks(c).layer_begin() : stage.layer_begin();
@@ -94,9 +99,9 @@ ShardLayout LayOutUnits(const ModelParams& params,
         out.units.push_back({UnitLayout::Kind::kLayer, l, stage.index(), &params.layers[l], false});
       }
     }
+    if (stage.index() == head) out.units.push_back({UnitLayout::Kind::kHead, -1, head, &params.head, tied_copy});
   }
-  const bool tied_copy = tie_word_embeddings && last > 0;
-  out.units.push_back({UnitLayout::Kind::kHead, -1, last, &params.head, tied_copy});
+  if (stages.empty()) out.units.push_back({UnitLayout::Kind::kHead, -1, head, &params.head, tied_copy});
   if (tied_copy) {
     out.tied_copy = params.embedding.front();
     out.tied_copy.name = "lm_head.weight";

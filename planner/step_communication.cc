@@ -393,8 +393,12 @@ StageShape ShapeOf(const ir::Plan& plan, int32_t stage) {
     shape.embedding = st.has_embedding();
     shape.head = st.has_lm_head();
     const int32_t last_virtual = pipe.stages_size() * ir::VirtualStages(pipe) - 1;
+    // A neighbouring virtual stage on this same stage (ZBV's turn) is no message.
+    auto remote = [&](int32_t vs) {
+      return vs >= 0 && vs <= last_virtual && ir::ScheduledStageOf(pipe.schedule(), pipe.stages_size(), vs) != stage;
+    };
     for (const ir::ModelChunk& c : ir::StageChunks(st)) {
-      shape.links += (c.virtual_stage() > 0 ? 1 : 0) + (c.virtual_stage() < last_virtual ? 1 : 0);
+      shape.links += (remote(c.virtual_stage() - 1) ? 1 : 0) + (remote(c.virtual_stage() + 1) ? 1 : 0);
     }
   }
   if (pipe.stages_size() == 0) {

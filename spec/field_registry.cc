@@ -549,7 +549,7 @@ std::vector<FieldInfo> BuildFields() {
            "exchanges sequence shards for head shards by all-to-all around attention "
            "(DeepSpeed-Ulysses, Jacobs et al. 2023; heads per tensor rank divisible by context).")
       .Default(R"("ring")");
-  Add(f, Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"},
+  Add(f, Enum("parallel.pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1", "zbv"},
               +[](JobSpec& s, const FieldValue& v) {
                 s.parallel.pipeline_schedule = EnumOf<PipelineSchedule>(v);
               }))
@@ -557,7 +557,13 @@ std::vector<FieldInfo> BuildFields() {
            "`1f1b` interleaves them to keep fewer microbatches in memory (Narayanan et al. 2021); "
            "`interleaved_1f1b` gives each stage `virtual_stages` model chunks and cuts the bubble "
            "by about that factor, for more point-to-point messages (Narayanan et al. 2021; "
-           "Megatron-LM's virtual pipeline).")
+           "Megatron-LM's virtual pipeline). `zb_h1` and `zbv` split each backward into its "
+           "input and weight gradients and run the weight gradients in the bubbles (Qi et al. "
+           "2023, Zero Bubble Pipeline Parallelism): `zb_h1` is 1f1b with the weight gradients "
+           "delayed (about a third of its bubble), `zbv` runs 2 model chunks per stage in a V "
+           "(down the stages and back; needs num_layers of at least 2 x pipeline). Both keep "
+           "each delayed weight gradient's linear inputs and output gradients in memory and "
+           "need at least as many microbatches as pipeline stages.")
       .Default(R"("1f1b")");
   Add(f, AutoIntField("parallel.pipeline_microbatches", 1, kMaxMicrobatches,
                       +[](JobSpec& s, const FieldValue& v) {
@@ -574,7 +580,7 @@ std::vector<FieldInfo> BuildFields() {
       .Doc("Model chunks per pipeline stage with `pipeline_schedule: interleaved_1f1b` "
            "(Megatron-LM's virtual_pipeline_model_parallel_size): at least 2, pipeline x "
            "virtual_stages at most num_layers, and the microbatches a multiple of pipeline. "
-           "`auto`: 2 with interleaved_1f1b, else 1.")
+           "`zbv` runs exactly 2. `auto`: 2 with interleaved_1f1b and zbv, else 1.")
       .Default(R"("auto")");
   Add(f, AutoIntField("parallel.expert", 1, kMaxParallelDegree,
                       +[](JobSpec& s, const FieldValue& v) { s.parallel.expert = AutoInt(v); }))

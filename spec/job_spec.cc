@@ -49,6 +49,8 @@ const char* Name(PipelineSchedule v) {
   switch (v) {
     case PipelineSchedule::kGpipe: return "gpipe";
     case PipelineSchedule::kInterleaved1F1B: return "interleaved_1f1b";
+    case PipelineSchedule::kZbH1: return "zb_h1";
+    case PipelineSchedule::kZbv: return "zbv";
     default: return "1f1b";
   }
 }

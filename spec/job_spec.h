@@ -35,7 +35,8 @@ enum class OptimizerName { kAdamW, kSgd };
 enum class LrScheduleName { kConstant, kLinear, kCosine };
 enum class DType { kFp32, kBf16, kFp16 };
 enum class LossScaling { kNone, kDynamic, kStatic };
-enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+// In ir::PipelineSchedule order (planner/ir_enums.cc maps by position).
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B, kZbH1, kZbv };
 enum class Recompute { kNone, kSelective, kOp, kFull };
 enum class Offload { kNone, kOptimizer, kAll };
 enum class DeviceType { kCpu, kCuda };

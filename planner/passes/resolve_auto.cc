@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/diag_codes.h"
 #include "common/units.h"
+#include "ir/enum_names.h"
 #include "ir/plan_access.h"
 #include "planner/ir_enums.h"
 #include "planner/memory_model.h"
@@ -66,7 +67,8 @@ class ResolveAutoPass : public Pass {
   std::vector<Degree> degrees_;
   int errors_before_ = 0;
   int64_t pp_ = 1, dp_replicate_ = 1, dp_shard_ = 1, cp_ = 1, tp_ = 1;
-  int64_t v_ = 1;  // model chunks per stage (interleaved_1f1b)
+  int64_t v_ = 1;  // model chunks per stage (interleaved_1f1b, zbv)
+  ir::PipelineSchedule schedule_ = ir::PIPELINE_SCHEDULE_1F1B;
 
   // parallel.virtual_stages: 2 model chunks per stage by default with interleaved_1f1b (half
   // the bubble for twice the point-to-point messages, Narayanan et al. 2021 §2.2.2), 1 without.
@@ -75,6 +77,11 @@ class ResolveAutoPass : public Pass {
     const spec::JobSpec& s = context.spec();
     const spec::AutoOr<int64_t>& v = s.parallel.virtual_stages;
     v_ = 1;
+    schedule_ = ToIr(s.parallel.pipeline_schedule);
+    if (s.parallel.pipeline_schedule == spec::PipelineSchedule::kZbv) {
+      ResolveZbvChunks(context);
+      return;
+    }
     if (s.parallel.pipeline_schedule != spec::PipelineSchedule::kInterleaved1F1B) {
       if (!v.is_auto && v.value != 1) {
         Diagnostic& d = context.Warning(
@@ -114,6 +121,41 @@ class ResolveAutoPass : public Pass {
       context.Resolve("parallel.virtual_stages", "2",
                       "interleaved_1f1b: 2 model chunks per stage halve the bubble of 1f1b "
                       "(Narayanan et al. 2021)");
+    }
+  }
+
+  // zbv: exactly 2 model chunks per stage, in a V over at least 2 stages (Qi et al. 2023 §6;
+  // PyTorch's ScheduleZBVZeroBubble refuses other chunk counts), each chunk a block or more.
+  void ResolveZbvChunks(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const spec::AutoOr<int64_t>& v = s.parallel.virtual_stages;
+    if (pp_ < 2) {
+      Diagnostic& d = context.Error(codes::kBadVirtualStages, "parallel.pipeline_schedule",
+                                    "zbv runs 2 model chunks per stage in a V over several "
+                                    "pipeline stages, but pipeline is " + Str(pp_));
+      context.NoteField(d, "parallel.pipeline", "pipeline set here");
+      return;
+    }
+    if (!v.is_auto && v.value != 2) {
+      Diagnostic& d = context.Error(codes::kBadVirtualStages, "parallel.virtual_stages",
+                                    "zbv runs exactly 2 virtual_stages (model chunks per stage), "
+                                    "got " + Str(v.value));
+      d.Note("more chunks per stage is pipeline_schedule: interleaved_1f1b");
+      return;
+    }
+    if (2 * pp_ > s.model.num_layers) {
+      Diagnostic& d = context.Error(
+          codes::kBadVirtualStages, v.is_auto ? "parallel.pipeline_schedule" : "parallel.virtual_stages",
+          "zbv splits the model into pipeline(" + Str(pp_) + ") * 2 = " + Str(2 * pp_) +
+              " model chunks, more than num_layers " + Str(s.model.num_layers) +
+              ": every chunk needs at least one layer");
+      context.NoteField(d, "model.num_layers", "num_layers set here");
+      return;
+    }
+    v_ = 2;
+    if (v.is_auto) {
+      context.Resolve("parallel.virtual_stages", "2",
+                      "zbv: each stage runs 2 model chunks, down the pipeline and back (Qi et al. 2023 §6)");
     }
   }
 
@@ -538,16 +580,20 @@ class ResolveAutoPass : public Pass {
       context.Resolve("parallel.pipeline_microbatches", Str(*accum),
                       "the gradient accumulation steps are the pipeline microbatches");
     }
-    if (pp_ > 1 && p.pipeline_schedule == spec::PipelineSchedule::k1F1B && *accum < pp_) {
+    const bool one_f_one_b_like = p.pipeline_schedule == spec::PipelineSchedule::k1F1B ||
+                                  p.pipeline_schedule == spec::PipelineSchedule::kZbH1 ||
+                                  p.pipeline_schedule == spec::PipelineSchedule::kZbv;
+    if (pp_ > 1 && one_f_one_b_like && *accum < pp_) {
       Diagnostic& diag = context.Error(
           codes::kTooFewMicrobatches, MicrobatchField(s),
-          "the 1f1b schedule needs at least as many microbatches as pipeline stages: " +
+          "the " + std::string(spec::Name(p.pipeline_schedule)) +
+              " schedule needs at least as many microbatches as pipeline stages: " +
               Str(*accum) + " microbatches < pp(" + Str(pp_) + ")");
       context.NoteField(diag, "parallel.pipeline_schedule", "schedule set here");
       diag.Note("raise global_batch_size or grad_accum_steps, or use pipeline_schedule: gpipe");
       return;
     }
-    if (v_ > 1 && *accum % pp_ != 0) {
+    if (v_ > 1 && schedule_ == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B && *accum % pp_ != 0) {
       Diagnostic& diag = context.Error(
           codes::kTooFewMicrobatches, MicrobatchField(s),
           "the interleaved_1f1b schedule runs microbatches in groups of pp(" + Str(pp_) + "): " +
@@ -623,17 +669,27 @@ class ResolveAutoPass : public Pass {
            "; raise global_batch_size or grad_accum_steps");
   }
 
-  // planner/pipeline_schedules.h: (p-1)/(v*m+p-1), v the model chunks per stage.
+  // planner/pipeline_schedules.h: (p-1)/(v*m+p-1), v the model chunks per stage; simulated for
+  // the zero-bubble schedules.
   double BubbleFraction(int64_t p, int64_t m) const {
     ScheduleShape shape;
-    shape.schedule = v_ > 1 ? ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B : ir::PIPELINE_SCHEDULE_1F1B;
+    shape.schedule = BubbleSchedule();
     shape.stages = static_cast<int32_t>(p);
     shape.virtual_stages = static_cast<int32_t>(v_);
     shape.microbatches = static_cast<int32_t>(m);
     return ScheduleBubbleFraction(shape);
   }
 
+  // The schedule whose bubble the messages quote: a zbv whose chunks were refused (v_ 1) has no
+  // V to simulate, and says 1F1B's.
+  ir::PipelineSchedule BubbleSchedule() const {
+    return schedule_ == ir::PIPELINE_SCHEDULE_ZBV && v_ != 2 ? ir::PIPELINE_SCHEDULE_1F1B : schedule_;
+  }
+
   std::string BubbleFormula() const {
+    if (SplitsBackward(BubbleSchedule())) {
+      return "of the " + std::string(ir::Name(schedule_)) + " op lists (simulated)";
+    }
     return v_ > 1 ? "(p-1)/(v*m+p-1) with v(" + Str(v_) + ")" : "(p-1)/(m+p-1)";
   }
 

@@ -1,5 +1,6 @@
-// schedule-pipeline: the ordered operations of each stage for one optimizer step (GPipe, 1F1B or
-// interleaved 1F1B as planner/pipeline_schedules.h writes them) and what travels between stages.
+// schedule-pipeline: the ordered operations of each stage for one optimizer step (GPipe, 1F1B,
+// interleaved 1F1B, ZB-H1 or ZBV as planner/pipeline_schedules.h writes them) and what travels
+// between stages.
 // Summary mode records the activations in flight without the op lists.
 #include "ir/plan_access.h"
 #include "planner/pass.h"
@@ -26,6 +27,7 @@ class SchedulePipelinePass : public Pass {
         // Summary mode records the activations in flight without the op lists.
         stage->clear_ops();
         stage->set_max_inflight_microbatches(static_cast<int32_t>(InflightMicrobatches(shape, s)));
+        stage->set_max_pending_weight_grads(static_cast<int32_t>(PendingWeightGrads(shape, s)));
         continue;
       }
       WriteStageOps(shape, s, *stage);

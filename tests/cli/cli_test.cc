@@ -179,6 +179,12 @@ TEST_CASE("plan: every output format", "[cli]") {
   CHECK(textproto.out.rfind("ir_version: 2\n", 0) == 0);
   Result dot = Accel(std::string("plan --format dot ") + kMain);
   CHECK(dot.out.rfind("digraph", 0) == 0);
+  // torch.distributed.pipelining's schedule CSV: one row per stage, PyTorch's action strings.
+  Result csv = Accel(std::string("plan --format pipeline-csv --set parallel.pipeline=2 "
+                                 "--set parallel.pipeline_schedule=zbv ") + kMain);
+  CHECK(csv.exit_code == 0);
+  CHECK(csv.out.rfind("0F0,0SEND_F0,", 0) == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 2);
   Result svg = Accel(std::string("plan --format svg ") + kMain);
   CHECK(svg.exit_code == 0);
   CHECK(svg.out.find("<svg") != std::string::npos);

@@ -367,6 +367,28 @@ pipeline_parallel_schedule = "Interleaved1F1B"
             "with one pipeline stage\n") != std::string::npos);
 }
 
+TEST_CASE("torchtitan: ZBVZeroBubble maps to zbv (1f1b on one stage), InterleavedZeroBubble to zb_h1",
+          "[importers][torchtitan]") {
+  auto layout = [](int pp, const std::string& schedule) {
+    return "[training]\nlocal_batch_size = 8\n\n[parallelism]\npipeline_parallel_degree = " + std::to_string(pp) +
+           "\npipeline_parallel_schedule = \"" + schedule + "\"\n";
+  };
+  testing::Imported zbv = Import(layout(2, "ZBVZeroBubble"), "pp.toml");
+  REQUIRE(zbv.yaml);
+  CHECK(Section(*zbv.yaml, "parallel").find("  pipeline_schedule: zbv  # parallelism.pipeline_parallel_schedule\n") !=
+        std::string::npos);
+  testing::Imported zbv_one = Import(layout(1, "ZBVZeroBubble"), "pp.toml");
+  REQUIRE(zbv_one.yaml);
+  CHECK(Section(*zbv_one.yaml, "parallel").find(
+            "  pipeline_schedule: 1f1b  # parallelism.pipeline_parallel_schedule = ZBVZeroBubble has no effect "
+            "with one pipeline stage\n") != std::string::npos);
+  testing::Imported zb1p = Import(layout(2, "InterleavedZeroBubble"), "pp.toml");
+  REQUIRE(zb1p.yaml);
+  CHECK(Section(*zb1p.yaml, "parallel").find(
+            "  pipeline_schedule: zb_h1  # parallelism.pipeline_parallel_schedule = InterleavedZeroBubble, one model "
+            "chunk per stage\n") != std::string::npos);
+}
+
 TEST_CASE("torchtitan: selective activation checkpointing per op becomes recompute op, in either key order",
           "[importers][torchtitan]") {
   testing::Imported mode_first = Import("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",

@@ -32,7 +32,8 @@ TEST_CASE("every spec enum value has its plan enum value", "[planner][enum]") {
   CheckMaps({spec::DType::kFp32, spec::DType::kBf16, spec::DType::kFp16});
   CheckMaps({spec::LossScaling::kNone, spec::LossScaling::kDynamic, spec::LossScaling::kStatic});
   CheckMaps({spec::PipelineSchedule::kGpipe, spec::PipelineSchedule::k1F1B,
-             spec::PipelineSchedule::kInterleaved1F1B});
+             spec::PipelineSchedule::kInterleaved1F1B, spec::PipelineSchedule::kZbH1,
+             spec::PipelineSchedule::kZbv});
   CheckMaps({spec::Recompute::kNone, spec::Recompute::kSelective, spec::Recompute::kFull});
   CheckMaps({spec::Offload::kNone, spec::Offload::kOptimizer, spec::Offload::kAll});
   CheckMaps({spec::DeviceType::kCpu, spec::DeviceType::kCuda});
@@ -43,6 +44,8 @@ TEST_CASE("every spec enum value has its plan enum value", "[planner][enum]") {
 TEST_CASE("spec values map to the plan values of the same meaning", "[planner][enum]") {
   CHECK(ToIr(spec::DType::kBf16) == ir::DTYPE_BF16);
   CHECK(ToIr(spec::PipelineSchedule::kInterleaved1F1B) == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B);
+  CHECK(ToIr(spec::PipelineSchedule::kZbH1) == ir::PIPELINE_SCHEDULE_ZB_H1);
+  CHECK(ToIr(spec::PipelineSchedule::kZbv) == ir::PIPELINE_SCHEDULE_ZBV);
   CHECK(ToIr(spec::Offload::kNone) == ir::OFFLOAD_NONE);
   CHECK(ToIr(spec::ResumeMode::kNever) == ir::RESUME_POLICY_NEVER);
   CHECK(ToIr(spec::DeviceType::kCuda) == ir::DEVICE_TYPE_CUDA);

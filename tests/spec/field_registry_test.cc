@@ -65,7 +65,7 @@ TEST_CASE("enum spellings follow the enumerators", "[registry]") {
   CheckEnum<DType>("precision.compute", 3);
   CheckEnum<DType>("precision.reduce", 3);
   CheckEnum<LossScaling>("precision.loss_scaling", 3);
-  CheckEnum<PipelineSchedule>("parallel.pipeline_schedule", 3);
+  CheckEnum<PipelineSchedule>("parallel.pipeline_schedule", 5);
   CheckEnum<Offload>("sharding.offload", 3);
   CheckEnum<DeviceType>("cluster.device", 2);
   CheckEnum<ResumeMode>("checkpoint.resume", 2);
