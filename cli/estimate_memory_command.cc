@@ -7,16 +7,19 @@
 #include <optional>
 
 #include "cli/compile_job.h"
+#include "common/diag_codes.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
+#include "planner/hf_architectures.h"
 #include "planner/memory_estimator.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
 #include "planner/planner.h"
 #include "spec/limits.h"
 #include "spec/loader.h"
+#include "spec/json_object.h"
 #include "spec/model_config.h"
 
 namespace accel::cli {
@@ -87,7 +90,75 @@ void PrintDeepSpeed(const EstimateMemoryOptions& o, int64_t total, int64_t large
   out << "  (model states only: activations, buffers and the CUDA context come on top)\n";
 }
 
+// Accelerate's table for `fp32_total` bytes and a largest layer of `fp32_largest` bytes,
+// printed under `heading`. Returns false (after the message) for a bad --dtypes.
+bool PrintAccelerateTable(const EstimateMemoryOptions& o, int64_t fp32_total, int64_t fp32_largest,
+                          const std::string& heading, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::vector<planner::AccelerateRow>> rows =
+      planner::AccelerateEstimateTable(fp32_total, fp32_largest, o.dtypes);
+  if (!rows.ok()) {
+    err << "error: --dtypes: " << rows.status().message() << "\n";
+    return false;
+  }
+  out << "\n" << heading << "\n";
+  std::vector<std::vector<std::string>> table = {{"dtype", "Largest Layer", "Total Size", "Training using Adam"}};
+  for (const planner::AccelerateRow& r : *rows) {
+    table.push_back({r.dtype, planner::AccelerateFormatBytes(r.largest_layer_bytes),
+                     planner::AccelerateFormatBytes(r.total_bytes),
+                     r.training_bytes ? planner::AccelerateFormatBytes(*r.training_bytes) : "N/A"});
+  }
+  PrintTable(out, table);
+  return true;
+}
+
+// A family accel counts but does not plan (planner/hf_architectures.h): the exact count of the
+// model the checkpoint holds and Accelerate's table over the model Accelerate builds.
+int EstimateCountedConfig(const EstimateMemoryOptions& o, const std::string& text, std::ostream& out,
+                          std::ostream& err) {
+  DiagnosticSink sink;
+  SourceManager sources;
+  sources.Add(o.model, text);
+  spec::JsonObjectProblem problem;
+  std::optional<nlohmann::json> json = spec::ParseJsonObject(text, "model config", problem);
+  planner::HfCountResult counted;
+  if (json) counted = planner::CountHuggingFaceModel(*json, text);
+  for (const planner::HfConfigIssue& issue : counted.issues) {
+    sink.Error(issue.code, o.model, issue.location, "", "model config " + issue.message);
+  }
+  if (!counted.count) {
+    err << RenderText(sink.diagnostics(), sources);
+    return kExitInvalid;
+  }
+  const planner::HfModelCount& c = *counted.count;
+  out << "model: " << o.model << " (model_type " << c.model_type << "; counted, not planned)\n";
+  out << "parameters: " << FormatCount(c.parameters) << " (" << c.counted_class
+      << "; every weight and bias, tied weights once)\n";
+  std::vector<std::vector<std::string>> parts;
+  for (const auto& [name, count] : c.parts) {
+    if (count > 0) parts.push_back({name, FormatCount(count)});
+  }
+  PrintTable(out, parts);
+  const planner::AccelerateSizes sizes = planner::AccelerateModelSizes(c.accelerate_model, c.no_split_modules);
+  const std::string largest = sizes.largest_layer_names.empty() ? "" : sizes.largest_layer_names.front();
+  if (!PrintAccelerateTable(o, sizes.total_bytes, sizes.largest_layer_bytes,
+                            "Accelerate estimate-memory (" + c.accelerate_class +
+                                " in float32, parameters and buffers; largest layer " + largest +
+                                "; sizes in MiB/GiB, labelled MB/GB as Accelerate prints them):",
+                            out, err)) {
+    return kExitUsage;
+  }
+  if (!c.note.empty()) out << "  (" << c.note << ")\n";
+  if (o.zero_stage != 0) {
+    PrintDeepSpeed(o, c.parameters, planner::LargestModuleOwnParameters(c.accelerate_model), out);
+  }
+  return kExitOk;
+}
+
 int EstimateConfig(const EstimateMemoryOptions& o, std::ostream& out, std::ostream& err) {
+  spec::ModelConfigResult read = spec::ReadModelConfig(o.model);
+  if (!read.issues.empty() && read.issues.front().code == std::string(codes::kModelTypeUnsupported)) {
+    return EstimateCountedConfig(o, read.text, out, err);
+  }
   DiagnosticSink sink;
   SourceManager sources;
   std::optional<spec::ModelSpec> spec_model = spec::LoadModelConfig(o.model, sink, sources);
@@ -137,21 +208,12 @@ int EstimateConfig(const EstimateMemoryOptions& o, std::ostream& out, std::ostre
 
   const int64_t largest_layer = planner::LargestLayerParameterCount(params);
   const int64_t largest_module = planner::LargestModuleParameterCount(params);
-  absl::StatusOr<std::vector<planner::AccelerateRow>> rows =
-      planner::AccelerateEstimateTable(4 * c.total_count(), 4 * largest_layer, o.dtypes);
-  if (!rows.ok()) {
-    err << "error: --dtypes: " << rows.status().message() << "\n";
+  if (!PrintAccelerateTable(o, 4 * c.total_count(), 4 * largest_layer,
+                            "Accelerate estimate-memory (loading; parameters x dtype size, largest layer " +
+                                FormatCount(largest_layer) + " params):",
+                            out, err)) {
     return kExitUsage;
   }
-  out << "\nAccelerate estimate-memory (loading; parameters x dtype size, largest layer "
-      << FormatCount(largest_layer) << " params):\n";
-  std::vector<std::vector<std::string>> table = {{"dtype", "Largest Layer", "Total Size", "Training using Adam"}};
-  for (const planner::AccelerateRow& r : *rows) {
-    table.push_back({r.dtype, planner::AccelerateFormatBytes(r.largest_layer_bytes),
-                     planner::AccelerateFormatBytes(r.total_bytes),
-                     r.training_bytes ? planner::AccelerateFormatBytes(*r.training_bytes) : "N/A"});
-  }
-  PrintTable(out, table);
   out << "  (counts the causal LM's parameters; Accelerate itself loads AutoModel, which has no "
          "lm_head, and adds buffers)\n";
 

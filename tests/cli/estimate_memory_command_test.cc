@@ -103,6 +103,76 @@ TEST_CASE("estimate-memory: unreadable config.json is an invalid input") {
   CHECK(r.err.find("E0201") != std::string::npos);
 }
 
+TEST_CASE("estimate-memory: bert-base-cased, Accelerate's table over BertModel") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("bert-base-cased");
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("parameters: 108,310,272 (BertModel; every weight and bias, tied weights once)\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  embeddings | 22,665,216\n  encoder    | 85,054,464\n  pooler     | 590,592\n") !=
+        std::string::npos);
+  // Current Accelerate with current transformers (BertEmbeddings is a no-split module; no
+  // training estimate below 16 bits). Its documentation's older table differs in those cells
+  // only (tests/planner/hf_architectures_test.cc derives both).
+  CHECK(r.out.find("largest layer embeddings; sizes in MiB/GiB, labelled MB/GB as Accelerate prints them):\n"
+                   "  dtype   | Largest Layer | Total Size | Training using Adam\n"
+                   "  float32 | 86.47 MB      | 413.18 MB  | 1.61 GB\n"
+                   "  float16 | 43.23 MB      | 206.59 MB  | 826.36 MB\n"
+                   "  int8    | 21.62 MB      | 103.29 MB  | N/A\n"
+                   "  int4    | 10.81 MB      | 51.65 MB   | N/A\n") != std::string::npos);
+}
+
+TEST_CASE("estimate-memory: a counted family with DeepSpeed ZeRO-3 figures") {
+  EstimateMemoryOptions o;
+  o.model = Corpus("Qwen3-8B");
+  o.zero_stage = 3;
+  o.gpus = 8;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("model: " + o.model + " (model_type qwen3; counted, not planned)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 8,190,735,360 (Qwen3ForCausalLM;") != std::string::npos);
+  // The largest module owns the 151936 x 4096 embedding: 622M.
+  CHECK(r.out.find("8190M total params, 622M largest layer params") != std::string::npos);
+}
+
+// Every config.json of the corpus (tests/testdata/corpus/SOURCES.md) is estimated: planned
+// families through the planner's count, the others through planner/hf_architectures.h.
+TEST_CASE("estimate-memory works on every corpus config.json") {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models")) {
+    EstimateMemoryOptions o;
+    o.model = (entry.path() / "config.json").string();
+    Output r = Run(o);
+    INFO(o.model << "\n" << r.err);
+    CHECK(r.code == kExitOk);
+    CHECK(r.out.find("parameters: ") != std::string::npos);
+    CHECK(r.out.find("| Training using Adam\n") != std::string::npos);
+    ++seen;
+  }
+  CHECK(seen >= 29);
+}
+
+TEST_CASE("estimate-memory refuses a model_type no one counts, at the key") {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("accel_estimate_memory_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  std::ofstream(path) << "{\n  \"model_type\": \"mamba\"\n}\n";
+  EstimateMemoryOptions o;
+  o.model = path;
+  Output r = Run(o);
+  CHECK(r.code == kExitInvalid);
+  CHECK(r.err.find(path + ":2:17: error[E0203]: model config has model_type 'mamba'; accel plans gpt2, "
+                   "llama, mistral, qwen2, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
+                   "clip, t5, whisper, qwen3, gemma2, gemma3_text, phi3, olmo2, phi, phi-msft\n") !=
+        std::string::npos);
+  CHECK(r.out.empty());
+  std::remove(path.c_str());
+}
+
 // A small cpu job, written to a temporary file because the loader reads paths.
 std::string WriteSpec(const std::string& device_memory) {
   const std::string path = (std::filesystem::temp_directory_path() /
