@@ -16,6 +16,7 @@
 #include "common/diagnostics.h"
 #include "common/durable_file.h"
 #include "common/exit_codes.h"
+#include "common/file_identity.h"
 #include "common/no_follow.h"
 #include "common/spellcheck.h"
 #include "ir/graph_export.h"
@@ -53,6 +54,15 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   if (std::string usage = SearchUsageError(options); !usage.empty()) {
     err << "error: " << usage << "\n";
     return kExitUsage;
+  }
+  // `accel plan job.yaml -o job.yaml` would replace the spec with its plan.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"-o", options.output},
+                                   {"--emit-spec", options.emit_spec}}) {
+    if (!path.empty() && path != "-" && WouldOverwriteInput(options.spec, path)) {
+      err << "error: " << flag << " " << path << " is the job spec being planned ("
+          << options.spec << "): refusing to overwrite it\n";
+      return kExitUsage;
+    }
   }
   if (options.search) {
     return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
