@@ -77,6 +77,27 @@ const char* kGoodSpec = "examples/specs/gpt2-small_cpu2_dp.yaml";
 
 using namespace accel_bad_input_test;
 
+// ESC, CR and BEL in a spec's key reached the terminal, so a spec could erase its own error line
+// and print a fake verdict. YAML writes them as "\e", "\r", "\a" in a double-quoted key.
+TEST_CASE("bad input: control characters in a spec are escaped in text and github output",
+          "[cli][bad_input]") {
+  TempDir dir("accel_bad_input");
+  const std::string spec = dir.File("job.yaml");
+  Write(spec, Spec("name: job", "  \"x\\e[2K\\rchecked 1 file: 1 valid\\a\": 1\n"));
+  Run text = RunAccel("validate '" + spec + "'");
+  CHECK(text.exit_code == 1);
+  CHECK(text.err.rfind(spec + ":10:3: error[E0101]: unknown key 'x\\x1b[2K\\rchecked 1 file: 1 "
+                       "valid\\x07' in model\n", 0) == 0);
+  CHECK(text.err.find('\x1b') == std::string::npos);
+  CHECK(text.err.find('\r') == std::string::npos);
+  CHECK(text.err.find('\a') == std::string::npos);
+  Run github = RunAccel("validate --format github '" + spec + "'");
+  CHECK(github.exit_code == 1);
+  CHECK(github.out.rfind("::error file=" + spec + ",line=10,col=3,title=E0101::unknown key "
+                         "'x\\x1b[2K\\rchecked 1 file: 1 valid\\x07' in model%0A", 0) == 0);
+  CHECK(github.out.find('\x1b') == std::string::npos);
+}
+
 // `accel validate FIFO` with nothing writing to it blocked forever.
 TEST_CASE("bad input: a FIFO nothing writes to fails within seconds", "[cli][bad_input]") {
   TempDir dir("accel_bad_input");
@@ -153,4 +174,35 @@ TEST_CASE("bad input: an output that is the input file is refused", "[cli][bad_i
   CHECK(plan.err == "error: -o " + dir.path() + "/./job.yaml is the job spec being planned (" +
                         spec + "): refusing to overwrite it\n");
   CHECK(ReadAll(spec) == Spec());
+}
+
+// Past max_position_embeddings the note had no line:column and named max_seq_len; a config.json
+// with NaN got nlohmann's "invalid literal".
+TEST_CASE("bad input: config.json limits and NaN are named as the file spells them",
+          "[cli][bad_input]") {
+  TempDir dir("accel_bad_input");
+  const std::string config =
+      fs::absolute(fs::path(ACCEL_SOURCE_ROOT) / "examples/models/gpt2-xl/config.json").lexically_normal().string();
+  std::string text = Spec();
+  text.replace(text.find("  arch: gpt2\n"), text.find("data:\n") - text.find("  arch: gpt2\n"),
+               "  config: " + config + "\n");
+  text.replace(text.find("seq_len: 64"), 11, "seq_len: 2048");
+  const std::string spec = dir.File("job.yaml");
+  Write(spec, text);
+  Run r = RunAccel("validate '" + spec + "'");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == spec + ":7:12: error[E0411]: seq_len 2048 exceeds the model's n_positions 1024 (" +
+                     config + ") [validate-spec]\n"
+                     "   seq_len: 2048\n"
+                     "            ^\n" +
+                     config + ":17:18: note: n_positions set here\n"
+                     "checked 1 file: 0 valid, 1 invalid (1 error, 0 warnings)\n");
+
+  const std::string nan = dir.File("config.json");
+  Write(nan, "{\"model_type\": \"gpt2\",\n \"layer_norm_epsilon\": NaN}\n");
+  Run n = RunAccel("estimate-memory --model '" + nan + "'");
+  CHECK(n.exit_code == 1);
+  CHECK(n.err.rfind(nan + ":2:24: error[E0202]: model config is not valid JSON: NaN is not valid "
+                          "JSON: JSON numbers are finite (Python's json.dump writes NaN and "
+                          "Infinity unless allow_nan=False); use null or a number\n", 0) == 0);
 }
