@@ -96,6 +96,15 @@ TEST_CASE("bad input: control characters in a spec are escaped in text and githu
   CHECK(github.out.rfind("::error file=" + spec + ",line=10,col=3,title=E0101::unknown key "
                          "'x\\x1b[2K\\rchecked 1 file: 1 valid\\x07' in model%0A", 0) == 0);
   CHECK(github.out.find('\x1b') == std::string::npos);
+  // The same in a value: the invalid name is quoted with its controls escaped.
+  Write(spec, Spec("name: \"\\e[1A\\rjob\\a\""));
+  Run value = RunAccel("validate '" + spec + "'");
+  CHECK(value.exit_code == 1);
+  CHECK(value.err.rfind(spec + ":2:7: error[E0104]: invalid name \"\\x1b[1A\\rjob\\x07\": use "
+                        "letters, digits, '.', '_' and '-', starting with a letter or digit\n", 0) == 0);
+  Run value_github = RunAccel("validate --format github '" + spec + "'");
+  CHECK(value_github.out.rfind("::error file=" + spec + ",line=2,col=7,title=E0104::invalid name "
+                               "\"\\x1b[1A\\rjob\\x07\": use letters", 0) == 0);
 }
 
 // `accel validate FIFO` with nothing writing to it blocked forever.
