@@ -19,6 +19,17 @@ std::optional<NonAsciiCharacter> FirstNonAscii(std::string_view text) {
   return std::nullopt;
 }
 
+std::string AsciiSkeleton(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Sequence sequence = Utf8SequenceAt(text, i);
+    out += sequence.length == 1 && sequence.whole ? text[i] : '?';
+    i += sequence.length;
+  }
+  return out;
+}
+
 std::string CodePointName(char32_t code_point) {
   char text[16];
   std::snprintf(text, sizeof text, "U+%04X", static_cast<unsigned>(code_point));

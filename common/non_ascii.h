@@ -21,6 +21,11 @@ struct NonAsciiCharacter {
 // nullopt when there is none.
 std::optional<NonAsciiCharacter> FirstNonAscii(std::string_view text);
 
+// `text` with each non-ASCII character (and each byte that is not UTF-8) replaced by one '?', for
+// "did you mean" distances: a look-alike letter then counts as one substitution, not two or three
+// (its UTF-8 bytes), so `gрt2` with a Cyrillic "р" still finds `gpt2`.
+std::string AsciiSkeleton(std::string_view text);
+
 // "U+0430 CYRILLIC SMALL LETTER A": the code point and its Unicode name (ICU's u_charName);
 // just "U+0430" when ICU has no name for it.
 std::string CodePointName(char32_t code_point);

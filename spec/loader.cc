@@ -60,20 +60,21 @@ std::string Quote(std::string_view text) {
   return out + "\"";
 }
 
-// " (contains non-ASCII character U+0430 CYRILLIC SMALL LETTER A at column 8)" for a key with
-// one, else "". The column is the file's when the key is written plain at `location`; in a
-// quoted key (which may spell it as an escape) or a --set argument it is the character's place
-// in the key instead.
-std::string NonAsciiRemark(std::string_view key, SourceLocation location, bool quoted) {
-  std::optional<NonAsciiCharacter> found = FirstNonAscii(key);
+// " (contains non-ASCII character U+0430 CYRILLIC SMALL LETTER A at column 8)" for a key or
+// value (`what`) with one, else "". The column is the file's when the text is written plain at
+// `location`; in quoted text (which may spell it as an escape) or a --set argument it is the
+// character's place in the text instead ("as character 12 of the key").
+std::string NonAsciiRemark(std::string_view text, SourceLocation location, bool quoted,
+                           std::string_view what) {
+  std::optional<NonAsciiCharacter> found = FirstNonAscii(text);
   if (!found) return "";
   std::string where;
   if (location.known() && !quoted) {
     where = "at column " + std::to_string(location.column + static_cast<int>(found->offset));
   } else {
     size_t characters = 0;
-    for (size_t i = 0; i < found->offset; i += Utf8SequenceAt(key, i).length) ++characters;
-    where = "as character " + std::to_string(characters + 1) + " of the key";
+    for (size_t i = 0; i < found->offset; i += Utf8SequenceAt(text, i).length) ++characters;
+    where = "as character " + std::to_string(characters + 1) + " of the " + std::string(what);
   }
   return " (contains non-ASCII character " + CodePointName(found->code_point) + " " + where + ")";
 }
@@ -305,9 +306,9 @@ void Loader::UnknownKey(const std::string& section, const YamlNode& key_node,
   // Every key is ASCII; a look-alike letter (Cyrillic "а" in num_lаyers) is named, or the
   // suggestion would read like the key itself.
   std::string where = (section.empty() ? "" : " in " + section) +
-                      NonAsciiRemark(key, location, key_node.quoted);
+                      NonAsciiRemark(key, Loc(location), key_node.quoted, "key");
   const std::vector<std::string>& siblings = ChildKeys(section);
-  if (std::optional<std::string> match = ClosestMatch(key, siblings)) {
+  if (std::optional<std::string> match = ClosestMatch(AsciiSkeleton(key), siblings)) {
     suggested_.insert(JoinPath(section, *match));
     Error(codes::kUnknownKey, location, path,
           "unknown key '" + key + "'" + where + "; did you mean '" + *match + "'?");
@@ -528,8 +529,10 @@ std::optional<FieldValue> Loader::Convert(const FieldInfo& field, const YamlNode
           return value;
         }
       }
-      std::string message = "invalid value " + Quote(n.value) + " for " + path;
-      if (std::optional<std::string> match = ClosestMatch(n.value, field.enum_values)) {
+      std::string message = "invalid value " + Quote(n.value) + " for " + path +
+                            NonAsciiRemark(n.value, Loc(n.location), n.quoted, "value");
+      if (std::optional<std::string> match =
+              ClosestMatch(AsciiSkeleton(n.value), field.enum_values)) {
         message += "; did you mean '" + *match + "'?";
       } else {
         message += "; expected one of " + JoinList(field.enum_values);
@@ -676,8 +679,8 @@ void Loader::UnknownOverrideKey(const std::string& path) {
     if (f.kind != FieldKind::kSection) paths.push_back(f.path);
   }
   std::string message = "unknown key '" + CutUtf8(path, kMaxQuotedBytes) + "'" +
-                        NonAsciiRemark(path, {}, /*quoted=*/true);
-  if (std::optional<std::string> match = ClosestMatch(path, paths)) {
+                        NonAsciiRemark(path, {}, /*quoted=*/true, "key");
+  if (std::optional<std::string> match = ClosestMatch(AsciiSkeleton(path), paths)) {
     message += "; did you mean '" + *match + "'?";
   }
   Error(codes::kUnknownKey, {}, path, std::move(message));

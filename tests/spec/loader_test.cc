@@ -329,6 +329,14 @@ TEST_CASE("an unknown key with a look-alike letter names the character", "[loade
         "--set model.num_l\xd0\xb0yers=3: error[E0101]: unknown key 'model.num_l\xd0\xb0yers' "
         "(contains non-ASCII character U+0430 CYRILLIC SMALL LETTER A as character 12 of the "
         "key); did you mean 'model.num_layers'?\n");
+  // An enum value with one: "gрt2" with a Cyrillic "р" (U+0440).
+  text = kMinimal;
+  text.replace(text.find("arch: gpt2"), 10, "arch: g\xd1\x80t2");
+  auto value = Load(text);
+  REQUIRE_FALSE(value->spec);
+  CHECK(value->sink.diagnostics()[0].message ==
+        "invalid value \"g\xd1\x80t2\" for model.arch (contains non-ASCII character U+0440 "
+        "CYRILLIC SMALL LETTER ER at column 10); did you mean 'gpt2'?");
 }
 
 TEST_CASE("numbers, sizes and auto follow the rules", "[loader]") {
