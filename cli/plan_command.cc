@@ -18,6 +18,7 @@
 #include "common/exit_codes.h"
 #include "common/file_identity.h"
 #include "common/no_follow.h"
+#include "common/terminal_text.h"
 #include "common/spellcheck.h"
 #include "ir/graph_export.h"
 #include "ir/plan_writer.h"
@@ -113,7 +114,8 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
 
   std::string data;
   const std::string& f = options.format;
-  if (f == "text") data = ir::PlanSummary(result.plan);
+  // The summary quotes the spec's paths and names: a terminal must not act on what they hold.
+  if (f == "text") data = EscapeTerminalControlsKeepingLines(ir::PlanSummary(result.plan));
   else if (f == "json") data = ir::PlanToJson(result.plan);
   else if (f == "textproto") data = ir::PlanToTextproto(result.plan);
   else if (f == "binpb") data = ir::PlanToBinary(result.plan);

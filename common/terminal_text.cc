@@ -33,7 +33,9 @@ bool IsTerminalControl(char32_t c) {
          (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
 }
 
-std::string EscapeTerminalControls(std::string_view text) {
+namespace {
+
+std::string EscapeTerminalText(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -45,12 +47,22 @@ std::string EscapeTerminalControls(std::string_view text) {
     } else {
       const std::string_view character = text.substr(i, sequence.length);
       const char32_t c = Utf8CodePoint(character);
-      if (IsTerminalControl(c)) out += TerminalEscape(c);
+      if (IsTerminalControl(c) && !(keep_newlines && c == '\n')) out += TerminalEscape(c);
       else out.append(character);
     }
     i += sequence.length;
   }
   return out;
+}
+
+}  // namespace
+
+std::string EscapeTerminalControls(std::string_view text) {
+  return EscapeTerminalText(text, false);
+}
+
+std::string EscapeTerminalControlsKeepingLines(std::string_view text) {
+  return EscapeTerminalText(text, true);
 }
 
 }  // namespace accel

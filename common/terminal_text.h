@@ -27,6 +27,11 @@ bool IsTerminalControl(char32_t c);
 // Everything else, backslashes included, is copied unchanged.
 std::string EscapeTerminalControls(std::string_view text);
 
+// The same for multi-line text a command prints as its result (`accel plan`'s summary, `accel
+// estimate-memory`), which quotes a spec's paths and names: line feeds are kept, everything else
+// EscapeTerminalControls escapes is escaped.
+std::string EscapeTerminalControlsKeepingLines(std::string_view text);
+
 }  // namespace accel
 
 #endif  // ACCEL_COMMON_TERMINAL_TEXT_H_

@@ -107,6 +107,25 @@ TEST_CASE("bad input: control characters in a spec are escaped in text and githu
                                "\"\\x1b[1A\\rjob\\x07\": use letters", 0) == 0);
 }
 
+// A valid spec's strings reach the plan summary and the memory report: the same escapes there.
+TEST_CASE("bad input: control characters in a valid spec are escaped in plan and estimate-memory",
+          "[cli][bad_input]") {
+  TempDir dir("accel_bad_input");
+  const std::string spec = dir.File("job.yaml");
+  std::string text = Spec();
+  text.replace(text.find("{path: corpus.txt,"), 18, "{path: \"x\\e[2K\\r.txt\",");
+  text.replace(text.find("cluster: {"), 10, "cluster: {device_model: \"m\\e[1A\", device_memory: 8GiB, ");
+  Write(spec, text);
+  Run plan = RunAccel("plan '" + spec + "'");
+  CHECK(plan.exit_code == 0);
+  CHECK(plan.out.find("\ndata       " + dir.path() + "/x\\x1b[2K\\r.txt (text") != std::string::npos);
+  CHECK(plan.out.find('\x1b') == std::string::npos);
+  CHECK(plan.out.find('\r') == std::string::npos);
+  Run memory = RunAccel("estimate-memory --model '" + spec + "'");
+  CHECK(memory.out.find("cpu m\\x1b[1A)") != std::string::npos);
+  CHECK(memory.out.find('\x1b') == std::string::npos);
+}
+
 // `accel validate FIFO` with nothing writing to it blocked forever.
 TEST_CASE("bad input: a FIFO nothing writes to fails within seconds", "[cli][bad_input]") {
   TempDir dir("accel_bad_input");
