@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/compile_job.h"
 #include "common/diag_codes.h"
 #include "common/exit_codes.h"
+#include "common/terminal_text.h"
 #include "common/units.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
@@ -348,7 +350,10 @@ void RegisterEstimateMemoryCommand(CLI::App& app, AppContext& context) {
                 "Treat the planner's warnings as errors: they print as error[W...], no estimate "
                 "is printed, exit 1 (spec only)");
   sub->callback([options, &context] {
-    context.exit_code = RunEstimateMemory(*options, *context.out, *context.err);
+    // The report quotes the spec's paths and device model: a terminal must not act on them.
+    std::ostringstream report;
+    context.exit_code = RunEstimateMemory(*options, report, *context.err);
+    *context.out << EscapeTerminalControlsKeepingLines(report.str());
   });
 }
 

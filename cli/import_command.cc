@@ -2,10 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include <fstream>
 #include <memory>
 
+#include "cli/plan_command.h"
 #include "common/exit_codes.h"
+#include "common/file_identity.h"
 #include "importers/importer.h"
 #include "spec/loader.h"
 
@@ -14,17 +15,6 @@ namespace {
 
 bool ToStdout(const ImportCommandOptions& options) {
   return options.output.empty() || options.output == "-";
-}
-
-bool WriteSpec(const std::string& path, const std::string& text, std::ostream& err) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) {
-    err << "accel import: cannot write " << path << "\n";
-    return false;
-  }
-  return true;
 }
 
 // Loads the written spec and runs the post-load checks, as `accel validate` would.
@@ -52,6 +42,12 @@ int RunImportCommand(const ImportCommandOptions& options, const std::vector<Post
   import.launch_dir = options.launch_dir;
   import.output_path = ToStdout(options) ? "" : options.output;
   if (!options.from.empty()) import.format = importers::ParseFormatName(options.from);
+  // The spec would replace the config it came from: refused before anything is read.
+  if (!ToStdout(options) && WouldOverwriteInput(options.file, options.output)) {
+    err << "accel import: -o " << options.output << " is the file being imported ("
+        << options.file << "): refusing to overwrite it\n";
+    return kExitUsage;
+  }
   DiagnosticSink sink;
   SourceManager sources;
   importers::ImportResult result = importers::ImportConfigFile(options.file, import, sink, sources);
@@ -63,10 +59,10 @@ int RunImportCommand(const ImportCommandOptions& options, const std::vector<Post
     return kExitInvalid;
   }
   const std::string written = ToStdout(options) ? "<stdout>" : options.output;
-  if (ToStdout(options)) {
-    out << *result.spec_yaml;
-  } else if (!WriteSpec(options.output, *result.spec_yaml, err)) {
-    return kExitRuntime;
+  // Atomic, and a write error (a full disk, /dev/full) is exit 4 with the reason.
+  if (int written_code = WriteCommandOutput(options.output, *result.spec_yaml, out, err);
+      written_code != kExitOk) {
+    return written_code;
   }
   DiagnosticSink check;
   CheckWritten(*result.spec_yaml, ToStdout(options) ? "imported.yaml" : options.output, checks,

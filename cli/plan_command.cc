@@ -16,7 +16,9 @@
 #include "common/diagnostics.h"
 #include "common/durable_file.h"
 #include "common/exit_codes.h"
+#include "common/file_identity.h"
 #include "common/no_follow.h"
+#include "common/terminal_text.h"
 #include "common/spellcheck.h"
 #include "ir/graph_export.h"
 #include "ir/pipeline_csv.h"
@@ -54,6 +56,15 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   if (std::string usage = SearchUsageError(options); !usage.empty()) {
     err << "error: " << usage << "\n";
     return kExitUsage;
+  }
+  // `accel plan job.yaml -o job.yaml` would replace the spec with its plan.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"-o", options.output},
+                                   {"--emit-spec", options.emit_spec}}) {
+    if (!path.empty() && path != "-" && WouldOverwriteInput(options.spec, path)) {
+      err << "error: " << flag << " " << path << " is the job spec being planned ("
+          << options.spec << "): refusing to overwrite it\n";
+      return kExitUsage;
+    }
   }
   if (options.search) {
     return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
@@ -104,7 +115,8 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
 
   std::string data;
   const std::string& f = options.format;
-  if (f == "text") data = ir::PlanSummary(result.plan);
+  // The summary quotes the spec's paths and names: a terminal must not act on what they hold.
+  if (f == "text") data = EscapeTerminalControlsKeepingLines(ir::PlanSummary(result.plan));
   else if (f == "json") data = ir::PlanToJson(result.plan);
   else if (f == "textproto") data = ir::PlanToTextproto(result.plan);
   else if (f == "binpb") data = ir::PlanToBinary(result.plan);

@@ -109,7 +109,7 @@ absl::StatusOr<YAML::Node> WithOverrides(const std::string& spec_text,
   YAML::Node root = YAML::Load(spec_text);
   for (const std::string& argument : overrides) {
     std::optional<spec::Override> o = spec::ParseOverride(argument);
-    if (!o) return absl::InvalidArgumentError("not an override: " + argument);
+    if (!o || !o->bad_index.empty()) return absl::InvalidArgumentError("not an override: " + argument);
     overridden.insert(o->path);
     absl::Status set = SetPath(root, o->path, o->index, YAML::Load(o->value));
     if (!set.ok()) return set;

@@ -91,6 +91,8 @@ inline constexpr const char* kFp16ReduceWithoutLossScaling = "W0406";
 // the tokenizer); do not reuse the code.
 // parallel.virtual_stages set without pipeline_schedule: interleaved_1f1b.
 inline constexpr const char* kVirtualStagesWithoutInterleaving = "W0408";
+// training.lr_schedule.warmup_steps above training.steps: the warmup never ends.
+inline constexpr const char* kWarmupBeyondSteps = "W0409";
 
 // Memory.
 inline constexpr const char* kDoesNotFit = "E0501";

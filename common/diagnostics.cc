@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/terminal_text.h"
+#include "common/utf8.h"
+
 namespace accel {
 
 std::string_view SeverityName(Severity severity) {
@@ -98,40 +101,53 @@ void DiagnosticSink::Append(const DiagnosticSink& other) {
 
 namespace {
 
-// Quotes the source line and puts a caret under `column`. Tabs are copied into the caret
-// line so the caret stays under the right character whatever the terminal's tab width.
+// Quotes the source line and puts a caret under `column` (a byte column). Control characters
+// in the line are escaped (EscapeTerminalControls) and the caret moves right by the width of
+// each escape before it; tabs are copied into the caret line so the caret stays under the right
+// character whatever the terminal's tab width.
 void AppendSnippet(std::string& out, std::string_view line, int column) {
-  out += " ";
-  out += line;
-  out += "\n ";
-  for (int i = 1; i < column; ++i) {
-    size_t idx = static_cast<size_t>(i - 1);
-    out += (idx < line.size() && line[idx] == '\t') ? '\t' : ' ';
+  std::string quoted = " ";
+  std::string caret = " ";
+  const size_t before = column > 1 ? static_cast<size_t>(column - 1) : 0;
+  for (size_t i = 0; i < line.size();) {
+    const size_t length = Utf8SequenceAt(line, i).length;
+    const std::string_view unit = line.substr(i, length);
+    const std::string shown = EscapeTerminalControls(unit);
+    quoted += shown;
+    if (i < before && shown != unit) caret.append(shown.size(), ' ');
+    for (size_t k = i; i < before && shown == unit && k < i + length && k < before; ++k) {
+      caret += line[k] == '\t' ? '\t' : ' ';
+    }
+    i += length;
   }
-  out += "^\n";
+  if (before > line.size()) caret.append(before - line.size(), ' ');
+  out += quoted + "\n" + caret + "^\n";
 }
+
+// Every piece of text a renderer copies from a diagnostic goes through here.
+std::string TerminalSafe(std::string_view text) { return EscapeTerminalControls(text); }
 
 }  // namespace
 
 std::string RenderText(const std::vector<Diagnostic>& diagnostics, const SourceManager& sources) {
   std::string out;
   for (const Diagnostic& d : diagnostics) {
-    std::string where = FileLocationText(d.file, d.location);
+    std::string where = TerminalSafe(FileLocationText(d.file, d.location));
     if (!where.empty()) out += where + ": ";
     out += SeverityName(d.severity);
-    if (!d.code.empty()) out += "[" + d.code + "]";
-    out += ": " + d.message;
+    if (!d.code.empty()) out += "[" + TerminalSafe(d.code) + "]";
+    out += ": " + TerminalSafe(d.message);
     // Like compilers' "[-Wflag]", a planner diagnostic names the pass that found it.
-    if (!d.origin.empty()) out += " [" + d.origin + "]";
+    if (!d.origin.empty()) out += " [" + TerminalSafe(d.origin) + "]";
     out += "\n";
     if (d.location.known()) {
       std::string_view line = sources.Line(d.file, d.location.line);
       if (!line.empty()) AppendSnippet(out, line, d.location.column);
     }
     for (const DiagnosticNote& note : d.notes) {
-      std::string note_where = FileLocationText(note.file, note.location);
+      std::string note_where = TerminalSafe(FileLocationText(note.file, note.location));
       if (!note_where.empty()) out += note_where + ": ";
-      out += "note: " + note.message + "\n";
+      out += "note: " + TerminalSafe(note.message) + "\n";
     }
   }
   return out;
@@ -159,7 +175,10 @@ std::string RenderJson(const std::vector<Diagnostic>& diagnostics) {
     j["notes"] = std::move(notes);
     array.push_back(std::move(j));
   }
-  return array.dump(2) + "\n";
+  // ensure_ascii writes every non-ASCII character as \uXXXX, so C1 and bidi controls reach a
+  // terminal that shows the JSON as text, not as the characters (JSON already escapes C0 and,
+  // with ensure_ascii, DEL): the data stays exact for a JSON reader.
+  return array.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
 }
 
 namespace {
@@ -197,19 +216,21 @@ std::string RenderGithub(const std::vector<Diagnostic>& diagnostics) {
     out += "::";
     out += command;
     std::vector<std::string> props;
-    if (!d.file.empty()) props.push_back("file=" + EscapeProperty(d.file));
+    if (!d.file.empty()) props.push_back("file=" + EscapeProperty(TerminalSafe(d.file)));
     if (d.location.known()) {
       props.push_back("line=" + std::to_string(d.location.line));
       props.push_back("col=" + std::to_string(d.location.column));
     }
-    if (!d.code.empty()) props.push_back("title=" + EscapeProperty(d.code));
+    if (!d.code.empty()) props.push_back("title=" + EscapeProperty(TerminalSafe(d.code)));
     for (size_t i = 0; i < props.size(); ++i) out += (i == 0 ? " " : ",") + props[i];
-    std::string message = d.message;
+    // Escaped before the notes are joined: their newlines are GitHub's, a CR or LF inside a
+    // message is the spec's and shows as `\r` or `\n`.
+    std::string message = TerminalSafe(d.message);
     for (const DiagnosticNote& note : d.notes) {
       message += "\n";
-      std::string where = FileLocationText(note.file, note.location);
+      std::string where = TerminalSafe(FileLocationText(note.file, note.location));
       if (!where.empty()) message += where + ": ";
-      message += "note: " + note.message;
+      message += "note: " + TerminalSafe(note.message);
     }
     out += "::" + EscapeData(message) + "\n";
   }

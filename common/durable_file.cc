@@ -55,12 +55,13 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
-}  // namespace
+// Creates or truncates path for writing, never through a symbolic link; -1 and errno on failure.
+int CreateForWrite(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
 
-absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0 && errno == ELOOP) return SymlinkRefusal(path);
-  if (fd < 0) return Errno("cannot create", path);
+// Writes bytes to fd (open on path), fsyncs and closes it; fd is closed on every path.
+absl::Status WriteSyncClose(int fd, const std::string& path, const std::string& bytes) {
   if (absl::Status s = WriteAll(fd, path, bytes); !s.ok()) {
     ::close(fd);
     return s;
@@ -72,6 +73,37 @@ absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
   }
   if (::close(fd) != 0) return Errno("cannot close", path);
   return absl::OkStatus();
+}
+
+// Why no temporary could be created in dir to replace final_path (errno `error`), in the words
+// of the directory: the temporary's name means nothing to the user, and /proc answers ENOENT for
+// a directory that exists (`-o /proc/version` said "No such file or directory").
+absl::Status CannotCreateBeside(const std::string& final_path, const std::string& dir, int error) {
+  const std::string why = std::strerror(error);
+  struct stat st;
+  std::string reason;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    reason = "directory " + dir + " does not exist";
+  } else if (error == EACCES || error == EPERM) {
+    reason = "no permission to create files in " + dir + " (" + why + ")";
+  } else if (error == EROFS) {
+    reason = dir + " is on a read-only file system";
+  } else if (error == ENOENT) {
+    reason = dir + " does not allow creating files (" + why +
+             "), and accel replaces a file by renaming a new one over it";
+  } else {
+    reason = "cannot create a file in " + dir + " (" + why + ")";
+  }
+  return absl::InternalError(absl::StrCat("cannot write ", final_path, ": ", reason));
+}
+
+}  // namespace
+
+absl::Status WriteAndSync(const std::string& path, const std::string& bytes) {
+  const int fd = CreateForWrite(path);
+  if (fd < 0 && errno == ELOOP) return SymlinkRefusal(path);
+  if (fd < 0) return Errno("cannot create", path);
+  return WriteSyncClose(fd, path, bytes);
 }
 
 absl::Status SyncDir(const std::string& path) {
@@ -95,7 +127,10 @@ absl::Status WriteFileAtomically(const std::string& dir, const std::string& name
     return absl::FailedPreconditionError(
         absl::StrCat(final_path, " is ", KindOf(st.st_mode), ": refusing to replace it"));
   }
-  absl::Status written = WriteAndSync(tmp, bytes);
+  const int fd = CreateForWrite(tmp);
+  if (fd < 0 && errno == ELOOP) return SymlinkRefusal(tmp);
+  if (fd < 0) return CannotCreateBeside(final_path, dir, errno);
+  absl::Status written = WriteSyncClose(fd, tmp, bytes);
   if (written.ok() && std::rename(tmp.c_str(), final_path.c_str()) != 0) {
     written = Errno("cannot rename", tmp);
   }

@@ -26,7 +26,11 @@ absl::Status SyncDir(const std::string& path);
 // atomically, not fsynced), and anything else is refused. Errors: those of WriteAndSync and
 // SyncDir; Internal "cannot rename TMP: ...", "cannot open|write|close PATH: strerror" (a device:
 // "cannot write /dev/full: No space left on device"); FailedPrecondition "PATH is a directory:
-// refusing to replace it" (or "is a block device", "is a socket").
+// refusing to replace it" (or "is a block device", "is a socket"). When the temporary cannot be
+// created the message names the directory, not the temporary: Internal "cannot write PATH:
+// directory DIR does not exist", "...: no permission to create files in DIR (strerror)", "...: DIR
+// is on a read-only file system", "...: DIR does not allow creating files (No such file or
+// directory), and accel replaces a file by renaming a new one over it" (/proc).
 absl::Status WriteFileAtomically(const std::string& dir, const std::string& name,
                                  const std::string& bytes);
 

@@ -1,6 +1,7 @@
 #include "common/json_document.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <optional>
 #include <utility>
@@ -153,6 +154,28 @@ size_t ErrorBacktrack(int id, std::string_view detail, const std::string& last_t
   return 1;  // punctuation, or the end of input
 }
 
+// Python's json module writes float('nan') and float('inf') as NaN, Infinity and -Infinity
+// (allow_nan=True is its default), which JSON does not have (RFC 8259 §6); nlohmann only says
+// "invalid literal". When the error at `offset` lies in such a word, moves `offset` to the word
+// and returns a message naming it; else returns "".
+std::string NonFiniteLiteralError(std::string_view text, size_t& offset) {
+  const auto letter = [&](size_t i) { return std::isalpha(static_cast<unsigned char>(text[i])) != 0; };
+  if (offset >= text.size() || !letter(offset)) return "";
+  size_t start = offset, end = offset;
+  while (start > 0 && letter(start - 1)) --start;
+  if (start > 0 && text[start - 1] == '-') --start;
+  while (end < text.size() && letter(end)) ++end;
+  const std::string_view word = text.substr(start, end - start);
+  for (std::string_view name : {"NaN", "-NaN", "nan", "-nan", "Infinity", "-Infinity", "inf", "-inf"}) {
+    if (word != name) continue;
+    offset = start;
+    return std::string(word) +
+           " is not valid JSON: JSON numbers are finite (Python's json.dump writes NaN and "
+           "Infinity unless allow_nan=False); use null or a number";
+  }
+  return "";
+}
+
 // Checks syntax without building a document, stopping at the nesting limit before deep input
 // costs anything.
 class SyntaxCheck : public nlohmann::json_sax<Json> {
@@ -273,6 +296,9 @@ bool CheckJsonSyntax(std::string_view text, JsonSyntaxError& error, int max_dept
   } else {
     error.offset = check.offset;
     error.detail = std::move(check.detail);
+    if (std::string non_finite = NonFiniteLiteralError(text, error.offset); !non_finite.empty()) {
+      error.detail = std::move(non_finite);
+    }
   }
   error.location = LocationOfByte(text, error.offset);
   return false;

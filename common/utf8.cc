@@ -49,6 +49,20 @@ Utf8Sequence Utf8SequenceAt(std::string_view text, size_t i) {
   return {n, n == need};
 }
 
+char32_t Utf8CodePoint(std::string_view character) {
+  const auto byte = [&](size_t i) {
+    return static_cast<char32_t>(static_cast<unsigned char>(character[i]));
+  };
+  switch (character.size()) {
+    case 1: return byte(0);
+    case 2: return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+    case 3: return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) | (byte(2) & 0x3F);
+    default:
+      return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3F) << 12) | ((byte(2) & 0x3F) << 6) |
+             (byte(3) & 0x3F);
+  }
+}
+
 bool IsValidUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     Utf8Sequence sequence = Utf8SequenceAt(text, i);

@@ -23,6 +23,9 @@ Utf8Sequence Utf8SequenceAt(std::string_view text, size_t i);
 // byte, 2, 3 or 4 otherwise (it does not check the bytes that follow; Utf8SequenceAt does).
 inline size_t Utf8LengthOfLead(unsigned char b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
+// The code point of `character`, one whole UTF-8 character (Utf8SequenceAt says `whole`).
+char32_t Utf8CodePoint(std::string_view character);
+
 // True when every byte of text belongs to a whole character.
 bool IsValidUtf8(std::string_view text);
 

@@ -64,6 +64,7 @@ void CheckParsed(const accel::spec::Override& o, std::string_view argument) {
                      what + ": bad path '" + o.path + "'");
   }
   ACCEL_FUZZ_CHECK(o.index >= -1 && o.index <= 9999, what + ": index " + std::to_string(o.index));
+  ACCEL_FUZZ_CHECK(o.bad_index.empty() || o.index == -1, what + ": both an index and a bad one");
   ACCEL_FUZZ_CHECK(o.value.empty() || (o.value.front() != ' ' && o.value.front() != '\t' &&
                                        o.value.back() != ' ' && o.value.back() != '\t'),
                    what + ": value not trimmed");

@@ -143,6 +143,7 @@ std::vector<FieldInfo> BuildFields() {
       .Doc("Version of the job file format. Always 1.");
   FieldInfo name = Required(String("name", +[](JobSpec& s, const FieldValue& v) { s.name = v.text; }));
   name.pattern = "^[A-Za-z0-9][A-Za-z0-9._-]*$";
+  name.max_bytes = kMaxNameBytes;
   name.matches = +[](std::string_view text) {
     auto alnum = [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -155,7 +156,8 @@ std::vector<FieldInfo> BuildFields() {
   };
   Add(f, name)
       .Doc("Name of the job, used in logs and the default checkpoint directory (runs/<name>/ckpt). "
-           "Letters, digits, '.', '_' and '-', starting with a letter or digit.");
+           "Letters, digits, '.', '_' and '-', starting with a letter or digit; at most 200 "
+           "bytes.");
 
   Add(f, Section("model", true))
       .Doc("The model to train: a decoder-only transformer. Give `arch` and the dimensions, or "

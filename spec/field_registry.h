@@ -54,6 +54,7 @@ struct FieldInfo {
   bool allows_auto = false;         // the plain word `auto` is a valid value
   bool required = false;            // must be present whenever its section is present
   bool non_empty = false;           // strings: "" is rejected
+  size_t max_bytes = 0;             // kString: longest value accepted, in bytes; 0: no limit
   std::optional<double> minimum;    // numeric kinds (kSize: bytes); items of a kNumberPair
   bool exclusive_minimum = false;
   std::optional<double> maximum;

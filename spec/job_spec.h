@@ -218,6 +218,9 @@ struct FieldSource {
   std::string file;          // spec file, config.json path, or "--set key=value"
   SourceLocation key;        // location of the key (unknown for defaults and overrides)
   SourceLocation value;      // location of the value
+  // The key as `file` spells it, when that is not the spec's key: for kModelConfig the
+  // config.json key ("max_position_embeddings", "n_positions"); empty otherwise.
+  std::string source_key;
 };
 
 // The whole job. `sources` has an entry for every field set by the file, a config.json or an

@@ -108,6 +108,11 @@ inline constexpr int64_t kMaxBucketElements = int64_t{1} << 36;
 // 192 GB and CPU hosts a few TiB; 1 PiB keeps every sum of memory terms far from 2^63.
 inline constexpr int64_t kMaxDeviceMemoryBytes = int64_t{1} << 50;
 
+// name (bytes): it becomes the run directory runs/<name>, and Linux file systems allow 255 bytes
+// per path component (NAME_MAX); a 300-byte name validated and then failed `accel run` with
+// "File name too long" (#42). 200 leaves room for what is added to it.
+inline constexpr int64_t kMaxNameBytes = 200;
+
 }  // namespace accel::spec
 
 #endif  // ACCEL_SPEC_LIMITS_H_

@@ -10,8 +10,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "common/diag_codes.h"
+#include "common/json_document.h"
+#include "common/non_ascii.h"
 #include "common/spellcheck.h"
 #include "common/units.h"
+#include "common/utf8.h"
 #include "schemas/schema_validator.h"
 #include "spec/field_registry.h"
 #include "spec/file_reader.h"
@@ -31,6 +34,8 @@ constexpr int kMaxErrorsPerFile = 100;
 
 // Strings quoted in messages are cut to this many bytes.
 constexpr size_t kMaxQuotedBytes = 60;
+// A --set argument named in messages is cut to this many bytes.
+constexpr size_t kMaxShownOverrideBytes = 120;
 
 std::string FormatNumber(double value) {
   char buffer[64];
@@ -42,7 +47,8 @@ std::string Quote(std::string_view text) {
   std::string out = "\"";
   size_t shown = 0;
   for (char c : text) {
-    if (shown++ >= kMaxQuotedBytes) {
+    // Cut at a character boundary: half a character is not UTF-8, which JSON output refuses.
+    if (shown++ >= kMaxQuotedBytes && (static_cast<unsigned char>(c) & 0xC0) != 0x80) {
       out += "...";
       break;
     }
@@ -52,6 +58,25 @@ std::string Quote(std::string_view text) {
     else out += c;
   }
   return out + "\"";
+}
+
+// " (contains non-ASCII character U+0430 CYRILLIC SMALL LETTER A at column 8)" for a key or
+// value (`what`) with one, else "". The column is the file's when the text is written plain at
+// `location`; in quoted text (which may spell it as an escape) or a --set argument it is the
+// character's place in the text instead ("as character 12 of the key").
+std::string NonAsciiRemark(std::string_view text, SourceLocation location, bool quoted,
+                           std::string_view what) {
+  std::optional<NonAsciiCharacter> found = FirstNonAscii(text);
+  if (!found) return "";
+  std::string where;
+  if (location.known() && !quoted) {
+    where = "at column " + std::to_string(location.column + static_cast<int>(found->offset));
+  } else {
+    size_t characters = 0;
+    for (size_t i = 0; i < found->offset; i += Utf8SequenceAt(text, i).length) ++characters;
+    where = "as character " + std::to_string(characters + 1) + " of the " + std::string(what);
+  }
+  return " (contains non-ASCII character " + CodePointName(found->code_point) + " " + where + ")";
 }
 
 // "string \"eight\"", "float 1.5", "integer 8", "boolean true", "null", "a mapping", "a list".
@@ -114,7 +139,9 @@ class Loader {
   void LoadMapping(const YamlNode& mapping, const std::string& section, SourceLocation section_key);
   void LoadField(const FieldInfo& field, const YamlNode& key, const YamlNode& value,
                  const std::string& path);
-  void UnknownKey(const std::string& section, const std::string& key, SourceLocation location);
+  void UnknownKey(const std::string& section, const YamlNode& key_node, const std::string& key);
+  // An unknown key in a --set argument (its dotted path), with a "did you mean".
+  void UnknownOverrideKey(const std::string& path);
   void Record(const std::string& path, Origin origin, SourceLocation key, SourceLocation value);
 
   // --- typing ------------------------------------------------------------------------------
@@ -256,7 +283,7 @@ void Loader::LoadMapping(const YamlNode& mapping, const std::string& section,
     std::string path = JoinPath(section, name);
     const FieldInfo* field = FindField(path);
     if (field == nullptr) {
-      UnknownKey(section, name, key.location);
+      UnknownKey(section, key, name);
       continue;
     }
     LoadField(*field, key, *entry.value, path);
@@ -272,12 +299,16 @@ void Loader::LoadMapping(const YamlNode& mapping, const std::string& section,
   }
 }
 
-void Loader::UnknownKey(const std::string& section, const std::string& key,
-                        SourceLocation location) {
+void Loader::UnknownKey(const std::string& section, const YamlNode& key_node,
+                        const std::string& key) {
+  const SourceLocation location = key_node.location;
   std::string path = JoinPath(section, key);
-  std::string where = section.empty() ? "" : " in " + section;
+  // Every key is ASCII; a look-alike letter (Cyrillic "а" in num_lаyers) is named, or the
+  // suggestion would read like the key itself.
+  std::string where = (section.empty() ? "" : " in " + section) +
+                      NonAsciiRemark(key, Loc(location), key_node.quoted, "key");
   const std::vector<std::string>& siblings = ChildKeys(section);
-  if (std::optional<std::string> match = ClosestMatch(key, siblings)) {
+  if (std::optional<std::string> match = ClosestMatch(AsciiSkeleton(key), siblings)) {
     suggested_.insert(JoinPath(section, *match));
     Error(codes::kUnknownKey, location, path,
           "unknown key '" + key + "'" + where + "; did you mean '" + *match + "'?");
@@ -461,6 +492,16 @@ std::optional<FieldValue> Loader::Convert(const FieldInfo& field, const YamlNode
         Error(codes::kOutOfRange, node.location, path, path + " must not be empty");
         return std::nullopt;
       }
+      if (field.max_bytes > 0 && n.value.size() > field.max_bytes) {
+        Diagnostic* d = Error(codes::kOutOfRange, node.location, path,
+                              path + " must be at most " + std::to_string(field.max_bytes) +
+                                  " bytes (accel's limit), got " + std::to_string(n.value.size()));
+        if (d != nullptr && path == "name") {
+          d->Note("the name becomes the run directory runs/<name>, and file systems allow 255 "
+                  "bytes per name");
+        }
+        return std::nullopt;
+      }
       if (!MatchesPattern(field, n.value)) {
         Error(codes::kOutOfRange, node.location, path,
               "invalid " + path + " " + Quote(n.value) +
@@ -488,8 +529,10 @@ std::optional<FieldValue> Loader::Convert(const FieldInfo& field, const YamlNode
           return value;
         }
       }
-      std::string message = "invalid value " + Quote(n.value) + " for " + path;
-      if (std::optional<std::string> match = ClosestMatch(n.value, field.enum_values)) {
+      std::string message = "invalid value " + Quote(n.value) + " for " + path +
+                            NonAsciiRemark(n.value, Loc(n.location), n.quoted, "value");
+      if (std::optional<std::string> match =
+              ClosestMatch(AsciiSkeleton(n.value), field.enum_values)) {
         message += "; did you mean '" + *match + "'?";
       } else {
         message += "; expected one of " + JoinList(field.enum_values);
@@ -546,9 +589,16 @@ std::optional<FieldValue> Loader::Convert(const FieldInfo& field, const YamlNode
 }
 
 void Loader::ApplyOverride(const std::string& argument) {
-  file_ = "--set " + argument;
+  // A --set value may be long (`name=<100,000 characters>`); every message starts with this.
+  file_ = "--set " + CutUtf8(argument, kMaxShownOverrideBytes);
   locate_ = false;
   std::optional<Override> parsed = ParseOverride(argument);
+  const std::string key = argument.substr(0, argument.find('='));
+  if (!parsed && argument.find('=') != std::string::npos && FirstNonAscii(key)) {
+    // A look-alike letter makes the key malformed, not the form of the argument.
+    UnknownOverrideKey(key);
+    return;
+  }
   if (!parsed) {
     Error(codes::kBadOverride, {}, "",
           "expected --set section.key=value (for example --set parallel.tensor=2)");
@@ -556,15 +606,7 @@ void Loader::ApplyOverride(const std::string& argument) {
   }
   const FieldInfo* field = FindField(parsed->path);
   if (field == nullptr) {
-    std::vector<std::string> paths;
-    for (const FieldInfo& f : JobFields()) {
-      if (f.kind != FieldKind::kSection) paths.push_back(f.path);
-    }
-    std::string message = "unknown key '" + parsed->path + "'";
-    if (std::optional<std::string> match = ClosestMatch(parsed->path, paths)) {
-      message += "; did you mean '" + *match + "'?";
-    }
-    Error(codes::kUnknownKey, {}, parsed->path, std::move(message));
+    UnknownOverrideKey(parsed->path);
     return;
   }
   if (field->kind == FieldKind::kSection) {
@@ -578,10 +620,22 @@ void Loader::ApplyOverride(const std::string& argument) {
     Error(codes::kBadOverride, {}, field->path, "'" + field->path + "' is not a list");
     return;
   }
-  if (parsed->index > 1) {
+  if (!parsed->bad_index.empty() && field->kind != FieldKind::kNumberPair) {
+    Error(codes::kBadOverride, {}, field->path, "'" + field->path + "' is not a list");
+    return;
+  }
+  if (parsed->bad_index.starts_with('-')) {
     Error(codes::kBadOverride, {}, field->path,
-          "'" + field->path + "' has 2 items; index " + std::to_string(parsed->index) +
-              " is out of range");
+          "'" + field->path + "' has 2 items; index " + CutUtf8(parsed->bad_index, 24) +
+              " is negative (items count from 0: use " + field->path + "[0] or [1])");
+    return;
+  }
+  if (parsed->index > 1 || !parsed->bad_index.empty()) {
+    const std::string index =
+        parsed->bad_index.empty() ? std::to_string(parsed->index) : CutUtf8(parsed->bad_index, 24);
+    Error(codes::kBadOverride, {}, field->path,
+          "'" + field->path + "' has 2 items; index " + index + " is out of range (use " +
+              field->path + "[0] or [1])");
     return;
   }
   // The value is read as YAML (so `auto`, `3e-4`, `[0.9, 0.95]` and quoting work as in a file),
@@ -617,6 +671,19 @@ void Loader::ApplyOverride(const std::string& argument) {
   field->store(spec_, *converted);
   Record(path, Origin::kOverride, {}, {});
   spec_.overrides.push_back(argument);
+}
+
+void Loader::UnknownOverrideKey(const std::string& path) {
+  std::vector<std::string> paths;
+  for (const FieldInfo& f : JobFields()) {
+    if (f.kind != FieldKind::kSection) paths.push_back(f.path);
+  }
+  std::string message = "unknown key '" + CutUtf8(path, kMaxQuotedBytes) + "'" +
+                        NonAsciiRemark(path, {}, /*quoted=*/true, "key");
+  if (std::optional<std::string> match = ClosestMatch(AsciiSkeleton(path), paths)) {
+    message += "; did you mean '" + *match + "'?";
+  }
+  Error(codes::kUnknownKey, {}, path, std::move(message));
 }
 
 bool Loader::IsSet(std::string_view path) const {
@@ -710,6 +777,13 @@ void Loader::ApplyModelConfig() {
     source.file = path;
     source.key = {};
     source.value = {};
+    source.source_key.clear();
+    // Located at the value in config.json, so a note can point there and name its key.
+    if (auto key = config.keys.find(field); key != config.keys.end()) {
+      source.source_key = key->second;
+      source.value = accel::LocateJsonPath(result.text, FieldPath{key->second});
+      source.key = source.value;
+    }
   }
 }
 

@@ -48,7 +48,7 @@ class ConfigReader {
     }
     if (AboveLimit(*value, used, spec_path)) return;
     target = value->get<int64_t>();
-    out_.fields.push_back(spec_path);
+    Record(spec_path, used);
   }
 
   // Reports a value above the limit of the spec field it sets (spec/limits.h): a config.json
@@ -76,7 +76,7 @@ class ConfigReader {
       return;
     }
     target = value->get<double>();
-    out_.fields.push_back(spec_path);
+    Record(spec_path, key);
   }
 
   // An optional number >= 0 (a loss weight may be 0).
@@ -89,7 +89,7 @@ class ConfigReader {
       return;
     }
     target = value->get<double>();
-    out_.fields.push_back(spec_path);
+    Record(spec_path, key);
   }
 
   // An optional integer >= 0 (DeepSeek's first_k_dense_replace may be 0).
@@ -103,7 +103,7 @@ class ConfigReader {
     }
     if (AboveLimit(*value, key, spec_path)) return;
     target = value->get<int64_t>();
-    out_.fields.push_back(spec_path);
+    Record(spec_path, key);
   }
 
   // An optional list of layer indices (Qwen's mlp_only_layers), each in [0, num_layers).
@@ -124,7 +124,7 @@ class ConfigReader {
       return;
     }
     for (const Json& item : *value) target.push_back(item.get<int64_t>());
-    out_.fields.push_back(spec_path);
+    Record(spec_path, key);
   }
 
   // An optional boolean.
@@ -137,7 +137,13 @@ class ConfigReader {
       return;
     }
     target = value->get<bool>();
+    Record(spec_path, key);
+  }
+
+  // Notes that the file's `key` set the spec field `spec_path`.
+  void Record(const char* spec_path, const char* key) {
     out_.fields.push_back(spec_path);
+    out_.keys[spec_path] = key;
   }
 
   const Json* Find(const char* key) const {

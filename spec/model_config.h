@@ -1,6 +1,7 @@
 #ifndef ACCEL_SPEC_MODEL_CONFIG_H_
 #define ACCEL_SPEC_MODEL_CONFIG_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,9 @@ struct ModelConfigIssue {
 struct ModelConfigFile {
   ModelSpec model;
   std::vector<std::string> fields;
+  // The JSON key that set each field it read from a key ("model.max_seq_len" ->
+  // "max_position_embeddings", or "n_positions" for gpt2), so messages name the file's own key.
+  std::map<std::string, std::string> keys;
 };
 
 // The outcome of reading a config.json: `config` on success, else every issue found.

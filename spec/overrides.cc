@@ -25,13 +25,20 @@ std::optional<Override> ParseOverride(std::string_view argument) {
   if (bracket != std::string_view::npos) {
     std::string_view index = key.substr(bracket);
     key = key.substr(0, bracket);
-    if (index.size() < 3 || index.size() > 6 || index.back() != ']') return std::nullopt;
-    int value = 0;
-    for (char c : index.substr(1, index.size() - 2)) {
+    if (index.size() < 3 || index.back() != ']') return std::nullopt;
+    std::string_view digits = index.substr(1, index.size() - 2);
+    const bool negative = digits.front() == '-';
+    if (negative) digits.remove_prefix(1);
+    if (digits.empty()) return std::nullopt;
+    for (char c : digits) {
       if (c < '0' || c > '9') return std::nullopt;
-      value = value * 10 + (c - '0');
     }
-    result.index = value;
+    if (negative || digits.size() > 4) {
+      result.bad_index = std::string(index.substr(1, index.size() - 2));
+    } else {
+      result.index = 0;
+      for (char c : digits) result.index = result.index * 10 + (c - '0');
+    }
   }
   if (key.empty()) return std::nullopt;
   bool segment_start = true;

@@ -90,6 +90,7 @@ Json FieldSchema(const FieldInfo& field) {
     case FieldKind::kString:
       base["type"] = "string";
       if (field.non_empty) base["minLength"] = 1;
+      if (field.max_bytes > 0) base["maxLength"] = field.max_bytes;
       if (!field.pattern.empty()) base["pattern"] = field.pattern;
       if (field.contained_path) base["not"] = Json{{"pattern", kParentComponentPattern}};
       break;
@@ -333,6 +334,7 @@ void FieldDetails(const FieldInfo& field, const std::string& heading, std::ostre
   if (field.kind == FieldKind::kString) {
     std::vector<std::string> rules;
     if (field.non_empty) rules.push_back("non-empty");
+    if (field.max_bytes > 0) rules.push_back("at most " + std::to_string(field.max_bytes) + " bytes");
     if (!field.pattern.empty()) rules.push_back("matches " + Code(field.pattern));
     if (field.contained_path) rules.push_back("no `..` path components");
     if (!rules.empty()) {

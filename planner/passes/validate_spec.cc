@@ -1,6 +1,7 @@
 // validate-spec: copies the parts of the spec that need no resolution into the plan (job, model
 // dimensions and exact parameter counts, data, training, precision, checkpoint) and checks the
 // cross-field rules that do not depend on any `auto` value.
+#include <cstdio>
 #include <filesystem>
 
 #include "common/diag_codes.h"
@@ -113,6 +114,7 @@ class ValidateSpecPass : public Pass {
     CheckRules(context);
     CheckMoe(context);
     WarnFp16WithoutLossScaling(context);
+    WarnWarmupBeyondSteps(context);
 
     if (m.hidden_size > 0 && m.num_heads > 0 && m.num_layers > 0 && m.vocab_size > 0) {
       *model->mutable_parameters() = CountParameters(*model);
@@ -161,6 +163,25 @@ class ValidateSpecPass : public Pass {
                 "smallest fp16 value) flush to zero and training stalls silently");
     context.NoteField(d, "precision.loss_scaling", "loss_scaling set here");
     d.Note("set precision.loss_scaling: dynamic, or use bf16 (the exponent range of fp32)");
+  }
+
+  // The warmup ramps the learning rate linearly to training.optimizer.lr over warmup_steps
+  // (executor/train/lr_schedule.cc); with more warmup steps than steps, training ends on the ramp
+  // at steps / warmup_steps of the peak, and the decay never starts. Valid, so a warning.
+  static void WarnWarmupBeyondSteps(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    const int64_t warmup = s.training.lr_schedule.warmup_steps;
+    if (warmup <= s.training.steps) return;
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.2g",
+                  100.0 * static_cast<double>(s.training.steps) / static_cast<double>(warmup));
+    Diagnostic& d = context.Warning(
+        codes::kWarmupBeyondSteps, "training.lr_schedule.warmup_steps",
+        "warmup_steps " + std::to_string(warmup) + " exceeds training.steps " +
+            std::to_string(s.training.steps) + ": training ends during the warmup, at " + percent +
+            "% of the peak learning rate, and the schedule's decay never starts");
+    context.NoteField(d, "training.steps", "steps set here");
+    d.Note("set warmup_steps below training.steps (a few percent of it is common)");
   }
 
   // Records the tokenizer kind and file (see ir::Data.tokenizer). The kind comes from the file
@@ -262,6 +283,25 @@ class ValidateSpecPass : public Pass {
     return text;
   }
 
+  // data.seq_len above the model's position limit. The limit is named as its source spells it:
+  // a config.json's max_position_embeddings (n_positions for gpt2), with the file, or the spec's
+  // model.max_seq_len.
+  static void CheckSeqLen(PlanContext& context) {
+    const spec::JobSpec& s = context.spec();
+    std::string limit = "max_seq_len";
+    std::string from;
+    if (auto it = s.sources.find("model.max_seq_len");
+        it != s.sources.end() && !it->second.source_key.empty()) {
+      limit = it->second.source_key;
+      from = " (" + it->second.file + ")";
+    }
+    Diagnostic& d = context.Error(
+        codes::kSeqLenTooLong, "data.seq_len",
+        "seq_len " + std::to_string(s.data.seq_len) + " exceeds the model's " + limit + " " +
+            std::to_string(s.model.max_seq_len) + from);
+    context.NoteField(d, "model.max_seq_len", limit + " set here");
+  }
+
   static void CheckRules(PlanContext& context) {
     const spec::JobSpec& s = context.spec();
     const spec::ModelSpec& m = s.model;
@@ -281,13 +321,7 @@ class ValidateSpecPass : public Pass {
               "query heads)");
       context.NoteField(d, "model.num_heads", "num_heads set here");
     }
-    if (s.data.seq_len > m.max_seq_len && m.max_seq_len > 0) {
-      Diagnostic& d = context.Error(
-          codes::kSeqLenTooLong, "data.seq_len",
-          "seq_len " + std::to_string(s.data.seq_len) + " exceeds the model's max_seq_len " +
-              std::to_string(m.max_seq_len));
-      context.NoteField(d, "model.max_seq_len", "max_seq_len set here");
-    }
+    if (s.data.seq_len > m.max_seq_len && m.max_seq_len > 0) CheckSeqLen(context);
     if (s.precision.loss_scaling != spec::LossScaling::kNone &&
         s.precision.compute != spec::DType::kFp16 && s.precision.params != spec::DType::kFp16) {
       Diagnostic& d = context.Error(

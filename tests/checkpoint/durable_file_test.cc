@@ -106,5 +106,27 @@ TEST_CASE("a checkpoint is not written through a link planted in the checkpoint 
   CHECK(fs::is_empty(elsewhere));
 }
 
+// `-o /proc/version` said "No such file or directory" for a file that exists (#42): the temporary
+// beside it cannot be created, and the message says so about the directory.
+TEST_CASE("WriteFileAtomically says why nothing can be created beside the file") {
+  if (fs::exists("/proc/version")) {
+    const absl::Status proc = WriteFileAtomically("/proc/version", "x");
+    CHECK(proc.code() == absl::StatusCode::kInternal);
+    if (::geteuid() == 0) {
+      CHECK(proc.message() == "cannot write /proc/version: /proc does not allow creating files (No "
+                              "such file or directory), and accel replaces a file by renaming a new "
+                              "one over it");
+    } else {
+      CHECK(proc.message() ==
+            "cannot write /proc/version: no permission to create files in /proc (Permission denied)");
+    }
+  }
+  testing::TempRoot root("accel_durable_");
+  const std::string missing = (root.path / "no_such_dir" / "plan.json").string();
+  CHECK(WriteFileAtomically(missing, "x").message() ==
+        "cannot write " + missing + ": directory " + (root.path / "no_such_dir").string() +
+            " does not exist");
+}
+
 }  // namespace
 }  // namespace accel::exec

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
+#include "common/terminal_text.h"
 
 using namespace accel;
 
@@ -97,4 +98,30 @@ TEST_CASE("RenderText names the planner pass that found a diagnostic", "[diagnos
   CHECK(RenderText(sink.diagnostics(), SourceManager()) ==
         "job.yaml: error[E0405]: pipeline degree 8 exceeds num_layers 4 [resolve-auto]\n");
   CHECK(RenderJson(sink.diagnostics()).find("\"origin\": \"resolve-auto\"") != std::string::npos);
+}
+
+// A hostile spec quoted ESC, CR and BEL in its messages: "\e[2K\r" erased the error line and a
+// fake "checked 1 file: 1 valid" followed (#42). Every renderer escapes what a terminal acts on.
+TEST_CASE("renderers escape terminal control characters", "[diagnostics]") {
+  CHECK(EscapeTerminalControls("a\x1b[2K\rb\x07") == "a\\x1b[2K\\rb\\x07");
+  CHECK(EscapeTerminalControls("x\ny\tz\x7f") == "x\\ny\tz\\x7f");
+  CHECK(EscapeTerminalControls("\xc2\x9b" "1A \xe2\x80\xae" "evil") == "\\u009b1A \\u202eevil");
+  CHECK(EscapeTerminalControls("caf\xc3\xa9 \xd0\xb0") == "caf\xc3\xa9 \xd0\xb0");  // é, Cyrillic а
+  CHECK(EscapeTerminalControls("\x9b" "2J") == "\\x9b2J");  // a lone byte, not UTF-8
+  DiagnosticSink sink;
+  sink.Error("E0101", "job\x1b.yaml", {2, 9}, "", "unknown key 'a\x1b[2K\rb'")
+      .Note("n\ry.json", {1, 1}, "bell\x07 here");
+  SourceManager sources;
+  sources.Add("job\x1b.yaml", "x: 1\n\"a\xe2\x80\xae\": 2\n");
+  CHECK(RenderText(sink.diagnostics(), sources) ==
+        "job\\x1b.yaml:2:9: error[E0101]: unknown key 'a\\x1b[2K\\rb'\n"
+        " \"a\\u202e\": 2\n"
+        "            ^\n"
+        "n\\ry.json:1:1: note: bell\\x07 here\n");
+  CHECK(RenderGithub(sink.diagnostics()) ==
+        "::error file=job\\x1b.yaml,line=2,col=9,title=E0101::unknown key 'a\\x1b[2K\\rb'%0A"
+        "n\\ry.json:1:1: note: bell\\x07 here\n");
+  const std::string json = RenderJson(sink.diagnostics());
+  CHECK(json.find("a\\u001b[2K\\rb") != std::string::npos);
+  CHECK(nlohmann::json::parse(json)[0]["message"] == "unknown key 'a\x1b[2K\rb'");  // exact data
 }

@@ -693,7 +693,7 @@ TEST_CASE("a tokenizer file that does not load or does not fit the vocabulary is
   CHECK(Refusals(with_config, {}, dir) ==
         job + ":11:54: error[E0603]: " + tokenizer + " has 276 token ids (added and special tokens "
               "included) but model.vocab_size is 256\n" + line +
-              dir.File("config.json") + ": note: vocab_size set here\n"
+              dir.File("config.json") + ":1:38: note: vocab_size set here\n"
               "note: the tokenizer does not belong to the model of " + dir.File("config.json") +
               ": use that model's own tokenizer file\n");
 

@@ -47,6 +47,28 @@ TEST_CASE("fp16 parameters without loss scaling warn at precision.params, with t
   CHECK(scaled.diagnostics.find("W0404") == std::string::npos);
 }
 
+// warmup_steps above training.steps got no warning (#42): the run ends on the warmup ramp.
+TEST_CASE("warmup longer than training warns at warmup_steps", "[warnings]") {
+  std::string yaml = kBaseSpec;
+  yaml.replace(yaml.find("  steps: 10\n"), 12,
+               "  steps: 10\n  lr_schedule: {name: cosine, warmup_steps: 40}\n");
+  auto planned = PlanYaml(yaml);
+  INFO(planned.diagnostics);
+  CHECK(planned.result.ok);
+  CHECK(planned.diagnostics ==
+        "job.yaml:18:45: warning[W0409]: warmup_steps 40 exceeds training.steps 10: training ends "
+        "during the warmup, at 25% of the peak learning rate, and the schedule's decay never "
+        "starts [validate-spec]\n"
+        "   lr_schedule: {name: cosine, warmup_steps: 40}\n" +
+            std::string(45, ' ') + "^\n"
+        "job.yaml:17:10: note: steps set here\n"
+        "note: set warmup_steps below training.steps (a few percent of it is common)\n");
+  REQUIRE(planned.result.plan.notes_size() == 1);
+  CHECK(planned.result.plan.notes(0).code() == "W0409");
+  yaml.replace(yaml.find("warmup_steps: 40"), 16, "warmup_steps: 10");
+  CHECK(PlanYaml(yaml).diagnostics.find("W0409") == std::string::npos);
+}
+
 TEST_CASE("a pipeline bubble over 25% warns at the field that set the microbatches",
           "[warnings]") {
   // pp 4, 4 microbatches: (4-1)/(4+4-1) = 42.9% of every step idle.

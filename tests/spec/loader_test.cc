@@ -270,6 +270,75 @@ TEST_CASE("bad overrides name the flag", "[loader]") {
                        "training.seed, got float 1.5\n") != std::string::npos);
 }
 
+// The index is the problem, not the form of the argument (#42).
+TEST_CASE("an override's list index out of range or negative is named", "[loader]") {
+  auto r = Load(kMinimal, {"training.optimizer.betas[99999999999]=0.9",
+                           "training.optimizer.betas[-1]=0.9", "parallel.tensor[-1]=2"});
+  REQUIRE_FALSE(r->spec);
+  CHECK(r->Text() ==
+        "--set training.optimizer.betas[99999999999]=0.9: error[E0109]: "
+        "'training.optimizer.betas' has 2 items; index 99999999999 is out of range (use "
+        "training.optimizer.betas[0] or [1])\n"
+        "--set training.optimizer.betas[-1]=0.9: error[E0109]: 'training.optimizer.betas' has 2 "
+        "items; index -1 is negative (items count from 0: use training.optimizer.betas[0] or [1])\n"
+        "--set parallel.tensor[-1]=2: error[E0109]: 'parallel.tensor' is not a list\n");
+}
+
+// A 300-byte name validated, then `accel run` failed with "File name too long"; `--set
+// name=<100,000 characters>` was accepted (#42). The name is a directory name: at most 200 bytes.
+TEST_CASE("name is limited to 200 bytes, in the file and in --set", "[loader]") {
+  std::string text = kMinimal;
+  text.replace(text.find("name: unit"), 10, "name: " + std::string(300, 'a'));
+  auto r = Load(text);
+  REQUIRE_FALSE(r->spec);
+  REQUIRE(r->sink.diagnostics().size() == 1);
+  const Diagnostic& d = r->sink.diagnostics()[0];
+  CHECK(d.code == "E0104");
+  CHECK(d.location == SourceLocation{2, 7});
+  CHECK(d.field == "name");
+  CHECK(d.message == "name must be at most 200 bytes (accel's limit), got 300");
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0].message ==
+        "the name becomes the run directory runs/<name>, and file systems allow 255 bytes per name");
+  text = kMinimal;
+  text.replace(text.find("name: unit"), 10, "name: " + std::string(200, 'a'));
+  CHECK(Load(text)->spec.has_value());
+
+  auto set = Load(kMinimal, {"name=" + std::string(100'000, 'b')});
+  REQUIRE_FALSE(set->spec);
+  CHECK(set->Text().rfind("--set name=" + std::string(115, 'b') + "...: error[E0104]: name must be "
+                          "at most 200 bytes (accel's limit), got 100000\n", 0) == 0);
+}
+
+// `num_lаyers` with a Cyrillic "а" (U+0430) got "did you mean 'num_layers'?" and nothing else,
+// which reads as a suggestion to write what was written (#42).
+TEST_CASE("an unknown key with a look-alike letter names the character", "[loader]") {
+  std::string text = kMinimal;
+  text.replace(text.find("num_layers"), 10, "num_l\xd0\xb0yers");
+  auto r = Load(text);
+  REQUIRE_FALSE(r->spec);
+  REQUIRE(r->sink.diagnostics().size() == 1);
+  CHECK(r->Text() ==
+        "job.yaml:6:3: error[E0101]: unknown key 'num_l\xd0\xb0yers' in model (contains non-ASCII "
+        "character U+0430 CYRILLIC SMALL LETTER A at column 8); did you mean 'num_layers'?\n"
+        "   num_l\xd0\xb0yers: 2\n"
+        "   ^\n");
+  auto set = Load(kMinimal, {"model.num_l\xd0\xb0yers=3"});
+  REQUIRE_FALSE(set->spec);
+  CHECK(set->Text() ==
+        "--set model.num_l\xd0\xb0yers=3: error[E0101]: unknown key 'model.num_l\xd0\xb0yers' "
+        "(contains non-ASCII character U+0430 CYRILLIC SMALL LETTER A as character 12 of the "
+        "key); did you mean 'model.num_layers'?\n");
+  // An enum value with one: "gрt2" with a Cyrillic "р" (U+0440).
+  text = kMinimal;
+  text.replace(text.find("arch: gpt2"), 10, "arch: g\xd1\x80t2");
+  auto value = Load(text);
+  REQUIRE_FALSE(value->spec);
+  CHECK(value->sink.diagnostics()[0].message ==
+        "invalid value \"g\xd1\x80t2\" for model.arch (contains non-ASCII character U+0440 "
+        "CYRILLIC SMALL LETTER ER at column 10); did you mean 'gpt2'?");
+}
+
 TEST_CASE("numbers, sizes and auto follow the rules", "[loader]") {
   auto with = [](const std::string& cluster_extra, const std::string& training_extra) {
     std::string text = kMinimal;

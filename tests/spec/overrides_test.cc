@@ -34,8 +34,26 @@ TEST_CASE("ParseOverride splits key paths, indices and values", "[overrides]") {
 
 TEST_CASE("ParseOverride rejects malformed keys", "[overrides]") {
   for (const char* bad : {"parallel.tensor", "=2", ".a=1", "a.=1", "a..b=1", "a b=1", "a[x]=1",
-                          "a[]=1", "a[1=1", "a[1234567]=1", "a-b=1"}) {
+                          "a[]=1", "a[1=1", "a[-]=1", "a[--1]=1", "a[1-]=1", "a-b=1"}) {
     INFO(bad);
     CHECK_FALSE(ParseOverride(bad).has_value());
   }
+}
+
+// `--set betas[99999999999]=...` and `betas[-1]` said "expected section.key=value" (#42): the
+// index is kept for the loader, which says what is wrong with it.
+TEST_CASE("ParseOverride keeps an index that cannot be one", "[overrides]") {
+  auto o = ParseOverride("training.optimizer.betas[99999999999]=0.9");
+  REQUIRE(o);
+  CHECK(o->path == "training.optimizer.betas");
+  CHECK(o->index == -1);
+  CHECK(o->bad_index == "99999999999");
+  o = ParseOverride("training.optimizer.betas[-1]=0.9");
+  REQUIRE(o);
+  CHECK(o->index == -1);
+  CHECK(o->bad_index == "-1");
+  o = ParseOverride("training.optimizer.betas[9999]=0.9");
+  REQUIRE(o);
+  CHECK(o->index == 9999);
+  CHECK(o->bad_index.empty());
 }
