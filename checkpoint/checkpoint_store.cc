@@ -531,6 +531,15 @@ absl::StatusOr<CheckpointInfo> CheckpointStore::LatestGood(std::vector<std::stri
   return absl::NotFoundError(absl::StrCat("no valid checkpoint under ", root_));
 }
 
+std::optional<CheckpointInfo> CheckpointStore::NewestOfRun() const {
+  absl::StatusOr<std::vector<CheckpointInfo>> all = List();
+  if (!all.ok() || identity_.run_id.empty()) return std::nullopt;
+  for (auto it = all->rbegin(); it != all->rend(); ++it) {
+    if (IsCompleteCheckpointOf(it->path, identity_.run_id)) return *it;
+  }
+  return std::nullopt;
+}
+
 bool CheckpointStore::IsOwnJob(const std::string& dir) const {
   if (identity_.job.empty()) return true;
   absl::StatusOr<CheckpointIdentity> there = ReadIdentityOf(dir);

@@ -30,6 +30,7 @@
 #define ACCEL_CHECKPOINT_CHECKPOINT_STORE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,11 @@ class CheckpointStore {
   // failed is appended to skipped (if given) as its Verify message, so callers can log the
   // fallback. Errors: NotFound "no valid checkpoint under ROOT" when none verifies (or none exists).
   absl::StatusOr<CheckpointInfo> LatestGood(std::vector<std::string>* skipped = nullptr) const;
+
+  // The newest checkpoint of this store's run id whose listed files are all present with their
+  // recorded sizes (no CRC, so cheap: what a run's summary names), or nullopt when the run has
+  // none, e.g. with checkpoint.at_end false, or under a store without a run id yet.
+  std::optional<CheckpointInfo> NewestOfRun() const;
 
   // Contents of file name in checkpoint dir, checked against the manifest's size and CRC-32C.
   // Errors: NotFound when the manifest does not list it; DataLoss when it does not match.

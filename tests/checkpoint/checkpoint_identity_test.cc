@@ -91,6 +91,21 @@ TEST_CASE("retention prunes only the current run's checkpoints", "[checkpoint][i
   CHECK(PublishedSteps(new_run) == std::vector<int64_t>{12, 14, 30, 40});
 }
 
+// Issue #42: the run summary said "checkpoints in DIR" after retention had deleted them all.
+TEST_CASE("the newest checkpoint of a run is found among other runs'", "[checkpoint][identity]") {
+  TempRoot root;
+  CheckpointStore old_run(root.path.string(), 2, Identity("tiny", kOldRun));
+  REQUIRE(old_run.Write(40, StepFiles(40)).ok());
+  CheckpointStore new_run(root.path.string(), 2, Identity("tiny", kNewRun));
+  CHECK_FALSE(new_run.NewestOfRun().has_value());
+  REQUIRE(new_run.Write(10, StepFiles(10)).ok());
+  REQUIRE(new_run.Write(12, StepFiles(12)).ok());
+  CHECK(new_run.NewestOfRun()->path == (root.path / "step_00000012").string());
+  fs::resize_file(root.path / "step_00000012" / "model.safetensors", 10);
+  CHECK(new_run.NewestOfRun()->step == 10);
+  CHECK_FALSE(CheckpointStore(root.path.string(), 2).NewestOfRun().has_value());
+}
+
 TEST_CASE("checkpoints that fail their CRC are not pruned, nor is the new run's newest", "[checkpoint][identity][fault]") {
   TempRoot root;
   CheckpointStore old_run(root.path.string(), 2, Identity("tiny", kOldRun));

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -17,6 +18,7 @@
 
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/run_identity.h"
+#include "cli/pre_launch_checks.h"
 #include "common/exit_codes.h"
 #include "launcher/checkpoint_dir_check.h"
 #include "launcher/dir_lock.h"
@@ -207,7 +209,8 @@ struct RunResult {
   std::string out, err, run_id;
 };
 
-RunResult RunTiny(const SafetyDir& dir, const ir::Plan& plan) {
+RunResult RunTiny(const SafetyDir& dir, const ir::Plan& plan,
+                  std::function<void(const std::vector<PlanIssue>&)> report_issues = nullptr) {
   const std::string worker = dir.File("worker.sh");
   {
     std::ofstream(worker) << "#!/bin/sh\necho \"$ACCEL_RUN_ID\" > " << dir.File("run_id.txt") << "\n";
@@ -217,6 +220,7 @@ RunResult RunTiny(const SafetyDir& dir, const ir::Plan& plan) {
   options.run_dir = dir.File("run");
   options.worker_executable = worker;
   options.grace_period_seconds = 1;
+  options.report_issues = std::move(report_issues);
   std::ostringstream out, err;
   const EnvLookup no_env = [](const std::string&) { return std::optional<std::string>(); };
   RunResult r;
@@ -270,6 +274,39 @@ TEST_CASE("accel run checks, locks and resumes before any worker starts", "[laun
   CHECK_THAT(never.err, Catch::StartsWith("error[E0605]: checkpoint.dir: checkpoint.dir " + dir.File("ckpt") +
                                           " holds 1 checkpoint of another run (step 4;"));
   CHECK(fs::exists(resumed));
+}
+
+// `accel run` hands the launcher a reporter that locates its issues in the job file (the one
+// cli/run_command.cc passes).
+TEST_CASE("accel run locates a checkpoint.dir refusal in the job file", "[launcher][run][checkpoint_dir]") {
+  SafetyDir dir;
+  const std::string ckpt = dir.File("ckpt");
+  const std::string line = "checkpoint: {dir: " + ckpt + ", resume: never}";
+  const std::string yaml = "version: 1\nname: tiny\n"
+                           "model: {arch: gpt2, hidden_size: 32, num_layers: 2, num_heads: 2, vocab_size: 256, "
+                           "max_seq_len: 32}\n"
+                           "data:\n  train: {path: corpus.txt, format: text, tokenizer: bytes}\n  seq_len: 16\n"
+                           "  micro_batch_size: 2\ntraining: {steps: 8}\n"
+                           "cluster: {nodes: 1, devices_per_node: 1, device: cpu, device_memory: 1GiB}\n" +
+                           line + "\n";
+  DiagnosticSink sink;
+  SourceManager sources;
+  auto job = spec::LoadJobSpecFromString(yaml, dir.File("job.yaml"), {}, sink, sources);
+  REQUIRE(job.has_value());
+  planner::PlanResult planned = planner::BuildPlan(*job, {}, sink);
+  REQUIRE(planned.ok);
+  Publish(planned.plan, ckpt, kOld, 30);
+  std::ostringstream located;
+  RunResult refused = RunTiny(dir, planned.plan, cli::LocatedIssueReporter(*job, sources, located));
+  CHECK(refused.code == kExitInvalid);
+  const size_t column = line.find(ckpt) + 1;
+  CHECK(located.str() == dir.File("job.yaml") + ":10:" + std::to_string(column) +
+                             ": error[E0605]: checkpoint.dir " + ckpt +
+                             " holds 1 checkpoint of another run (step 30; job 'tiny', run aaaaaaaa) and "
+                             "checkpoint.resume is never: a new run would write its checkpoints beside them, and a "
+                             "later resume or `accel export` could take either run's; move them away or choose "
+                             "another checkpoint.dir, or set checkpoint.resume: auto to continue them\n"
+                             " " + line + "\n" + std::string(column, ' ') + "^\n");
 }
 
 }  // namespace
