@@ -1,6 +1,8 @@
 #include "checkpoint/resume_layout.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
@@ -27,6 +29,15 @@ bool WritesShards(const ir::Plan& plan) {
   return plan.sharding().stage() >= 1 || ir::AxisSize(plan, ir::Axis::kTp) > 1 ||
          ir::AxisSize(plan, ir::Axis::kPp) > 1 || plan.model().moe().expert_parallel() > 1 ||
          plan.precision().param_dtype() != ir::DTYPE_FP32;
+}
+
+// The training data as an absolute, normalized path: the plan's is joined to the spec's directory
+// as given on the command line ("job.yaml" and "./job.yaml" must not look like two corpora).
+std::string AbsoluteDataPath(const ir::Plan& plan) {
+  if (plan.data().path().empty()) return "";
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(plan.data().path(), ec);
+  return ec ? plan.data().path() : absolute.lexically_normal().string();
 }
 
 }  // namespace
@@ -58,7 +69,7 @@ const std::vector<LayoutField>& ResumeLayoutFields() {
       {"training.optimizer.name", K::kOptimizer,
        [](const ir::Plan& p) { return Str(ir::Name(p.training().optimizer().kind())); }},
       {"data.seq_len", K::kData, [](const ir::Plan& p) { return json(p.batch().seq_len()); }},
-      {"data.train.path", K::kData, [](const ir::Plan& p) { return json(p.data().path()); }},
+      {"data.train.path", K::kData, [](const ir::Plan& p) { return json(AbsoluteDataPath(p)); }},
       {"data.global_batch_size", K::kBatch, [](const ir::Plan& p) { return json(p.batch().global_batch_size()); }},
   };
   return kFields;

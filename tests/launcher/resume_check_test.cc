@@ -141,6 +141,14 @@ TEST_CASE("another seq_len or corpus loses the data position", "[launcher][resum
   CHECK(c.report.lost == std::vector<std::string>{
                              "data position (epoch 0 after 64 windows): it counts windows of the checkpoint's data "
                              "(data.seq_len 16 -> 8), so training continues elsewhere in the data"});
+  // The same file spelled another way keeps the position; another file does not.
+  TempDir same;
+  CHECK(Check(same, {}, {"data.train.path=./corpus.txt"}).report.lost.empty());
+  TempDir other;
+  CHECK(Check(other, {}, {"data.train.path=other.txt"}).report.lost ==
+        std::vector<std::string>{"data position (epoch 0 after 64 windows): it counts windows of the checkpoint's "
+                                 "data (data.train.path " + other.File("corpus.txt") + " -> " + other.File("other.txt") +
+                                 "), so training continues elsewhere in the data"});
 }
 
 TEST_CASE("another model, an unsharded checkpoint under shards, another unsharded optimizer are errors",
