@@ -43,7 +43,9 @@ std::string SearchUsageError(const PlanCommandOptions& options) {
     }
     return "";
   }
-  if (!options.resume_from.empty()) return "--resume-from checks the spec's own layout: --search cannot be used with it";
+  if (!options.resume_from.empty()) {
+    return "--resume-from checks the spec's own layout: --search cannot be used with it";
+  }
   if (options.top < 1) return "--top must be at least 1, got " + std::to_string(options.top);
   if (options.emit_rank_given && options.emit_spec.empty()) return "--emit-rank needs --emit-spec";
   if (options.emit_rank < 1) {

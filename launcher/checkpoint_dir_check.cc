@@ -52,7 +52,8 @@ absl::StatusOr<CheckpointDirScan> ScanCheckpointDir(const ir::Plan& plan, const 
   if (plan.checkpoint().resume() == ir::RESUME_POLICY_AUTO && !all->empty()) {
     absl::StatusOr<CheckpointInfo> latest = store.LatestGood();
     if (latest.ok()) {
-      scan.resume = FoundCheckpoint{*latest, CheckpointStore::ReadIdentity(latest->path).value_or(CheckpointIdentity{})};
+      CheckpointIdentity identity = CheckpointStore::ReadIdentity(latest->path).value_or(CheckpointIdentity{});
+      scan.resume = FoundCheckpoint{*latest, std::move(identity)};
       scan.run_id = scan.resume->identity.run_id;
     } else if (!absl::IsNotFound(latest.status())) {
       return latest.status();

@@ -41,7 +41,9 @@ absl::StatusOr<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir
     const int error = errno;
     const std::string holder = error == EWOULDBLOCK ? HolderOf(fd) : "";
     ::close(fd);
-    if (error != EWOULDBLOCK) return absl::InternalError(absl::StrCat("cannot lock ", path, ": ", std::strerror(error)));
+    if (error != EWOULDBLOCK) {
+      return absl::InternalError(absl::StrCat("cannot lock ", path, ": ", std::strerror(error)));
+    }
     return absl::FailedPreconditionError(holder.empty() ? absl::StrCat(dir, " is in use by another accel run")
                                                         : absl::StrCat(dir, " is in use by accel run ", holder));
   }

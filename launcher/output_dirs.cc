@@ -39,11 +39,12 @@ absl::Status PrepareOutputDir(const std::string& path, const std::string& what) 
   }
   if (!S_ISDIR(st.st_mode)) {
     const char* kind = KindOfFile(st.st_mode);
-    return absl::FailedPreconditionError(absl::StrCat(what, " ", path, " is ", kind,
-                                                      std::strcmp(kind, "not a directory") == 0 ? "" : ", not a directory"));
+    const bool named = std::strcmp(kind, "not a directory") != 0;
+    return absl::FailedPreconditionError(absl::StrCat(what, " ", path, " is ", kind, named ? ", not a directory" : ""));
   }
   if (::access(path.c_str(), W_OK | X_OK) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(what, " ", path, " is not writable (", std::strerror(errno), ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, " ", path, " is not writable (", std::strerror(errno), ")"));
   }
   return absl::OkStatus();
 }

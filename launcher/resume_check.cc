@@ -42,7 +42,9 @@ std::string ValueOf(const json& layout, const char* field) {
 // checkpoint under it that verifies.
 absl::StatusOr<CheckpointInfo> ResolveCheckpoint(const std::string& checkpoint_dir) {
   std::error_code ec;
-  if (!fs::exists(fs::path(checkpoint_dir) / "manifest.json", ec)) return CheckpointStore(checkpoint_dir, 1).LatestGood();
+  if (!fs::exists(fs::path(checkpoint_dir) / "manifest.json", ec)) {
+    return CheckpointStore(checkpoint_dir, 1).LatestGood();
+  }
   // The step from the directory's name (step_NNNNNNNN); trainer_state.json's, read later, wins.
   const std::string name = fs::path(checkpoint_dir).lexically_normal().filename().string();
   int64_t step = 0;

@@ -73,8 +73,9 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const Worker
 
 // Reads a WorkerEnv back from variables. RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are
 // required; LOCAL_RANK defaults to RANK, LOCAL_WORLD_SIZE to WORLD_SIZE, GROUP_RANK/NODE_RANK to
-// 0, ACCEL_NUM_THREADS to 1, ACCEL_JOB_TOKEN and ACCEL_RUN_ID to "". Errors: InvalidArgument naming the variable when one is missing,
-// not an integer, or out of range (rank outside [0, WORLD_SIZE), port outside [1, 65535]).
+// 0, ACCEL_NUM_THREADS to 1, ACCEL_JOB_TOKEN and ACCEL_RUN_ID to "". Errors: InvalidArgument
+// naming the variable when one is missing, not an integer, or out of range (rank outside
+// [0, WORLD_SIZE), port outside [1, 65535]).
 absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup);
 
 // WorkerEnvFromLookup over this process's environment (getenv).
