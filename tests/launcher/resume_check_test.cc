@@ -121,6 +121,19 @@ TEST_CASE("data, tensor and pipeline degrees and the sharding stage reshard", "[
                                                         "parallel.pipeline 1 -> 2", "sharding.stage 1 -> 0"});
 }
 
+TEST_CASE("the expert degree reshards a mixture of experts", "[launcher][resume]") {
+  TempDir dir;
+  const std::vector<std::string> moe = {
+      "model.arch=llama",          "model.ffn_hidden_size=64",     "model.moe.num_experts=4",
+      "model.moe.experts_per_token=2", "model.moe.expert_ffn_size=64", "parallel.data_replicate=1",
+      "parallel.data_shard=4",     "sharding.stage=1"};
+  std::vector<std::string> now = moe;
+  now.push_back("parallel.expert=2");
+  const Checked c = Check(dir, moe, now);
+  CHECK(c.errors.empty());
+  CHECK(c.report.resharded == std::vector<std::string>{"parallel.expert 1 -> 2"});
+}
+
 TEST_CASE("a precision change reshards; another optimizer loses its state", "[launcher][resume]") {
   TempDir dir;
   const Checked bf16 = Check(dir, {"sharding.stage=1"}, {"sharding.stage=1", "precision.params=bf16",
