@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "common/no_follow.h"
 #include "checkpoint/crc32c.h"
+#include "checkpoint/run_identity.h"
 #include "common/durable_file.h"
 #include "common/remove_tree.h"
 
@@ -75,7 +76,8 @@ bool IsCheckpointFileName(const std::string& name) {
          name != kManifest && name[0] != '.';
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> ReadManifest(const std::string& dir) {
+// dir's manifest.json parsed, with its format and file array checked (not the entries).
+absl::StatusOr<nlohmann::json> ReadManifestJson(const std::string& dir) {
   auto loss = [&](const std::string& why) { return absl::DataLossError(absl::StrCat(dir, ": ", why)); };
   absl::StatusOr<std::string> bytes = Slurp(fs::path(dir) / kManifest);
   if (!bytes.ok()) return loss("manifest.json is missing");
@@ -84,8 +86,15 @@ absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> ReadManifest(
       !manifest.contains("files") || !manifest["files"].is_array()) {
     return loss("manifest.json is not a valid accel checkpoint manifest");
   }
+  return manifest;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> ReadManifest(const std::string& dir) {
+  auto loss = [&](const std::string& why) { return absl::DataLossError(absl::StrCat(dir, ": ", why)); };
+  absl::StatusOr<nlohmann::json> manifest = ReadManifestJson(dir);
+  if (!manifest.ok()) return manifest.status();
   std::vector<std::pair<std::string, ManifestEntry>> entries;
-  for (const nlohmann::json& f : manifest["files"]) {
+  for (const nlohmann::json& f : (*manifest)["files"]) {
     if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("size_bytes") ||
         !f["size_bytes"].is_number_unsigned() || !f.contains("crc32c") || !f["crc32c"].is_string()) {
       return loss("manifest.json has a malformed file entry");
@@ -115,13 +124,19 @@ absl::Status CheckFile(const std::string& dir, const std::string& name, const Ma
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<CheckpointInfo>> ListSteps(const std::string& root);
+
 // The error of a checkpoint that could not be written (a full disk, a quota, a link planted in the
-// directory): nothing was published, so the newest published checkpoint is still the one resume
-// picks. Keeps the code of `cause`.
-absl::Status NotWritten(int64_t step, const absl::Status& cause) {
-  return absl::Status(cause.code(), absl::StrCat("checkpoint of step ", step,
-                                                 " not written (the previous checkpoints are "
-                                                 "intact): ", cause.message()));
+// directory, another run's checkpoint at its name): nothing was published, so the newest published
+// checkpoint is still the one resume picks; the message says so only when root holds one. Keeps
+// the code of `cause`.
+absl::Status NotWritten(const std::string& root, int64_t step, const absl::Status& cause) {
+  absl::StatusOr<std::vector<CheckpointInfo>> published = ListSteps(root);
+  const bool any = published.ok() && !published->empty();
+  return absl::Status(cause.code(),
+                      absl::StrCat("checkpoint of step ", step, " not written (",
+                                   any ? "the previous checkpoints are intact" : "no earlier checkpoint exists",
+                                   "): ", cause.message()));
 }
 
 std::string TmpDir(const std::string& root, int64_t step) {
@@ -160,16 +175,49 @@ absl::StatusOr<std::vector<CheckpointInfo>> ListSteps(const std::string& root) {
   return out;
 }
 
+// The identity recorded in dir's manifest. Errors: ReadManifestJson's DataLoss.
+absl::StatusOr<CheckpointIdentity> ReadIdentityOf(const std::string& dir) {
+  absl::StatusOr<nlohmann::json> manifest = ReadManifestJson(dir);
+  if (!manifest.ok()) return manifest.status();
+  return IdentityFromManifest(*manifest);
+}
+
+// "job 'x', run 1a2b3c4d" for messages about a checkpoint of another run.
+std::string WriterText(const CheckpointIdentity& identity) {
+  return absl::StrCat("job '", identity.job, "', ", RunLabel(identity.run_id));
+}
+
+// An existing checkpoint at final_dir may be replaced only by its own run (a restart that writes
+// the same step again): another run's, or one whose manifest cannot be read, is never deleted.
+absl::Status CheckReplaceable(const std::string& final_dir, const std::string& run_id) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(final_dir, ec))) return absl::OkStatus();
+  absl::StatusOr<CheckpointIdentity> there = ReadIdentityOf(final_dir);
+  if (!there.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(final_dir, " already exists and is not a readable checkpoint; accel never replaces it"));
+  }
+  if (there->run_id != run_id) {
+    return absl::FailedPreconditionError(absl::StrCat(final_dir, " holds a checkpoint of another run (",
+                                                      WriterText(*there), "); accel never replaces it"));
+  }
+  return absl::OkStatus();
+}
+
 // Writes the manifest into tmp_dir, syncs it and renames it to ROOT/step_N; returns that path.
 absl::StatusOr<std::string> RenameIntoPlace(const std::string& root, const std::string& tmp_dir, int64_t step,
-                                            const nlohmann::json& listed) {
+                                            const nlohmann::json& listed, const CheckpointIdentity& identity) {
   const std::string final_dir = (fs::path(root) / CheckpointStore::StepDirName(step)).string();
+  if (absl::Status s = CheckReplaceable(final_dir, identity.run_id); !s.ok()) return s;
   nlohmann::json manifest = {{"format", "accel-checkpoint"}, {"version", 1}, {"step", step}, {"files", listed}};
+  if (!identity.job.empty() || !identity.run_id.empty()) manifest["run"] = IdentityToJson(identity);
+  if (!identity.layout.is_null()) manifest["layout"] = identity.layout;
   if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / kManifest).string(), manifest.dump(2) + "\n"); !s.ok()) {
     return s;
   }
   if (absl::Status s = SyncDir(tmp_dir); !s.ok()) return s;
-  // rename(2) cannot replace a non-empty directory: an older checkpoint of the same step goes first.
+  // rename(2) cannot replace a non-empty directory: this run's older checkpoint of the same step
+  // (CheckReplaceable) goes first.
   std::error_code ec;
   RemoveTree(final_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot replace ", final_dir, ": ", ec.message()));
@@ -185,15 +233,35 @@ int64_t TmpStep(const std::string& name) {
   return std::numeric_limits<int64_t>::max();
 }
 
-// Keeps the newest `keep` published checkpoints and deletes temporaries of steps <= tmp_up_to
-// (Write passes max(), which deletes them all: a single writer has no other write in progress).
-absl::Status Prune(const std::string& root, int keep, int64_t tmp_up_to) {
+// Whether dir is a checkpoint of run_id whose listed files are all present with their recorded
+// sizes: cheap (no CRC), so pruning does not re-read every checkpoint after each write.
+bool IsCompleteCheckpointOf(const std::string& dir, const std::string& run_id) {
+  absl::StatusOr<CheckpointIdentity> identity = ReadIdentityOf(dir);
+  if (!identity.ok() || identity->run_id != run_id) return false;
+  absl::StatusOr<std::vector<std::pair<std::string, ManifestEntry>>> manifest = ReadManifest(dir);
+  if (!manifest.ok()) return false;
+  for (const auto& [name, entry] : *manifest) {
+    std::error_code ec;
+    if (fs::file_size(fs::path(dir) / name, ec) != entry.size || ec) return false;
+  }
+  return true;
+}
+
+// Keeps the newest `keep` complete checkpoints of run_id, deletes its older complete ones, and
+// deletes temporaries of steps <= tmp_up_to (Write passes max(), which deletes them all: a single
+// writer has no other write in progress). Another run's checkpoints and incomplete ones are never
+// deleted, so the newest readable checkpoint always survives.
+absl::Status Prune(const std::string& root, int keep, int64_t tmp_up_to, const std::string& run_id) {
   absl::StatusOr<std::vector<CheckpointInfo>> all = ListSteps(root);
   if (!all.ok()) return all.status();
+  std::vector<CheckpointInfo> mine;
+  for (const CheckpointInfo& c : *all) {
+    if (IsCompleteCheckpointOf(c.path, run_id)) mine.push_back(c);
+  }
   std::error_code ec;
-  for (size_t i = 0; i + keep < all->size(); ++i) {
-    RemoveTree((*all)[i].path, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot prune ", (*all)[i].path, ": ", ec.message()));
+  for (size_t i = 0; i + keep < mine.size(); ++i) {
+    RemoveTree(mine[i].path, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot prune ", mine[i].path, ": ", ec.message()));
   }
   for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
@@ -296,7 +364,22 @@ absl::Status RemoveUnlisted(const std::string& tmp_dir, const std::set<std::stri
 
 }  // namespace
 
-CheckpointStore::CheckpointStore(std::string root, int keep) : root_(std::move(root)), keep_(std::max(keep, 1)) {}
+CheckpointStore::CheckpointStore(std::string root, int keep, CheckpointIdentity identity)
+    : root_(std::move(root)), keep_(std::max(keep, 1)), identity_(std::move(identity)) {}
+
+void CheckpointStore::ContinueRun(const CheckpointIdentity& resumed) {
+  if (identity_.run_id.empty()) identity_.run_id = resumed.run_id;
+}
+
+absl::Status CheckpointStore::EnsureRunId() {
+  if (identity_.job.empty() || !identity_.run_id.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> id = NewRunId();
+  if (!id.ok()) return id.status();
+  identity_.run_id = *id;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CheckpointIdentity> CheckpointStore::ReadIdentity(const std::string& dir) { return ReadIdentityOf(dir); }
 
 std::string CheckpointStore::StepDirName(int64_t step) { return absl::StrFormat("%s%08d", kStepPrefix, step); }
 
@@ -306,6 +389,7 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
   for (const CheckpointFile& f : files) {
     if (absl::Status s = CheckFileName(f.name, names); !s.ok()) return s;
   }
+  if (absl::Status s = EnsureRunId(); !s.ok()) return s;
   std::error_code ec;
   fs::create_directories(root_, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create checkpoint root ", root_, ": ", ec.message()));
@@ -323,14 +407,15 @@ absl::StatusOr<std::string> CheckpointStore::Write(int64_t step, const std::vect
     }
     listed.push_back(ListEntry(f.name, f.bytes));
   }
-  if (listed.size() == files.size()) final_dir = RenameIntoPlace(root_, tmp_dir, step, listed);
+  if (listed.size() == files.size()) final_dir = RenameIntoPlace(root_, tmp_dir, step, listed, identity_);
   if (!final_dir.ok()) {
     // The partial files go at once: on a full disk they hold the space the next try needs.
     RemoveTree(tmp_dir, ec);
-    return NotWritten(step, final_dir.status());
+    return NotWritten(root_, step, final_dir.status());
   }
-  // Prune: the newest keep_ published checkpoints stay; stale temporaries of crashed writes go.
-  if (absl::Status s = Prune(root_, keep_, std::numeric_limits<int64_t>::max()); !s.ok()) return s;
+  // Prune: this run's newest keep_ checkpoints stay; stale temporaries of crashed writes go.
+  const int64_t all_temporaries = std::numeric_limits<int64_t>::max();
+  if (absl::Status s = Prune(root_, keep_, all_temporaries, identity_.run_id); !s.ok()) return s;
   return final_dir;
 }
 
@@ -361,17 +446,18 @@ absl::Status CheckpointStore::WriteRankFiles(const std::string& tmp_dir, int ran
     return absl::FailedPreconditionError(absl::StrCat(tmp_dir, " does not exist (BeginStep creates it)"));
   }
   const int64_t step = TmpStep(fs::path(tmp_dir).filename().string());
+  const std::string root = fs::path(tmp_dir).parent_path().string();
   nlohmann::json listed = nlohmann::json::array();
   for (const CheckpointFile& f : files) {
     if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) {
-      return NotWritten(step, s);
+      return NotWritten(root, step, s);
     }
     listed.push_back(ListEntry(f.name, f.bytes));
   }
   const nlohmann::json list = {{"format", kRankListFormat}, {"rank", rank}, {"files", listed}};
   // Written atomically: a list that exists under its real name is complete.
   if (absl::Status s = WriteFileAtomically(tmp_dir, RankListName(rank), list.dump(2) + "\n"); !s.ok()) {
-    return NotWritten(step, s);
+    return NotWritten(root, step, s);
   }
   return SyncDir(tmp_dir);
 }
@@ -386,6 +472,7 @@ absl::StatusOr<std::string> CheckpointStore::Publish(int64_t step, int world_siz
     return absl::FailedPreconditionError(
         absl::StrCat("no checkpoint of step ", step, " is in progress (", tmp_dir, " is missing)"));
   }
+  if (absl::Status s = EnsureRunId(); !s.ok()) return s;
   absl::StatusOr<nlohmann::json> listed = MergeRankLists(tmp_dir, world_size);
   if (!listed.ok()) return listed.status();
   std::set<std::string> names;
@@ -396,14 +483,14 @@ absl::StatusOr<std::string> CheckpointStore::Publish(int64_t step, int world_siz
   }
   for (const CheckpointFile& f : extra_files_from_rank0) {
     if (absl::Status s = WriteAndSync((fs::path(tmp_dir) / f.name).string(), f.bytes); !s.ok()) {
-      return NotWritten(step, s);
+      return NotWritten(root_, step, s);
     }
     listed->push_back(ListEntry(f.name, f.bytes));
   }
   if (absl::Status s = RemoveUnlisted(tmp_dir, names); !s.ok()) return s;
-  absl::StatusOr<std::string> final_dir = RenameIntoPlace(root_, tmp_dir, step, *listed);
-  if (!final_dir.ok()) return NotWritten(step, final_dir.status());
-  if (absl::Status s = Prune(root_, keep_, step); !s.ok()) return s;
+  absl::StatusOr<std::string> final_dir = RenameIntoPlace(root_, tmp_dir, step, *listed, identity_);
+  if (!final_dir.ok()) return NotWritten(root_, step, final_dir.status());
+  if (absl::Status s = Prune(root_, keep_, step, identity_.run_id); !s.ok()) return s;
   return final_dir;
 }
 
@@ -436,11 +523,28 @@ absl::StatusOr<CheckpointInfo> CheckpointStore::LatestGood(std::vector<std::stri
   absl::StatusOr<std::vector<CheckpointInfo>> all = List();
   if (!all.ok()) return all.status();
   for (auto it = all->rbegin(); it != all->rend(); ++it) {
+    if (!IsOwnJob(it->path)) continue;
     absl::Status s = Verify(it->path);
     if (s.ok()) return *it;
     if (skipped != nullptr) skipped->push_back(std::string(s.message()));
   }
   return absl::NotFoundError(absl::StrCat("no valid checkpoint under ", root_));
+}
+
+std::optional<CheckpointInfo> CheckpointStore::NewestOfRun() const {
+  absl::StatusOr<std::vector<CheckpointInfo>> all = List();
+  if (!all.ok() || identity_.run_id.empty()) return std::nullopt;
+  for (auto it = all->rbegin(); it != all->rend(); ++it) {
+    if (IsCompleteCheckpointOf(it->path, identity_.run_id)) return *it;
+  }
+  return std::nullopt;
+}
+
+bool CheckpointStore::IsOwnJob(const std::string& dir) const {
+  if (identity_.job.empty()) return true;
+  absl::StatusOr<CheckpointIdentity> there = ReadIdentityOf(dir);
+  // An unreadable manifest is left to Verify, which reports it as skipped.
+  return !there.ok() || there->job.empty() || there->job == identity_.job;
 }
 
 absl::StatusOr<std::string> CheckpointStore::ReadFile(const std::string& dir, const std::string& name) {

@@ -3,7 +3,14 @@
 //
 // Layout: ROOT/step_NNNNNNNN/{<files>..., manifest.json}. manifest.json is
 //   {"format": "accel-checkpoint", "version": 1, "step": N,
-//    "files": [{"name": "model.safetensors", "size_bytes": 123, "crc32c": "e3069283"}, ...]}
+//    "files": [{"name": "model.safetensors", "size_bytes": 123, "crc32c": "e3069283"}, ...],
+//    "run": {"job": "x", "plan_hash": "0x1a2b3c4d", "run_id": "<32 hex>"},   (run_identity.h)
+//    "layout": {"model.hidden_size": 768, ...}}                             (resume_layout.h)
+// "run" and "layout" are written when the store has an identity; older manifests lack them.
+//
+// Nothing lost: a store deletes only checkpoints of its own run id (pruning), never replaces a
+// checkpoint of another run (or an unreadable one) at the step it publishes, and LatestGood skips
+// checkpoints of other jobs.
 // A checkpoint is written into ROOT/.tmp-step_NNNNNNNN, every file and the directory are fsynced,
 // the directory is renamed to its final name and ROOT is fsynced, so a crash leaves either the
 // complete checkpoint or none (POSIX rename atomicity).
@@ -23,11 +30,13 @@
 #define ACCEL_CHECKPOINT_CHECKPOINT_STORE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "checkpoint/run_identity.h"
 
 namespace accel::exec {
 
@@ -48,16 +57,35 @@ struct CheckpointInfo {
 // BeginStep/WriteRankFiles/Publish let every rank write its own files (see the top of this file).
 class CheckpointStore {
  public:
-  // root is created on first Write; keep >= 1 is how many newest checkpoints survive pruning.
-  CheckpointStore(std::string root, int keep);
+  // root is created on first Write; keep >= 1 is how many of this run's newest checkpoints survive
+  // pruning. identity (run_identity.h) is recorded in every manifest; with a job but no run id the
+  // store draws one (NewRunId) at its first publication, unless ContinueRun gives it one first.
+  // Without an identity (job and run id ""), the store's own checkpoints are those without one.
+  CheckpointStore(std::string root, int keep, CheckpointIdentity identity = {});
 
-  // Publishes files as the checkpoint of step (replacing an existing one of the same step), then
-  // deletes all but the newest `keep` checkpoints and stale temporary directories. Returns the
-  // final directory. Errors: InvalidArgument for a bad file name or step < 0; on any I/O failure
-  // (a full disk: ENOSPC, EFBIG, EDQUOT) the temporary directory is removed, the previous
-  // checkpoints are untouched and the error is "checkpoint of step N not written (the previous
-  // checkpoints are intact): " followed by WriteAndSync's message naming the path and errno text
-  // (Internal; FailedPrecondition for a symbolic link at a file's path).
+  // This store's identity (its run id once drawn or adopted).
+  const CheckpointIdentity& identity() const { return identity_; }
+
+  // Resuming `resumed` (a checkpoint's ReadIdentity) continues its run: a store without a run id
+  // takes the checkpoint's, so the lineage keeps one id and pruning covers its older checkpoints.
+  // A store that has a run id keeps it (`accel run` already passes the resumed run's id).
+  void ContinueRun(const CheckpointIdentity& resumed);
+
+  // The identity dir's manifest records (fields empty for a checkpoint written before identities).
+  // Errors: DataLoss as ManifestFiles for a missing or malformed manifest.
+  static absl::StatusOr<CheckpointIdentity> ReadIdentity(const std::string& dir);
+
+  // Publishes files as the checkpoint of step (replacing an existing one of the same step only when
+  // it is this run's), then deletes this run's complete checkpoints but the newest `keep`, and
+  // stale temporary directories. Returns the final directory. Errors: InvalidArgument for a bad
+  // file name or step < 0; on any I/O failure (a full disk: ENOSPC, EFBIG, EDQUOT) the temporary
+  // directory is removed, the previous checkpoints are untouched and the error is "checkpoint of
+  // step N not written (the previous checkpoints are intact): " ("(no earlier checkpoint exists)"
+  // when ROOT holds none) followed by WriteAndSync's message naming the path and errno text
+  // (Internal; FailedPrecondition for a symbolic link at a file's path), or, when ROOT/step_N
+  // exists and is not this run's, FailedPrecondition "...: ROOT/step_N holds a checkpoint of
+  // another run (job 'J', run 1a2b3c4d); accel never replaces it" ("ROOT/step_N already exists and
+  // is not a readable checkpoint; accel never replaces it").
   absl::StatusOr<std::string> Write(int64_t step, const std::vector<CheckpointFile>& files);
 
   // Multi-writer phase 1, every rank: creates (if needed) and returns ROOT/.tmp-step_NNNNNNNN, the
@@ -80,7 +108,8 @@ class CheckpointStore {
   // writes extra_files_from_rank0 (e.g. config.json, trainer state) into the temporary directory,
   // merges the lists of ranks 0..world_size-1 and those files into manifest.json (rank 0's files
   // first, then rank 1's, ..., then the extra files), deletes the lists and any file no list names,
-  // fsyncs, renames the directory to ROOT/step_NNNNNNNN (replacing one of the same step) and prunes
+  // fsyncs, renames the directory to ROOT/step_NNNNNNNN (replacing one of the same step: Write's
+  // rule, this run's only) and prunes
   // like Write, except that only temporaries of steps <= step are deleted (a later step may be in
   // progress). Listed files are checked for presence and size, not re-read (readers check CRCs).
   // Returns the final directory. Errors: InvalidArgument for step < 0, world_size < 1 or a bad
@@ -110,10 +139,16 @@ class CheckpointStore {
   // corrupt file).
   static absl::Status Verify(const std::string& dir);
 
-  // The newest checkpoint that passes Verify. Each newer one that failed is appended to skipped
-  // (if given) as its Verify message, so callers can log the fallback. Errors: NotFound "no valid
-  // checkpoint under ROOT" when none verifies (or none exists).
+  // The newest checkpoint of this store's job that passes Verify (checkpoints recording another
+  // job name are passed over; all are considered by a store without a job). Each newer one that
+  // failed is appended to skipped (if given) as its Verify message, so callers can log the
+  // fallback. Errors: NotFound "no valid checkpoint under ROOT" when none verifies (or none exists).
   absl::StatusOr<CheckpointInfo> LatestGood(std::vector<std::string>* skipped = nullptr) const;
+
+  // The newest checkpoint of this store's run id whose listed files are all present with their
+  // recorded sizes (no CRC, so cheap: what a run's summary names), or nullopt when the run has
+  // none, e.g. with checkpoint.at_end false, or under a store without a run id yet.
+  std::optional<CheckpointInfo> NewestOfRun() const;
 
   // Contents of file name in checkpoint dir, checked against the manifest's size and CRC-32C.
   // Errors: NotFound when the manifest does not list it; DataLoss when it does not match.
@@ -133,8 +168,15 @@ class CheckpointStore {
   static std::string StepDirName(int64_t step);
 
  private:
+  // Draws the run id of a store with a job and none yet. Errors: NewRunId's.
+  absl::Status EnsureRunId();
+  // Whether dir may be this store's job's checkpoint (its manifest names this job, none, or is
+  // unreadable).
+  bool IsOwnJob(const std::string& dir) const;
+
   std::string root_;
   int keep_;
+  CheckpointIdentity identity_;
 };
 
 }  // namespace accel::exec

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "cli/plan_search.h"
+#include "cli/resume_from.h"
 #include "cli/compile_job.h"
 #include "common/diagnostics.h"
 #include "common/durable_file.h"
@@ -40,7 +41,13 @@ std::string SearchUsageError(const PlanCommandOptions& options) {
     if (options.top_given) return "--top needs --search";
     if (options.emit_rank_given) return "--emit-rank needs --search";
     if (options.forecast) return "--forecast needs --search";
+    if (!options.resume_from.empty() && (options.format != "text" || !options.dump_after.empty())) {
+      return "--resume-from prints a report: --format and --dump-after cannot be used with it";
+    }
     return "";
+  }
+  if (!options.resume_from.empty()) {
+    return "--resume-from checks the spec's own layout: --search cannot be used with it";
   }
   if (options.top < 1) return "--top must be at least 1, got " + std::to_string(options.top);
   if (options.emit_rank_given && options.emit_spec.empty()) return "--emit-rank needs --emit-spec";
@@ -113,6 +120,9 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
     return kExitInvalid;
   }
 
+  if (!options.resume_from.empty()) {
+    return RunResumeFrom(result.plan, *job, sources, options.resume_from, out, err);
+  }
   std::string data;
   const std::string& f = options.format;
   // The summary quotes the spec's paths and names: a terminal must not act on what they hold.
@@ -186,6 +196,10 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
   sub->add_flag("--forecast", options->forecast,
                 "With --search: also rank layouts the executor does not run yet (context "
                 "parallel), as forecasts");
+  sub->add_option("--resume-from", options->resume_from,
+                  "Instead of the plan, say whether checkpoint CKPT (a step directory or a "
+                  "checkpoint directory) resumes under this layout: same model, what is "
+                  "resharded, what is carried over and what is lost");
   sub->callback([options, top, emit_rank, &context] {
     options->top_given = top->count() > 0;
     options->emit_rank_given = emit_rank->count() > 0;

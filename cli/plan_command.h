@@ -36,6 +36,9 @@ struct PlanCommandOptions {
   // With `search`: also rank layouts the executor does not run yet (context parallel > 1),
   // as the estimate's forecast; without it they count as refused.
   bool forecast = false;
+  // A checkpoint (step directory or checkpoint directory) to check against the plan instead of
+  // printing the plan (cli/resume_from.h); "" = none.
+  std::string resume_from;
 };
 
 // The accepted --format values, in help order.
@@ -43,7 +46,8 @@ const std::vector<std::string>& PlanFormats();
 
 // Loads, plans and writes the plan. Diagnostics (errors, warnings, notes) go to `err`.
 // Returns an exit code: 0 planned, 1 invalid spec or plan (or any warning with `werror`),
-// 2 usage (unknown format or pass, binary output to a terminal, --top or --emit-spec without
+// 2 usage (--resume-from with --search, --format or --dump-after;
+// unknown format or pass, binary output to a terminal, --top or --emit-spec without
 // --search, --emit-rank without --emit-spec or below 1, --top below 1, --search with --format or --dump-after), 3 internal (a Graphviz or
 // I/O failure).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);

@@ -9,8 +9,10 @@ namespace {
 
 void ReportIssue(const exec::PlanIssue& issue, const spec::JobSpec& spec, DiagnosticSink& sink) {
   const spec::FieldSource source = spec.Locate(issue.field);
-  Diagnostic& d = sink.Error(issue.code, source.file.empty() ? spec.file : source.file,
-                             source.value.known() ? source.value : source.key, issue.field, issue.message);
+  const std::string file = source.file.empty() ? spec.file : source.file;
+  const SourceLocation at = source.value.known() ? source.value : source.key;
+  Diagnostic& d = issue.warning ? sink.Warning(issue.code, file, at, issue.field, issue.message)
+                                : sink.Error(issue.code, file, at, issue.field, issue.message);
   if (issue.note_field.empty()) return;
   const spec::FieldSource noted = spec.Locate(issue.note_field);
   if (noted.origin != spec::Origin::kDefault) d.Note(noted.file, noted.value, issue.note);
@@ -26,6 +28,15 @@ void ReportIssue(const exec::PlanIssue& issue, const spec::JobSpec& spec, Diagno
 void ReportPlanIssues(const std::vector<exec::PlanIssue>& issues, const spec::JobSpec& spec,
                       DiagnosticSink& sink) {
   for (const exec::PlanIssue& issue : issues) ReportIssue(issue, spec, sink);
+}
+
+std::function<void(const std::vector<exec::PlanIssue>&)> LocatedIssueReporter(
+    const spec::JobSpec& spec, const SourceManager& sources, std::ostream& err) {
+  return [&spec, &sources, &err](const std::vector<exec::PlanIssue>& issues) {
+    DiagnosticSink sink;
+    ReportPlanIssues(issues, spec, sink);
+    err << RenderText(sink.diagnostics(), sources);
+  };
 }
 
 void CheckBeforeLaunch(const ir::Plan& plan, const spec::JobSpec& spec,

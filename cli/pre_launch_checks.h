@@ -3,6 +3,8 @@
 #ifndef ACCEL_CLI_PRE_LAUNCH_CHECKS_H_
 #define ACCEL_CLI_PRE_LAUNCH_CHECKS_H_
 
+#include <functional>
+#include <ostream>
 #include <vector>
 
 #include "common/diagnostics.h"
@@ -23,6 +25,11 @@ void ReportPlanIssues(const std::vector<exec::PlanIssue>& issues, const spec::Jo
 // exec::CheckBeforeLaunch, reported by ReportPlanIssues.
 void CheckBeforeLaunch(const ir::Plan& plan, const spec::JobSpec& spec,
                        const exec::ExecutorCapabilities& capabilities, DiagnosticSink& sink);
+
+// An exec::RunOptions::report_issues for `accel run`: renders the launcher's issues located in
+// spec (ReportPlanIssues) to err. spec, sources and err must outlive it.
+std::function<void(const std::vector<exec::PlanIssue>&)> LocatedIssueReporter(
+    const spec::JobSpec& spec, const SourceManager& sources, std::ostream& err);
 
 }  // namespace accel::cli
 

@@ -48,7 +48,10 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   }
   const std::string summary = ir::PlanSummary(plan);
   out << summary;
-  return exec::RunJob(plan, summary, options.launch, exec::ProcessEnvLookup(), launch_ns, out, err);
+  // The launcher's checks of checkpoint.dir and of the checkpoint resume picks, located here.
+  exec::RunOptions launch = options.launch;
+  launch.report_issues = LocatedIssueReporter(*job, sources, err);
+  return exec::RunJob(plan, summary, launch, exec::ProcessEnvLookup(), launch_ns, out, err);
 }
 
 void RegisterRunCommand(CLI::App& app, AppContext& context) {

@@ -13,6 +13,7 @@
 
 #include "common/exit_codes.h"
 #include "launcher/fatal_signal.h"
+#include "launcher/rank_message.h"
 #include "launcher/worker_env.h"
 #include "executor/worker.h"
 #include "ir/plan.pb.h"
@@ -47,26 +48,25 @@ int RunWorkerCommand(const WorkerCommandOptions& options, std::ostream& out, std
         << " (the worker is started by `accel run`)\n";
     return kExitUsage;
   }
-  const std::string who = "rank " + std::to_string(env->rank);
   std::ifstream in(options.plan, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   ir::Plan plan;
   if (!in || !plan.ParseFromString(bytes.str())) {
-    err << "error: " << who << ": cannot read plan " << options.plan << "\n";
+    err << "error: " << exec::WithRank(env->rank, "cannot read plan " + options.plan) << "\n";
     return kExitUsage;
   }
   exec::WorkerOptions worker_options;
   worker_options.stop = &g_stop_requested;
   if (absl::Status s = exec::ReadWorkerTestHooks(exec::ProcessEnvLookup(), worker_options);
       !s.ok()) {
-    err << "error: " << who << ": " << s.message() << "\n";
+    err << "error: " << exec::WithRank(env->rank, s.message()) << "\n";
     return kExitUsage;
   }
   absl::StatusOr<exec::WorkerResult> result = exec::RunWorker(plan, *env, worker_options);
   out.flush();
   if (!result.ok()) {
-    err << "error: " << who << ": " << result.status().message() << "\n";
+    err << "error: " << exec::WithRank(env->rank, result.status().message()) << "\n";
     err.flush();
     // The launcher reports the first worker to exit as the cause. A rank that only lost a peer
     // (Unavailable) waits longer, so that the peer that failed first, which waits 1 s, is the

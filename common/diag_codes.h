@@ -103,6 +103,16 @@ inline constexpr const char* kExecutorUnsupported = "E0601";
 inline constexpr const char* kPretrainedMismatch = "E0602";
 // data.train.tokenizer cannot encode for this plan: unreadable, or ids beyond model.vocab_size.
 inline constexpr const char* kTokenizerMismatch = "E0603";
+// The checkpoint resume would pick (or --resume-from names) cannot continue under this plan: another
+// model, an unsharded checkpoint under a sharded layout, or a global batch `auto` resolved otherwise.
+inline constexpr const char* kResumeMismatch = "E0604";
+// checkpoint.dir holds checkpoints of another run that this run would mix with (resume: never, none
+// resumable, or newer steps than the one resumed).
+inline constexpr const char* kCheckpointDirOccupied = "E0605";
+// checkpoint.dir is not a usable directory: a file, a device, unwritable, or cannot be created.
+inline constexpr const char* kCheckpointDirUnusable = "E0606";
+// data.global_batch_size, set explicitly, differs from the resumed checkpoint's.
+inline constexpr const char* kResumeBatchChanged = "W0601";
 
 // `accel import`: Accelerate YAML, DeepSpeed JSON and torchtitan TOML configs (importers/).
 // YAML syntax errors in an imported file keep their loader code (E0004).

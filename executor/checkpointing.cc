@@ -78,6 +78,9 @@ absl::StatusOr<bool> ResumeFromCheckpoint(const ir::Plan& plan, int rank, Checkp
     return latest.status();
   }
   ACCEL_ASSIGN_OR_RETURN(GlobalDataPosition position, trainer.LoadState(latest->path));
+  // Workers started without `accel run` (torchrun) continue the resumed checkpoint's run id.
+  ACCEL_ASSIGN_OR_RETURN(CheckpointIdentity resumed_from, CheckpointStore::ReadIdentity(latest->path));
+  store.ContinueRun(resumed_from);
   ACCEL_RETURN_IF_ERROR(dataset.SeekGlobal(position));
   WorkerLog(absl::StrFormat("resumed from %s (step %d, data epoch %d after %d windows)",
                             latest->path, trainer.step(), position.epoch, position.samples));

@@ -619,6 +619,9 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
     return absl::InvalidArgumentError(absl::StrCat("bad master port ", options.master_port,
                                                    " (0 is allowed only on rank 0)"));
   }
+  // Rank 0 serving the store fails to bind (a port in use), the others fail to connect: the
+  // message says which, so a bind failure is not reported as an unreachable store.
+  bool serving = false;
   try {
     if (!options.store_file.empty()) {
       auto file = c10::make_intrusive<c10d::FileStore>(options.store_file, options.world_size);
@@ -631,6 +634,7 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
     store_opts.port = static_cast<std::uint16_t>(options.master_port);
     // Under torchrun's static rendezvous its agent already serves the store on MASTER_PORT.
     store_opts.isServer = options.rank == 0 && !options.agent_store;
+    serving = store_opts.isServer;
     store_opts.numWorkers = options.world_size;
     // Waiting for workers in the constructor would block rank 0 before it can report a port it
     // bound itself; the first group creation synchronizes all ranks anyway.
@@ -655,6 +659,7 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
       }
     }
     auto tcp = c10::make_intrusive<c10d::TCPStore>(options.master_addr, store_opts);
+    serving = false;  // bound and listening: what fails from here on is talking to it
     listen.reset();
     // An agent's store outlives the workers it restarts: each attempt keeps its keys apart.
     c10::intrusive_ptr<c10d::Store> store = tcp;
@@ -664,6 +669,10 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(const Rendezvous
     if (absl::Status same_job = CheckJobToken(*store, options); !same_job.ok()) return same_job;
     return std::unique_ptr<Rendezvous>(new StoreRendezvous(options, std::move(tcp), std::move(store)));
   } catch (const std::exception& e) {
+    if (serving) {
+      return absl::UnavailableError(absl::StrCat("cannot serve the rendezvous store on ", options.master_addr, ":",
+                                                 options.master_port, " from rank ", options.rank, ": ", e.what()));
+    }
     return absl::UnavailableError(absl::StrCat("cannot reach the rendezvous store at ",
                                                options.master_addr, ":", options.master_port,
                                                " from rank ", options.rank, ": ", e.what()));

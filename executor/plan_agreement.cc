@@ -2,32 +2,18 @@
 
 #include <torch/torch.h>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "checkpoint/crc32c.h"
+#include "checkpoint/run_identity.h"
 
 namespace accel::exec {
 
-uint32_t PlanFingerprint(const ir::Plan& plan) {
-  ir::Plan content = plan;
-  content.mutable_job()->clear_spec_file();
-  content.mutable_job()->clear_overrides();
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    content.SerializeToCodedStream(&coded);
-  }
-  return Crc32c(bytes);
-}
+// One definition with the hash checkpoints record (checkpoint/run_identity.h).
+uint32_t PlanFingerprint(const ir::Plan& plan) { return PlanHash(plan); }
 
 absl::Status CheckSamePlanOnEveryRank(const ir::Plan& plan, Communicator& world,
                                       const at::Device& device) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -141,11 +142,16 @@ absl::Status ReportRunEnd(RunState& s, const LoopOutcome& o, WorkerClock::time_p
   if (s.measure_tensors || s.measure_cuda) WorkerLog(MemorySummaryLine(s.plan, memory));
   if (pipeline) LogPipelineWait(s, pipeline_wait);
   if (s.tp_timer) LogTensorParallelTime(s, o);
+  // The checkpoint a resume would continue, not just the directory (which may hold none of this
+  // run's: checkpoint.at_end false, or other runs' only).
+  const std::optional<CheckpointInfo> newest = s.store.NewestOfRun();
+  const std::string saved = newest.has_value() ? absl::StrCat("newest checkpoint ", newest->path)
+                                               : std::string("no checkpoint of this run");
   WorkerLog(absl::StrFormat(
       "summary: %d steps this run, final loss %.4f, %.0f tokens/s mean (%d ranks), peak RSS "
-      "%.1f MiB on rank 0, checkpoints in %s",
+      "%.1f MiB on rank 0, %s",
       s.trainer.step() - o.first_step_of_run + 1, o.last_loss, mean_tps, s.env.world_size,
-      static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), s.plan.checkpoint().dir()));
+      static_cast<double>(PeakResidentBytes()) / (1024.0 * 1024.0), saved));
   return WriteSummary(s, o, mean_tps, memory, pipeline_wait);
 }
 

@@ -187,8 +187,10 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
                          CreateTrainer(plan, model, trainer_options, g.groups, env.rank, tp.tp, tp.tp_kv));
   LogRankSetup(plan, env, *g.world, device, data);
 
+  // The identity every manifest records; env.run_id is `accel run`'s (checkpoint/run_identity.h).
   CheckpointStore store(CheckpointRoot(plan, env),
-                        static_cast<int>(std::max<int64_t>(1, plan.checkpoint().keep())));
+                        static_cast<int>(std::max<int64_t>(1, plan.checkpoint().keep())),
+                        IdentityOfPlan(plan, env.run_id));
   ACCEL_ASSIGN_OR_RETURN(bool resumed,
                          ResumeFromCheckpoint(plan, env.rank, store, *trainer, *data.dataset));
   ACCEL_RETURN_IF_ERROR(StartFromPretrained(plan, env, resumed, *trainer));

@@ -1,30 +1,12 @@
 #include "launcher/job_token.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
-#include <cstdint>
-#include <cstring>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "checkpoint/run_identity.h"
 
 namespace accel::exec {
 
-absl::StatusOr<std::string> NewJobToken() {
-  uint8_t bytes[16];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return absl::InternalError(absl::StrCat("getrandom: ", std::strerror(errno)));
-    got += static_cast<size_t>(n);
-  }
-  std::string token;
-  for (uint8_t b : bytes) absl::StrAppendFormat(&token, "%02x", b);
-  return token;
-}
+absl::StatusOr<std::string> NewJobToken() { return NewRunId(); }
 
 absl::StatusOr<std::string> JobTokenFor(const LaunchLayout& layout,
                                         const std::string& slurm_job_id, const EnvLookup& lookup) {

@@ -24,6 +24,8 @@ struct PlanIssue {
   std::string note;
   std::string advice_if_from_model_config;
   std::string advice_otherwise;
+  // A warning (code W...) rather than an error: reported, and the launch goes on.
+  bool warning = false;
 };
 
 // One E0601 (kExecutorUnsupported) issue per ExecutorSupportIssues entry, at its field, e.g.

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <system_error>
 #include <vector>
 
@@ -17,8 +19,14 @@
 #include "common/durable_file.h"
 #include "common/exit_codes.h"
 #include "ir/plan_writer.h"
+#include "checkpoint/run_identity.h"
+#include "common/diag_codes.h"
+#include "launcher/checkpoint_dir_check.h"
+#include "launcher/dir_lock.h"
 #include "launcher/job_token.h"
 #include "launcher/launch_layout.h"
+#include "launcher/output_dirs.h"
+#include "launcher/resume_check.h"
 #include "launcher/process_supervisor.h"
 #include "launcher/slurm_env.h"
 
@@ -81,11 +89,9 @@ absl::StatusOr<LaunchLayout> LocalLayout(const LaunchRequest& request, int threa
   return layout;
 }
 
-// The run directory with the plan the workers execute (plan.binpb) and its summary (plan.txt).
+// The run directory (created and locked already) with the plan the workers execute (plan.binpb)
+// and its summary (plan.txt).
 absl::Status PrepareRunDir(const std::string& run_dir, const ir::Plan& plan, const std::string& summary) {
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create run directory ", run_dir, ": ", ec.message()));
   if (absl::Status s = WriteFileAtomically(run_dir, "plan.binpb", ir::PlanToBinary(plan)); !s.ok()) return s;
   return WriteFileAtomically(run_dir, "plan.txt", summary);
 }
@@ -138,6 +144,10 @@ struct Launch {
   int threads = 1;
   std::string exe;
   std::string checkpoint_dir;
+  // The run id every worker records in its checkpoints (WorkerEnv::run_id).
+  std::string run_id;
+  // Held from before the run directory is written until RunJob returns.
+  std::vector<std::unique_ptr<DirLock>> locks;
   // One node: the workers meet through a file in the run directory, so no store listens on the
   // network (LibTorch 1.13's TCPStore server binds every interface).
   bool file_store = true;
@@ -151,10 +161,10 @@ void AnnounceLaunch(const Launch& launch, std::ostream& out) {
   out << absl::StrFormat(
              "\nlaunching %d %s (%s, node %d of %d) with %d intra-op %s each; rendezvous "
              "%s\nrun directory %s: plan.binpb, plan.txt, metrics.jsonl, rank<R>.log; "
-             "checkpoints in %s\n",
+             "checkpoints in %s (%s)\n",
              workers, workers == 1 ? "worker" : "workers", launch.layout.mode, launch.layout.node_rank,
              launch.request.nodes, launch.threads, launch.threads == 1 ? "thread" : "threads",
-             rendezvous, launch.request.run_dir, launch.checkpoint_dir)
+             rendezvous, launch.request.run_dir, launch.checkpoint_dir, RunLabel(launch.run_id))
       << std::flush;
 }
 
@@ -174,6 +184,7 @@ absl::Status PrepareAttempt(Launch& launch, const EnvLookup& env, int attempt) {
   for (WorkerEnv& w : launch.layout.workers) {
     w.job_token = *token;
     w.store_file = store_file;
+    w.run_id = launch.run_id;
   }
   return absl::OkStatus();
 }
@@ -194,6 +205,98 @@ bool ShouldRestart(const SupervisionResult& result, const Launch& launch, int at
              attempt + 1, max_restarts, launch.checkpoint_dir, attempt)
       << std::flush;
   return true;
+}
+
+// Hands issues to options.report_issues, or prints them plainly; returns whether any is an error.
+bool ReportIssues(const std::vector<PlanIssue>& issues, const RunOptions& options, std::ostream& err) {
+  if (issues.empty()) return false;
+  if (options.report_issues) {
+    options.report_issues(issues);
+  } else {
+    for (const PlanIssue& i : issues) {
+      err << (i.warning ? "warning[" : "error[") << i.code << "]: " << i.field << ": " << i.message << "\n";
+    }
+  }
+  return std::any_of(issues.begin(), issues.end(), [](const PlanIssue& i) { return !i.warning; });
+}
+
+// Whether this node runs global rank 0, the one that publishes and prunes checkpoints.
+bool HostsRankZero(const LaunchLayout& layout) {
+  return std::any_of(layout.workers.begin(), layout.workers.end(), [](const WorkerEnv& w) { return w.rank == 0; });
+}
+
+// Locks the run directory and the checkpoint directory (once when they are the same). Only the
+// node of rank 0 locks: the other nodes of a job may share both directories on one file system.
+absl::Status LockOutputs(Launch& launch) {
+  if (!HostsRankZero(launch.layout)) return absl::OkStatus();
+  std::error_code ec;
+  // flock conflicts between two open files of one process: one lock when both are one directory.
+  std::vector<std::string> dirs = {launch.request.run_dir};
+  if (!fs::equivalent(launch.request.run_dir, launch.checkpoint_dir, ec)) dirs.push_back(launch.checkpoint_dir);
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<std::unique_ptr<DirLock>> lock = DirLock::Acquire(dir);
+    if (!lock.ok()) return lock.status();
+    launch.locks.push_back(*std::move(lock));
+  }
+  return absl::OkStatus();
+}
+
+// What resume continues and whether this run may write into checkpoint.dir; sets the run id and
+// prints the resume report and the checkpoints left in place. Returns kExitOk to go on.
+int DecideResume(const ir::Plan& plan, Launch& launch, const RunOptions& options, std::ostream& out,
+                 std::ostream& err) {
+  absl::StatusOr<CheckpointDirScan> scan = ScanCheckpointDir(plan, launch.checkpoint_dir);
+  if (!scan.ok()) {
+    err << "error: " << scan.status().message() << "\n";
+    return kExitRuntime;
+  }
+  std::vector<PlanIssue> issues = CheckpointDirIssues(plan, *scan);
+  std::optional<ResumeReport> report;
+  if (scan->resume.has_value()) {
+    absl::StatusOr<ResumeReport> checked = CheckResume(plan, scan->resume->info.path);
+    if (!checked.ok()) {
+      err << "error: " << checked.status().message() << "\n";
+      return kExitRuntime;
+    }
+    report = *std::move(checked);
+    issues.insert(issues.end(), report->errors.begin(), report->errors.end());
+    issues.insert(issues.end(), report->warnings.begin(), report->warnings.end());
+  }
+  if (ReportIssues(issues, options, err)) return kExitInvalid;
+  launch.run_id = scan->run_id;
+  if (launch.run_id.empty()) {
+    absl::StatusOr<std::string> id = NewRunId();
+    if (!id.ok()) {
+      err << "error: " << id.status().message() << "\n";
+      return kExitRuntime;
+    }
+    launch.run_id = *id;
+  }
+  if (report.has_value()) out << ResumeReportText(*report);
+  if (const std::string line = LeftInPlaceLine(*scan); !line.empty()) out << line << "\n";
+  return kExitOk;
+}
+
+// Before any work: both output directories checked and created, locked, the resume decided.
+int ClaimOutputs(const ir::Plan& plan, Launch& launch, const RunOptions& options, std::ostream& out,
+                 std::ostream& err) {
+  if (absl::Status s = PrepareOutputDir(launch.request.run_dir, "run directory"); !s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return kExitRuntime;
+  }
+  if (absl::Status s = PrepareOutputDir(launch.checkpoint_dir, "checkpoint.dir"); !s.ok()) {
+    PlanIssue unusable;
+    unusable.code = codes::kCheckpointDirUnusable;
+    unusable.field = "checkpoint.dir";
+    unusable.message = std::string(s.message());
+    ReportIssues({unusable}, options, err);
+    return kExitInvalid;
+  }
+  if (absl::Status s = LockOutputs(launch); !s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return kExitRuntime;
+  }
+  return DecideResume(plan, launch, options, out, err);
 }
 
 // Runs attempts until one finishes or the restart policy gives up.
@@ -255,13 +358,14 @@ int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& o
                                                   : std::max(1, UsableCpus() / local_workers);
   for (WorkerEnv& w : layout->workers) w.num_threads = launch.threads;
   launch.layout = *std::move(layout);
+  launch.checkpoint_dir = plan.checkpoint().dir().empty()
+                              ? (fs::path(launch.request.run_dir) / "checkpoints").string()
+                              : plan.checkpoint().dir();
+  if (const int claimed = ClaimOutputs(plan, launch, options, out, err); claimed != kExitOk) return claimed;
   if (absl::Status prepared = PrepareRunDir(launch.request.run_dir, plan, summary); !prepared.ok()) {
     err << "error: " << prepared.message() << "\n";
     return kExitRuntime;
   }
-  launch.checkpoint_dir = plan.checkpoint().dir().empty()
-                              ? (fs::path(launch.request.run_dir) / "checkpoints").string()
-                              : plan.checkpoint().dir();
   launch.exe = options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
   launch.file_store = launch.request.nodes == 1;
   AnnounceLaunch(launch, out);

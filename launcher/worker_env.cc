@@ -35,6 +35,7 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const Worker
       {"ACCEL_LAUNCH_UNIX_NS", absl::StrCat(env.launch_unix_ns)},
       {"ACCEL_JOB_TOKEN", env.job_token},
       {"ACCEL_STORE_FILE", env.store_file},
+      {"ACCEL_RUN_ID", env.run_id},
   };
 }
 
@@ -115,6 +116,7 @@ absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup) {
   env.agent_store = agent == "True" || agent == "true" || agent == "1";
   env.restart_count = static_cast<int>(restarts);
   env.store_file = lookup("ACCEL_STORE_FILE").value_or("");
+  env.run_id = lookup("ACCEL_RUN_ID").value_or("");
   return env;
 }
 

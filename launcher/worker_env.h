@@ -56,6 +56,10 @@ struct WorkerEnv {
   // Single-node `accel run`: the rendezvous store is this file, not a TCP server on MASTER_PORT.
   // Env ACCEL_STORE_FILE; "" for TCP.
   std::string store_file;
+  // The run id the workers' checkpoints record (checkpoint/run_identity.h): drawn once per
+  // `accel run`, or the id of the checkpoint it resumes. Env ACCEL_RUN_ID; "" (workers started
+  // without `accel run`, e.g. by torchrun) lets rank 0's store draw one or adopt the resumed one.
+  std::string run_id;
 };
 
 // Looks up one environment variable; nullopt when it is not set.
@@ -64,13 +68,14 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // The variables a worker needs, as (name, value) pairs in a fixed order: RANK, LOCAL_RANK,
 // WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, NODE_RANK, MASTER_ADDR, MASTER_PORT, ACCEL_RUN_DIR,
 // ACCEL_NUM_THREADS, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, OMP_WAIT_POLICY, ACCEL_LAUNCH_UNIX_NS,
-// ACCEL_JOB_TOKEN.
+// ACCEL_JOB_TOKEN, ACCEL_STORE_FILE, ACCEL_RUN_ID.
 std::vector<std::pair<std::string, std::string>> WorkerEnvVariables(const WorkerEnv& env);
 
 // Reads a WorkerEnv back from variables. RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are
 // required; LOCAL_RANK defaults to RANK, LOCAL_WORLD_SIZE to WORLD_SIZE, GROUP_RANK/NODE_RANK to
-// 0, ACCEL_NUM_THREADS to 1, ACCEL_JOB_TOKEN to "". Errors: InvalidArgument naming the variable when one is missing,
-// not an integer, or out of range (rank outside [0, WORLD_SIZE), port outside [1, 65535]).
+// 0, ACCEL_NUM_THREADS to 1, ACCEL_JOB_TOKEN and ACCEL_RUN_ID to "". Errors: InvalidArgument
+// naming the variable when one is missing, not an integer, or out of range (rank outside
+// [0, WORLD_SIZE), port outside [1, 65535]).
 absl::StatusOr<WorkerEnv> WorkerEnvFromLookup(const EnvLookup& lookup);
 
 // WorkerEnvFromLookup over this process's environment (getenv).

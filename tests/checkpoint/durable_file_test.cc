@@ -94,13 +94,14 @@ TEST_CASE("a checkpoint is not written through a link planted in the checkpoint 
   CHECK(tmp.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(tmp.status().message() == Refusal(root / ".tmp-step_00000003"));
 
-  // A file link inside a rank's temporary directory.
+  // A file link inside a rank's temporary directory (the directory holds no checkpoint yet, and
+  // the message does not claim earlier ones are intact).
   fs::remove(root / ".tmp-step_00000003");
   tmp = store.BeginStep(3);
   REQUIRE(tmp.ok());
   fs::create_symlink(elsewhere / "stolen.bin", fs::path(*tmp) / "shard-00000.bin");
   CHECK(CheckpointStore::WriteRankFiles(*tmp, 0, {{"shard-00000.bin", "x"}}).message() ==
-        "checkpoint of step 3 not written (the previous checkpoints are intact): " +
+        "checkpoint of step 3 not written (no earlier checkpoint exists): " +
             Refusal(fs::path(*tmp) / "shard-00000.bin"));
   CHECK_FALSE(fs::exists(elsewhere / "stolen.bin"));
   CHECK(fs::is_empty(elsewhere));
