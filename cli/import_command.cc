@@ -30,7 +30,7 @@ void CheckWritten(const std::string& text, const std::string& file,
 }  // namespace
 
 const std::vector<std::string>& ImportFormats() {
-  static const std::vector<std::string> kFormats = {"accelerate", "deepspeed", "torchtitan"};
+  static const std::vector<std::string> kFormats = {"accelerate", "deepspeed", "torchtitan", "megatron"};
   return kFormats;
 }
 

@@ -15,7 +15,7 @@ struct ImportCommandOptions {
   std::string model;        // Hugging Face config.json for model.config ("" = placeholder)
   std::string data;         // training data for data.train.path ("" = placeholder)
   std::string output;       // the spec to write; "" or "-" = standard output
-  std::string from;         // "accelerate" | "deepspeed" | "torchtitan"; "" detects the format
+  std::string from;         // "accelerate" | "deepspeed" | "torchtitan" | "megatron"; "" detects the format
   std::string launch_dir;   // where the source tool runs; its config's relative paths start there
 };
 

@@ -9,6 +9,7 @@
 #include "importers/import_context.h"
 #include "importers/located_json.h"
 #include "importers/located_toml.h"
+#include "importers/megatron_importer.h"
 #include "importers/spec_builder.h"
 #include "importers/torchtitan_importer.h"
 #include "spec/file_reader.h"
@@ -56,6 +57,7 @@ std::unique_ptr<spec::YamlDocument> Parse(SourceFormat format, std::string_view 
   switch (format) {
     case SourceFormat::kDeepSpeed: return ParseLocatedJson(text, file, sink);
     case SourceFormat::kTorchtitan: return ParseLocatedToml(text, file, sink);
+    case SourceFormat::kMegatron: return ParseMegatronArgs(text, file, sink);
     case SourceFormat::kAccelerate: break;
   }
   bool tabs = false;
@@ -75,6 +77,11 @@ int64_t FinishModelConfig(SpecBuilder& spec, const ImportOptions& options,
   std::string config = options.model_config;
   if (!config.empty()) {
     spec.Set("model.config", YamlString(RelativeToSpec(config, options.output_path)), "--model");
+    if (spec.Has("model.arch")) {
+      // The source described the model itself (Megatron-LM's --num-layers, ...).
+      spec.EraseSection("model", "model.config");
+      spec.Note("model", "the source's model arguments not used: --model names the model");
+    }
     if (found) {
       spec.Note("model", found->source + " (" + RelativeToSpec(found->path, options.output_path) +
                              ") not used: --model names the model");
@@ -82,6 +89,13 @@ int64_t FinishModelConfig(SpecBuilder& spec, const ImportOptions& options,
   } else if (found) {
     config = found->path;
     spec.Set("model.config", YamlString(RelativeToSpec(config, options.output_path)), found->source);
+  } else if (spec.Has("model.arch")) {
+    // The source gave the model's shape (Megatron-LM's --num-layers, ...) but maybe not the
+    // vocabulary, which its tokenizer decides.
+    if (!spec.Has("model.vocab_size")) {
+      spec.Set("model.vocab_size", "32000", "importer assumption: the source leaves it to its tokenizer; set it");
+    }
+    return 0;
   } else {
     spec.Set("model.config", "config.json", "placeholder: no --model given");
     return 0;
@@ -148,6 +162,7 @@ ImportResult ImportConfigText(std::string_view text, const std::string& file,
     case SourceFormat::kAccelerate: ImportAccelerate(*document->root, context); break;
     case SourceFormat::kDeepSpeed: ImportDeepSpeed(*document->root, context); break;
     case SourceFormat::kTorchtitan: ImportTorchtitan(*document->root, context); break;
+    case SourceFormat::kMegatron: ImportMegatron(*document->root, context); break;
   }
   if (sink.HasErrors()) return result;
   const std::string tool(ToolName(result.format));

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "importers/shell_args.h"
+
 namespace accel::importers {
 namespace {
 
@@ -55,6 +57,7 @@ std::string_view FormatName(SourceFormat format) {
     case SourceFormat::kAccelerate: return "accelerate";
     case SourceFormat::kDeepSpeed: return "deepspeed";
     case SourceFormat::kTorchtitan: return "torchtitan";
+    case SourceFormat::kMegatron: return "megatron";
   }
   return "accelerate";
 }
@@ -64,13 +67,15 @@ std::string_view ToolName(SourceFormat format) {
     case SourceFormat::kAccelerate: return "Accelerate";
     case SourceFormat::kDeepSpeed: return "DeepSpeed";
     case SourceFormat::kTorchtitan: return "torchtitan";
+    case SourceFormat::kMegatron: return "Megatron-LM";
   }
   return "Accelerate";
 }
 
 std::optional<SourceFormat> ParseFormatName(std::string_view name) {
   for (SourceFormat f :
-       {SourceFormat::kAccelerate, SourceFormat::kDeepSpeed, SourceFormat::kTorchtitan}) {
+       {SourceFormat::kAccelerate, SourceFormat::kDeepSpeed, SourceFormat::kTorchtitan,
+        SourceFormat::kMegatron}) {
     if (FormatName(f) == name) return f;
   }
   return std::nullopt;
@@ -80,8 +85,12 @@ SourceFormat DetectSourceFormat(std::string_view path, std::string_view text) {
   if (EndsWith(path, ".json")) return SourceFormat::kDeepSpeed;
   if (EndsWith(path, ".toml")) return SourceFormat::kTorchtitan;
   if (EndsWith(path, ".yaml") || EndsWith(path, ".yml")) return SourceFormat::kAccelerate;
+  if (EndsWith(path, ".sh") || EndsWith(path, ".bash") || EndsWith(path, ".args")) {
+    return SourceFormat::kMegatron;
+  }
   if (FirstContentChar(text) == '{') return SourceFormat::kDeepSpeed;
   if (HasTomlHeader(text)) return SourceFormat::kTorchtitan;
+  if (LooksLikeShellArgs(text)) return SourceFormat::kMegatron;
   return SourceFormat::kAccelerate;
 }
 

@@ -12,20 +12,23 @@ enum class SourceFormat {
   kAccelerate,  // Hugging Face Accelerate `accelerate config` YAML
   kDeepSpeed,   // DeepSpeed JSON (ds_config.json)
   kTorchtitan,  // torchtitan job TOML (train_configs/*.toml)
+  kMegatron,    // Megatron-LM arguments: a launch script (bash) or an arguments file
 };
 
-// "accelerate", "deepspeed" or "torchtitan": the --from spelling.
+// "accelerate", "deepspeed", "torchtitan" or "megatron": the --from spelling.
 std::string_view FormatName(SourceFormat format);
 
-// "Accelerate", "DeepSpeed" or "torchtitan": how messages and comments name the tool.
+// "Accelerate", "DeepSpeed", "torchtitan" or "Megatron-LM": how messages and comments name the tool.
 std::string_view ToolName(SourceFormat format);
 
 // The format named by `name` (a FormatName spelling), or nullopt.
 std::optional<SourceFormat> ParseFormatName(std::string_view name);
 
 // Guesses the format of `text` read from `path`: by extension first (.json DeepSpeed, .toml
-// torchtitan, .yaml/.yml Accelerate), then by content (first non-blank, non-comment character
-// `{`: JSON; a line starting with `[name]`: TOML; else YAML). Never fails: YAML is the fallback.
+// torchtitan, .yaml/.yml Accelerate, .sh/.bash/.args Megatron-LM), then by content (first
+// non-blank, non-comment character `{`: JSON; a line starting with `[name]`: TOML; a `#!` line
+// naming a shell or a first line starting with `--name`: Megatron-LM; else YAML). Never fails:
+// YAML is the fallback.
 SourceFormat DetectSourceFormat(std::string_view path, std::string_view text);
 
 }  // namespace accel::importers

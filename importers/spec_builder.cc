@@ -124,4 +124,11 @@ std::string YamlString(std::string_view text) {
   return out + "\"";
 }
 
+void SpecBuilder::EraseSection(const std::string& prefix, const std::string& keep) {
+  for (auto it = values_.begin(); it != values_.end();) {
+    const bool under = it->first.starts_with(prefix + ".") && it->first != keep;
+    it = under ? values_.erase(it) : std::next(it);
+  }
+}
+
 }  // namespace accel::importers

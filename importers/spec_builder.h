@@ -22,6 +22,9 @@ class SpecBuilder {
   // Removes the value Set for `path`, if any.
   void Erase(const std::string& path) { values_.erase(path); }
 
+  // Removes every value Set under the section `prefix` ("model" removes model.*), `keep` aside.
+  void EraseSection(const std::string& prefix, const std::string& keep);
+
   // Whether `path` was Set.
   bool Has(const std::string& path) const { return values_.count(path) > 0; }
 

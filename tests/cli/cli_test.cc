@@ -386,8 +386,15 @@ TEST_CASE("import: a refused config exits 1 and writes nothing", "[cli][import]"
   CHECK(r.out.empty());
   CHECK(r.err.find("error[E0703]: Accelerate key 'mixed_precision' = \"fp8\"") != std::string::npos);
   CHECK(r.err.find("not imported: 1 error\n") != std::string::npos);
-  Result usage = Accel("import x.yaml --from megatron");
+  Result usage = Accel("import x.yaml --from nemo");
   CHECK(usage.exit_code == 2);
+}
+
+TEST_CASE("import: a Megatron-LM launch script is detected and imported", "[cli][import]") {
+  Result r = Accel("import tests/testdata/corpus/configs/megatron/examples/gpt3/train_gpt3_175b_distributed.sh");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("  tensor: 8  # --tensor-model-parallel-size\n") != std::string::npos);
+  CHECK(r.out.find("  pipeline: 16  # --pipeline-model-parallel-size\n") != std::string::npos);
 }
 
 namespace {

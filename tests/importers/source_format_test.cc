@@ -14,7 +14,13 @@ TEST_CASE("source format: extension first, then content", "[importers][format]")
   CHECK(DetectSourceFormat("config", "distributed_type: FSDP\n") == SourceFormat::kAccelerate);
   CHECK(DetectSourceFormat("config", "tpu_env: []\n") == SourceFormat::kAccelerate);
   CHECK(ParseFormatName("deepspeed") == SourceFormat::kDeepSpeed);
-  CHECK_FALSE(ParseFormatName("megatron"));
+  CHECK(ParseFormatName("megatron") == SourceFormat::kMegatron);
+  CHECK_FALSE(ParseFormatName("nemo"));
+  CHECK(DetectSourceFormat("train_gpt3.sh", "") == SourceFormat::kMegatron);
+  CHECK(DetectSourceFormat("gpt.args", "") == SourceFormat::kMegatron);
+  CHECK(DetectSourceFormat("launch", "#!/bin/bash\ntorchrun x.py\n") == SourceFormat::kMegatron);
+  CHECK(DetectSourceFormat("args", "# model\n--num-layers 2\n") == SourceFormat::kMegatron);
+  CHECK(DetectSourceFormat("config", "---\nkey: 1\n") == SourceFormat::kAccelerate);
 }
 
 }  // namespace
