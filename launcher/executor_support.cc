@@ -51,7 +51,7 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
   if (plan.pipeline().stages_size() > 1 && plan.sharding().stage() >= 2 &&
       (schedule == ir::PIPELINE_SCHEDULE_ZB_H1 || schedule == ir::PIPELINE_SCHEDULE_ZBV)) {
     out.push_back({"parallel.pipeline_schedule",
-                   absl::StrCat("parallel.pipeline_schedule ", ir::Name(schedule), " with sharding.stage ",
+                   absl::StrCat("parallel.pipeline_schedule ", std::string(ir::Name(schedule)), " with sharding.stage ",
                                 plan.sharding().stage(),
                                 " is not supported by the executor yet (supported: sharding.stage 0 or 1)")});
   }

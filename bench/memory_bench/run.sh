@@ -29,6 +29,7 @@ DP=examples/specs/gpt2-small_cpu2_dp.yaml
 Z2=examples/specs/gpt2-mini_cpu4_zero2.yaml
 MOE=examples/specs/moe-mini_cpu4_ep.yaml
 CP=examples/specs/llama-mini_cpu4_cp2.yaml
+ZBV=examples/specs/llama-mini_cpu4_zbv.yaml
 # name | spec | overrides (space-separated --set values)
 LAYOUTS=(
   "example dp (2 ranks)|$DP|"
@@ -87,6 +88,9 @@ LAYOUTS=(
   "cp 2 ring x dp 2 stage 3, recompute selective|$CP|sharding.stage=3 training.recompute=selective"
   "cp 2 ring x pp 2, 4 microbatches|$CP|parallel.pipeline=2 parallel.data_shard=1 sharding.stage=0 data.grad_accum_steps=4 data.global_batch_size=auto"
   "cp 2 ulysses x dp 2, bf16 params|$CP|parallel.context_method=ulysses precision.params=bf16 precision.reduce=bf16"
+  "example zbv pp 2 x dp 2 stage 1 (4 ranks)|$ZBV|"
+  "zb_h1 pp 2 x dp 2 stage 1|$ZBV|parallel.pipeline_schedule=zb_h1"
+  "zb_h1 pp 4, 8 microbatches, ZeRO-0|$ZBV|parallel.pipeline_schedule=zb_h1 parallel.pipeline=4 parallel.data_shard=1 sharding.stage=0 data.grad_accum_steps=8 data.global_batch_size=auto"
 )
 
 ROWS=$WORK/rows.jsonl

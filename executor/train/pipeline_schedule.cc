@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "executor/models/ops/weight_grad_store.h"
 #include "executor/plan_dtype.h"
 #include "ir/pipeline_simulation.h"
 #include "ir/plan_access.h"
@@ -24,9 +25,13 @@ class StageRun {
            double loss_factor, GradSync& sync, const StageCompute& compute)
       : c_(context), batches_(micro_batches), loss_factor_(loss_factor), sync_(sync),
         compute_(compute), m_(static_cast<int>(micro_batches.size())),
-        inputs_(Slots()), outputs_(Slots()), grads_(Slots()), losses_(Slots()) {
-    for (const ir::PipelineOp& op : c_.stage.ops()) {
-      if (op.kind() == ir::BACKWARD) last_backward_ = {op.chunk(), op.microbatch()};
+        inputs_(Slots()), outputs_(Slots()), grads_(Slots()), losses_(Slots()), weight_grads_(Slots()) {
+    const auto& ops = c_.stage.ops();
+    for (int i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind() == ir::BACKWARD || ops[i].kind() == ir::BACKWARD_INPUT ||
+          ops[i].kind() == ir::BACKWARD_WEIGHT) {
+        last_backward_ = i;
+      }
     }
   }
 
@@ -45,6 +50,14 @@ class StageRun {
   size_t Slots() const { return c_.chunk_virtual_stages.size() * batches_.size(); }
   size_t At(int chunk, int mb) const { return static_cast<size_t>(chunk * m_ + mb); }
   int VirtualStage(int chunk) const { return c_.chunk_virtual_stages[static_cast<size_t>(chunk)]; }
+  // The chunk of this stage that runs virtual stage `vs`, or −1: under ZBV stage p − 1 runs
+  // virtual stages p − 1 and p, and the activation and its gradient pass between them locally.
+  int LocalChunk(int vs) const {
+    for (size_t c = 0; c < c_.chunk_virtual_stages.size(); ++c) {
+      if (c_.chunk_virtual_stages[c] == vs) return static_cast<int>(c);
+    }
+    return -1;
+  }
   std::string Where(int chunk, int mb) const {
     return absl::StrCat("stage ", c_.stage.index(), c_.chunk_virtual_stages.size() > 1 ? absl::StrCat(" chunk ", chunk) : "",
                         " microbatch ", mb);
@@ -55,7 +68,11 @@ class StageRun {
   }
   absl::Status CheckActivation(const at::Tensor& t, int chunk, int mb) const;
   absl::Status Forward(int chunk, int mb);
-  absl::Status Backward(int chunk, int mb);
+  // BACKWARD (both halves), or BACKWARD_INPUT (B: the input gradients, the projections' weight
+  // gradients deferred into weight_grads_) when split. `index`: the op's place in the list.
+  absl::Status Backward(int chunk, int mb, int index, bool split);
+  // BACKWARD_WEIGHT (W): the weight gradients B deferred.
+  absl::Status BackwardWeight(int chunk, int mb, int index);
   absl::Status Send(at::Tensor tensor, int peer, int tag, int received_at);
   // A blocking receive, its time added to recv_wait_seconds_.
   absl::Status Receive(at::Tensor& into, int peer, int tag);
@@ -70,6 +87,7 @@ class StageRun {
   std::vector<at::Tensor> outputs_;  // forward outputs awaiting backward
   std::vector<at::Tensor> grads_;    // received gradients of outputs_
   std::vector<at::Tensor> losses_;   // last virtual stage: the microbatch losses awaiting backward
+  std::vector<WeightGradStore> weight_grads_;  // split backward: what B deferred to W
   // Sends in flight, with the peer and the index of the matching receive in its op list.
   struct PendingSend {
     std::unique_ptr<PendingWork> work;
@@ -77,7 +95,11 @@ class StageRun {
     int received_at = -1;
   };
   std::list<PendingSend> sends_;
-  std::pair<int, int> last_backward_ = {-1, -1};  // (chunk, microbatch) of the op list's last backward
+  // Index of the op list's last backward op (BACKWARD, BACKWARD_INPUT or BACKWARD_WEIGHT): the
+  // gradient synchronization's last micro-step. With a split backward every B and W is a
+  // micro-step of its own (zero-bubble schedules run at sharding stage 0 or 1, which reduce only
+  // in the last one: the others accumulate into .grad, whatever their order).
+  int last_backward_ = -1;
   double loss_sum_ = 0;
   double recv_wait_seconds_ = 0;
 };
@@ -105,6 +127,10 @@ absl::Status StageRun::Forward(int chunk, int mb) {
   const int64_t seq = batch.size(1) - 1;
   const size_t at = At(chunk, mb);
   at::Tensor input = c_.FirstChunk(chunk) ? batch.narrow(1, 0, seq) : inputs_[at];
+  const int previous = c_.FirstChunk(chunk) ? -1 : LocalChunk(VirtualStage(chunk) - 1);
+  if (!input.defined() && previous >= 0 && outputs_[At(previous, mb)].defined()) {
+    input = inputs_[at] = outputs_[At(previous, mb)].detach().requires_grad_(true);
+  }
   if (!input.defined()) {
     return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": forward before its activation was received"));
   }
@@ -119,9 +145,10 @@ absl::Status StageRun::Forward(int chunk, int mb) {
   return absl::OkStatus();
 }
 
-absl::Status StageRun::Backward(int chunk, int mb) {
-  sync_.BeginMicroStep(/*last=*/std::make_pair(chunk, mb) == last_backward_);
+absl::Status StageRun::Backward(int chunk, int mb, int index, bool split) {
+  sync_.BeginMicroStep(/*last=*/index == last_backward_);
   const size_t at = At(chunk, mb);
+  WeightGradDeferral defer(split ? &weight_grads_[at] : nullptr);
   if (c_.LastChunk(chunk)) {
     if (!losses_[at].defined()) {
       return absl::InvalidArgumentError(absl::StrCat(Where(chunk, mb), ": backward before its forward"));
@@ -133,10 +160,23 @@ absl::Status StageRun::Backward(int chunk, int mb) {
     }
     outputs_[at].backward(grads_[at]);
   }
+  // A local predecessor (ZBV) takes the input's gradient as its output's.
+  const int previous = c_.FirstChunk(chunk) ? -1 : LocalChunk(VirtualStage(chunk) - 1);
+  if (previous >= 0 && inputs_[at].defined()) {
+    at::Tensor g = inputs_[at].grad();
+    grads_[At(previous, mb)] = g.defined() ? g : torch::zeros_like(inputs_[at]);
+    inputs_[at] = at::Tensor();
+  }
   // The activations of this microbatch are no longer needed (its input stays for SEND_GRAD).
   outputs_[at] = at::Tensor();
   grads_[at] = at::Tensor();
   losses_[at] = at::Tensor();
+  return sync_.EndMicroStep();
+}
+
+absl::Status StageRun::BackwardWeight(int chunk, int mb, int index) {
+  sync_.BeginMicroStep(/*last=*/index == last_backward_);
+  weight_grads_[At(chunk, mb)].Run();
   return sync_.EndMicroStep();
 }
 
@@ -157,7 +197,11 @@ absl::Status StageRun::Execute(int index, const ir::PipelineOp& op) {
     case ir::FORWARD:
       return Forward(chunk, mb);
     case ir::BACKWARD:
-      return Backward(chunk, mb);
+      return Backward(chunk, mb, index, /*split=*/false);
+    case ir::BACKWARD_INPUT:
+      return Backward(chunk, mb, index, /*split=*/true);
+    case ir::BACKWARD_WEIGHT:
+      return BackwardWeight(chunk, mb, index);
     case ir::RECV_ACTIVATION: {
       at::Tensor t = NewActivation();
       ACCEL_RETURN_IF_ERROR(Receive(t, op.peer_stage(), ActivationTag(vs, mb, m_)));

@@ -588,15 +588,13 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   CHECK(Refusals(kCpuJob, {"parallel.context=2", "parallel.context_method=ulysses"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"precision.reduce=fp16"}, dir) ==
         "--set precision.reduce=fp16: error[E0601]: precision.reduce fp16 is not supported by the "
-        "executor yet (supported: fp32, bf16)
-");
+        "executor yet (supported: fp32, bf16)\n");
   // The zero-bubble schedules run at sharding stages 0 and 1.
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.pipeline_schedule=zb_h1"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.pipeline_schedule=zbv", "model.num_layers=4"}, dir) == "");
   CHECK(Refusals(kCpuJob, {"parallel.pipeline=2", "parallel.pipeline_schedule=zb_h1", "sharding.stage=2"}, dir) ==
         "--set parallel.pipeline_schedule=zb_h1: error[E0601]: parallel.pipeline_schedule zb_h1 with sharding.stage 2 "
-        "is not supported by the executor yet (supported: sharding.stage 0 or 1)
-");
+        "is not supported by the executor yet (supported: sharding.stage 0 or 1)\n");
 
   std::string gpu = Replace(kCpuJob, "device: cpu, device_memory: 1GiB",
                             "device: cuda, device_memory: 8GiB");

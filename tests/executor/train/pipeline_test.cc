@@ -260,6 +260,56 @@ TEST_CASE("every rank executes exactly its stage's op list from the plan") {
   }
 }
 
+// Zero-bubble schedules (Qi et al. 2023): the backward split into B (input gradients) and W (the
+// projections' weight gradients, deferred by WeightGradStore). Every weight still accumulates its
+// microbatches' gradients in microbatch order, so an untied model trains bitwise like one rank;
+// with data parallelism the tolerances above apply.
+const char* kLlama8 =
+    "model: {arch: llama, hidden_size: 32, num_layers: 8, num_heads: 4, num_kv_heads: 2, ffn_hidden_size: 48,\n"
+    "        vocab_size: 256, max_seq_len: 16, qkv_bias: true, tie_word_embeddings: false}\n";
+
+std::string ZeroBubbleLayout(const char* schedule, int pp, int dp) {
+  return std::string("parallel: {pipeline: ") + std::to_string(pp) + ", pipeline_schedule: " + schedule +
+         ", data_replicate: 1, data_shard: " + std::to_string(dp) + "}\nsharding: {stage: 1}\n";
+}
+
+TEST_CASE("zero-bubble schedules train like one rank: zb_h1 and zbv on 2 and 4 stages, with dp 2") {
+  for (const char* schedule : {"zb_h1", "zbv"}) {
+    for (int pp : {2, 4}) {
+      // zbv runs 2 chunks per stage: 4 stages need 8 blocks.
+      const char* model = std::string(schedule) == "zbv" && pp == 4 ? kLlama8 : kLlama;
+      INFO(schedule << " pp " << pp);
+      CheckParity(PlanFor(model, pp, ZeroBubbleLayout(schedule, pp, 1)), Reference(model), /*bitwise=*/true);
+    }
+    INFO(schedule << " pp 2 x dp 2");
+    CheckParity(PlanFor(kLlama, 4, ZeroBubbleLayout(schedule, 2, 2)), Reference(kLlama, 2));
+  }
+}
+
+TEST_CASE("zero-bubble ranks execute their op lists, B and W included") {
+  for (const char* schedule : {"zb_h1", "zbv"}) {
+    INFO(schedule);
+    const ir::Plan plan = PlanFor(kLlama, 2, ZeroBubbleLayout(schedule, 2, 1), 6);
+    std::vector<RankOutcome> ranks = Train(plan, 2);
+    for (const RankOutcome& r : ranks) {
+      const auto& planned = plan.pipeline().stages(r.stage).ops();
+      int weights = 0;
+      for (const std::vector<ExecutedOp>& step : r.ops) {
+        REQUIRE(step.size() == static_cast<size_t>(planned.size()));
+        for (int i = 0; i < planned.size(); ++i) {
+          INFO("stage " << r.stage << " op " << i);
+          CHECK(step[i].kind == planned[i].kind());
+          CHECK(step[i].microbatch == planned[i].microbatch());
+          CHECK(step[i].chunk == planned[i].chunk());
+          if (step[i].kind == ir::BACKWARD_WEIGHT) ++weights;
+        }
+      }
+      // One W per microbatch and chunk, every step.
+      CHECK(weights == 2 * 6 * static_cast<int>(plan.pipeline().virtual_stages() > 1 ? 2 : 1));
+    }
+  }
+}
+
 TEST_CASE("pipeline and data parallel with every sharding stage equal one rank") {
   const RankOutcome reference = Reference(kGpt2, 2);
   for (int stage : {0, 1, 2, 3}) {
