@@ -23,9 +23,6 @@ constexpr const char* kZeroSource =
     "ZeRO (Rajbhandari et al. 2019) section 5: stage 1 shards optimizer states, 2 gradients, "
     "3 parameters";
 constexpr const char* kOffloadSource = "DeepSpeed ZeRO-Offload (Ren et al. 2021)";
-constexpr const char* kActivationSource =
-    "Korthikanti et al. 2022 (arXiv 2205.05198) Table 2; ffn variant from Megatron-LM "
-    "theoretical_memory_usage.py";
 constexpr const char* kExecutorActivationSource =
     "accel executor: tensors autograd saves in executor/models (planner/executor_activations.h), "
     "checked by the counting allocator (bench/memory_bench)";
@@ -80,28 +77,6 @@ std::string StateFormula(int64_t params, int64_t bytes_per, bool sharded, int64_
                           : N(params);
   return count + " params x " + N(bytes_per) + " B (" + what + ")";
 }
-
-const char* LayoutFormula(const MemoryInputs& in) {
-  const bool tp = in.tp > 1;
-  switch (in.recompute) {
-    case RecomputeMode::kFull:
-      return in.sequence_parallel ? "2*s*b*h/t (full recompute: layer input only)"
-                                  : "2*s*b*h (full recompute: layer input only)";
-    case RecomputeMode::kOp:
-      return in.sequence_parallel ? "2*s*b*h/t + 2*s*b*(4*h + ffn)/t (per-op recompute: layer input and kept outputs)"
-                                  : "2*s*b*h + 2*s*b*(4*h + ffn)/t (per-op recompute: layer input and kept outputs)";
-    case RecomputeMode::kSelective:
-      if (in.sequence_parallel) return "s*b*h*(10 + 8 + 4*ffn/h)/t (tensor + sequence parallel + selective)";
-      return tp ? "s*b*h*(10 + (8 + 4*ffn/h)/t) (tensor parallel + selective)"
-                : "s*b*h*(10 + 8 + 4*ffn/h) (selective recompute)";
-    case RecomputeMode::kNone:
-      break;
-  }
-  if (in.sequence_parallel) return "s*b*h*(10 + 8 + 4*ffn/h + 5*a*s/h)/t (tensor + sequence parallel)";
-  return tp ? "s*b*h*(10 + (8 + 4*ffn/h)/t + 5*a*s/(h*t)) (tensor parallel)"
-            : "s*b*h*(10 + 8 + 4*ffn/h + 5*a*s/h) (no parallelism)";
-}
-
 
 absl::StatusOr<int64_t> BytesOf(ir::Dtype dtype, const char* what) {
   const int bytes = ir::DtypeBytes(dtype);
@@ -679,7 +654,7 @@ void AddBlockPhaseTerm(const SharedInputs& c, const StageLayout& layout,
 // off and the gradient and head's share added.
 // `dims` is the activation terms' shape text.
 void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
-                             const ActivationShape& shape, const ExecutorActivationShape& exec_shape,
+                             const ExecutorActivationShape& exec_shape,
                              const std::function<std::string()>& dims, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   const int64_t tp = std::max<int64_t>(c.tp, 1);
@@ -744,17 +719,12 @@ int64_t MoeLayersOfLargestChunk(const ir::Model& model, const StageLayout& layou
 // recompute only the one block rebuilt in backward holds it); and, one block at a time, the
 // router and dispatch buffers.
 void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t inflight,
-                           ActivationShape shape, ExecutorActivationShape exec_shape,
-                           ir::MemoryEstimate& e) {
+                           ExecutorActivationShape exec_shape, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   const ir::MixtureOfExperts& moe = in.model.moe();
   const int64_t shared = moe.num_shared_experts() * moe.shared_expert_ffn_size();
-  shape.ffn = shared;
   exec_shape.ffn = shared;
-  const bool executor_layout = true;  // every layout the planner makes, the executor runs
-  const int64_t block = executor_layout
-                            ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
-                            : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+  const int64_t block = ExecutorKeptBytesPerLayer(exec_shape, in.recompute);
   const MoeActivationShape m = MoeShapeOf(c);
   const MoeActivationBytes routed = MoeLayerActivationBytes(m);
   const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
@@ -794,39 +764,22 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
 void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::MemoryEstimate& e) {
   const MemoryInputs& in = c.in;
   const bool explain = c.explain, pipeline = c.pipeline;
-  const int64_t tp = c.tp, padded_vocab = c.padded_vocab, seq = c.seq, h = c.h, ffn = c.ffn;
+  const int64_t tp = c.tp, padded_vocab = c.padded_vocab, seq = c.seq, h = c.h;
   auto device = [&e] { return e.add_device(); };
-  // Activations: Table 2 assumes 16-bit activations; fp32 compute doubles them.
+  // Activations: the tensors the executor keeps, tensor by tensor (executor_activations.h).
   // One activation in flight spans the stage's blocks, or one chunk's when interleaved.
   const int64_t layers = layout.LargestChunkLayers();
-  ActivationShape shape;
-  shape.seq_len = seq;
-  shape.micro_batch = in.micro_batch_size;
-  shape.hidden = h;
-  shape.heads = in.model.num_heads();
-  shape.ffn = ffn;
-  shape.tp = tp;
-  shape.sequence_parallel = in.sequence_parallel;
-  shape.fused_attention = in.fused_attention;
-  // accel's executor runs every layout: its own tensors are counted exactly, tensor and context
-  // parallel included (the Megatron-LM formula remains for the explanation of other stacks).
-  const bool executor_layout = true;
+  // accel's executor runs every layout the planner makes: its own tensors are counted exactly,
+  // tensor and context parallel included.
   const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
-  const int64_t per_layer =
-      executor_layout ? ExecutorKeptBytesPerLayer(exec_shape, in.recompute)
-                      : ActivationBytesPerLayer(shape, in.recompute) * in.compute_bytes / 2;
+  const int64_t per_layer = ExecutorKeptBytesPerLayer(exec_shape, in.recompute);
   const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
   // Mixture of experts: the MoE blocks of the largest chunk get their own term
   // (AddMoeActivationTerms); the term below counts the dense ones.
   const int64_t moe_layers = MoeLayersOfLargestChunk(in.model, layout);
   const int64_t dense_layers = layers - moe_layers;
-  const auto dims = [&] {
-    return executor_layout ? ExecutorActivationFormula(exec_shape, in.recompute)
-                           : "s=" + N(seq) + " b=" + N(in.micro_batch_size) + " h=" + N(h) +
-                                 " a=" + N(shape.heads) + " ffn=" + N(ffn) + " t=" + N(tp) +
-                                 (in.compute_bytes == 4 ? ", fp32 activations x2" : "");
-  };
-  if (moe_layers > 0) AddMoeActivationTerms(c, moe_layers, inflight, shape, exec_shape, e);
+  const auto dims = [&] { return ExecutorActivationFormula(exec_shape, in.recompute); };
+  if (moe_layers > 0) AddMoeActivationTerms(c, moe_layers, inflight, exec_shape, e);
   if (dense_layers > 0) {
     SetTerm(
         device(), explain, "activations", dense_layers * inflight * per_layer,
@@ -836,12 +789,12 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
                                  : (inflight == 1 ? " microbatch in flight x " : " microbatches in flight x ");
           return N(dense_layers) + (dense_layers == 1 ? " layer x " : " layers x ") + N(inflight) + what +
                  N(per_layer) + " B per layer" + (layout.interleaved() ? " (largest chunk)" : "") + "; " +
-                 (executor_layout ? dims() : std::string(LayoutFormula(in)) + ", " + dims());
+                 dims();
         },
-        executor_layout ? kExecutorActivationSource : kActivationSource);
+        kExecutorActivationSource);
   }
   if (layers > 0 && RecomputesBlocks(in.recompute)) {
-    AddRecomputeWorkingTerm(c, layout, shape, exec_shape, dims, e);
+    AddRecomputeWorkingTerm(c, layout, exec_shape, dims, e);
   }
   if (layers > 0 && layout.pending_weight_grads > 0) AddPendingWeightGradTerm(c, layout, exec_shape, e);
   // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
@@ -851,7 +804,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   // Under tensor parallelism the head is vocabulary-parallel: the head functions count this
   // rank's V / t rows (executor/models/ops/chunked_cross_entropy.h).
   const ExecutorActivationShape& head_shape = exec_shape;
-  if (pipeline && executor_layout && awaiting > 0) {
+  if (pipeline && awaiting > 0) {
     // A sequence shard with sequence parallelism.
     const int64_t shards = in.sequence_parallel ? tp : 1;
     const int64_t output = BoundaryBytes(c);
@@ -864,8 +817,8 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (executor_layout && layers > 0 && (pipeline || layout.has_lm_head)) AddBlockPhaseTerm(c, layout, exec_shape, e);
-  if (pipeline && executor_layout && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
+  if (layers > 0 && (pipeline || layout.has_lm_head)) AddBlockPhaseTerm(c, layout, exec_shape, e);
+  if (pipeline && layout.has_lm_head && !layout.interleaved() && inflight > 1) {
     const int64_t kept = ExecutorHeadKeptBytes(head_shape);
     SetTerm(
         device(), explain, "logits", (inflight - 1) * kept,
@@ -875,7 +828,7 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
         },
         kExecutorActivationSource);
   }
-  if (layout.has_lm_head && executor_layout) {
+  if (layout.has_lm_head) {
     const int64_t head = ExecutorHeadBytes(head_shape);
     SetTerm(
         device(), explain, "logits", head,
