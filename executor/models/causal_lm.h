@@ -176,7 +176,7 @@ class CausalLm : public torch::nn::Module {
   int64_t StageSequenceLength(const torch::Tensor& input, int chunk) const;
   // The context parallelism this forward runs under: &cp_ when it is enabled and the model is
   // training, else null.
-  const ContextParallel* ActiveContext() const { return cp_.enabled() && is_training() ? &cp_ : nullptr; }
+  const ContextParallel* ActiveContext() const { return exec::ActiveContext(&cp_, is_training()); }
   // This rank's tokens of a chunk's input: its context-parallel chunks of tokens [b, s]
   // (LocalChunks) under ActiveContext, else `input`.
   torch::Tensor LocalInput(const torch::Tensor& input, int chunk) const;

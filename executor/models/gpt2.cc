@@ -63,7 +63,7 @@ torch::Tensor Gpt2Block::Forward(const torch::Tensor& x, const BlockRecompute& r
   auto heads = [&](const torch::Tensor& y) { return y.view({b, t, num_heads_, d}).transpose(1, 2); };
   torch::Tensor y =
       AttentionCore(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), fused_attention_, recompute, "attn.core",
-                    cp_ != nullptr && cp_->enabled() && is_training() ? cp_ : nullptr);
+                    exec::ActiveContext(cp_, is_training()));
   y = y.transpose(1, 2).contiguous().view({b, t, hl});
   torch::Tensor residual =
       x + (ExitTensorParallel(attn_c_proj_->Project(y, recompute.Keeps("attn.c_proj")), tp_) + attn_c_proj_->bias());

@@ -92,7 +92,7 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   torch::Tensor v = heads(Project(v_proj_, n, recompute, "self_attn.v_proj"), num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
-  const ContextParallel* cp = cp_ != nullptr && cp_->enabled() && is_training() ? cp_ : nullptr;
+  const ContextParallel* cp = exec::ActiveContext(cp_, is_training());
   torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core", cp)
                         .transpose(1, 2)
                         .contiguous()

@@ -34,6 +34,12 @@ struct ContextParallel {
   const std::vector<int64_t>& local_chunks() const;
 };
 
+// The context parallelism a module's forward runs under: `cp` when it is enabled and the module
+// is training (eval, e.g. sampling, runs the whole sequence on every rank), else null.
+inline const ContextParallel* ActiveContext(const ContextParallel* cp, bool training) {
+  return cp != nullptr && training && cp->enabled() ? cp : nullptr;
+}
+
 // This rank's chunks of x along dim 1 ([b, s, ...] → [b, s · |local| / chunks, ...]), concatenated
 // in order; x itself when cp is not enabled. s must divide by cp.chunks (c10::Error otherwise).
 at::Tensor LocalChunks(const at::Tensor& x, const ContextParallel& cp);
