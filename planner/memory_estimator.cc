@@ -213,6 +213,15 @@ absl::StatusOr<MemoryInputs> MemoryInputsFromPlan(const ir::Plan& plan, bool seq
     layout.inflight_microbatches = std::max<int32_t>(st.max_inflight_microbatches(), 1);
     layout.pending_weight_grads = st.max_pending_weight_grads();
     for (const ir::ModelChunk& c : st.chunks()) layout.chunks.emplace_back(c.layer_begin(), c.layer_end());
+    if (pipe.stages_size() > 1 && SplitsBackward(in.pipeline_schedule)) {
+      const ScheduleShape shape{in.pipeline_schedule, pipe.stages_size(),
+                                static_cast<int32_t>(in.virtual_stages),
+                                static_cast<int32_t>(in.microbatches)};
+      // Search candidates' plans carry no op lists (planner.h): rebuild the stage's.
+      ir::PipelineStage rebuilt;
+      if (st.ops().empty()) WriteStageOps(shape, st.index(), rebuilt);
+      layout.live_candidates = PeakLiveCandidates(shape, st.index(), st.ops().empty() ? rebuilt : st);
+    }
     in.stages.push_back(layout);
   }
 
@@ -267,6 +276,11 @@ std::vector<StageLayout> EvenStageLayouts(int64_t num_layers, int64_t pp,
     st.has_lm_head = i == ir::ScheduledStageOf(schedule, p32, static_cast<int32_t>(parts - 1));
     st.inflight_microbatches = InflightMicrobatches(shape, s32);
     st.pending_weight_grads = PendingWeightGrads(shape, s32);
+    if (pp > 1 && SplitsBackward(schedule)) {
+      ir::PipelineStage ops;
+      WriteStageOps(shape, s32, ops);
+      st.live_candidates = PeakLiveCandidates(shape, s32, ops);
+    }
     stages.push_back(st);
   }
   return stages;
@@ -683,12 +697,11 @@ void AddRecomputeWorkingTerm(const SharedInputs& c, const StageLayout& layout,
 // Zero-bubble schedules: each weight gradient still pending after its input gradient keeps every
 // linear's input and output gradient, per block of the largest chunk
 // (ExecutorPendingWeightGradBytesPerBlock), at the stage's peak count of pending ones. Added to the
-// in-flight activations: a safe bound, as the two peaks need not coincide.
-void AddPendingWeightGradTerm(const SharedInputs& c, const StageLayout& layout,
+// in-flight activations at the op where their sum peaks (LiveCountsAtPeak).
+void AddPendingWeightGradTerm(const SharedInputs& c, const StageLayout& layout, int64_t pending,
                               const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
   const int64_t layers = layout.LargestChunkLayers();
   const int64_t per_block = ExecutorPendingWeightGradBytesPerBlock(exec_shape);
-  const int64_t pending = layout.pending_weight_grads;
   SetTerm(
       e.add_device(), c.explain, "activations", layers * pending * per_block,
       [&] {
@@ -718,16 +731,32 @@ int64_t MoeLayersOfLargestChunk(const ir::Model& model, const StageLayout& layou
 // a dense MLP of their width, and the routed part (planner/moe_activations.h; under block
 // recompute only the one block rebuilt in backward holds it); and, one block at a time, the
 // router and dispatch buffers.
-void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t inflight,
-                           ExecutorActivationShape exec_shape, ir::MemoryEstimate& e) {
+// What one MoE block keeps per activation in flight: the block with its shared experts as the
+// dense MLP, and (without block recompute) the routed part.
+struct MoeKeptBytes {
+  int64_t shared_ffn = 0;
+  int64_t block = 0;
+  int64_t routed = 0;
+};
+MoeKeptBytes MoeKeptBytesPerLayer(const SharedInputs& c, ExecutorActivationShape exec_shape) {
   const MemoryInputs& in = c.in;
   const ir::MixtureOfExperts& moe = in.model.moe();
-  const int64_t shared = moe.num_shared_experts() * moe.shared_expert_ffn_size();
-  exec_shape.ffn = shared;
-  const int64_t block = ExecutorKeptBytesPerLayer(exec_shape, in.recompute);
+  MoeKeptBytes k;
+  k.shared_ffn = moe.num_shared_experts() * moe.shared_expert_ffn_size();
+  exec_shape.ffn = k.shared_ffn;
+  k.block = ExecutorKeptBytesPerLayer(exec_shape, in.recompute);
+  k.routed = RecomputesBlocks(in.recompute) ? 0 : MoeLayerActivationBytes(MoeShapeOf(c)).kept;
+  return k;
+}
+
+void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t inflight,
+                           const ExecutorActivationShape& exec_shape, ir::MemoryEstimate& e) {
+  const MemoryInputs& in = c.in;
+  const ir::MixtureOfExperts& moe = in.model.moe();
+  const MoeKeptBytes k = MoeKeptBytesPerLayer(c, exec_shape);
+  const int64_t shared = k.shared_ffn, block = k.block, kept = k.routed;
   const MoeActivationShape m = MoeShapeOf(c);
   const MoeActivationBytes routed = MoeLayerActivationBytes(m);
-  const int64_t kept = RecomputesBlocks(in.recompute) ? 0 : routed.kept;
   const char* margin_kind = moe.capacity_factor() > 0 ? "capacity factor" : "dropless imbalance margin";
   SetTerm(
       e.add_device(), c.explain, "activations", moe_layers * inflight * (block + kept),
@@ -759,6 +788,34 @@ void AddMoeActivationTerms(const SharedInputs& c, int64_t moe_layers, int64_t in
       kMoeActivationSource);
 }
 
+// How many activations in flight, pending weight gradients and stage outputs awaiting their
+// gradient the estimate counts at the stage's peak. Fused-backward schedules: their separate peaks
+// (one op holds all three: the last warm-up forward), outputs awaiting as below. Zero-bubble
+// schedules: the candidate (StageLayout::live_candidates) whose bytes are the largest, with
+// `inflight_bytes` per activation in flight, ExecutorPendingWeightGradBytesPerBlock per pending
+// block and `output_bytes` per stage output.
+LiveCounts LiveCountsAtPeak(const StageLayout& layout, int64_t inflight_bytes, int64_t pending_bytes,
+                            int64_t output_bytes) {
+  LiveCounts at_peak;
+  at_peak.inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
+  at_peak.pending_weight = layout.pending_weight_grads;
+  // On an interleaved last stage every chunk but the last sends one output too, and its last
+  // chunk keeps one microbatch at a time (1F1B on the last virtual stage).
+  at_peak.awaiting_output = !layout.has_lm_head ? at_peak.inflight
+                            : layout.interleaved() ? at_peak.inflight - 1
+                                                   : 0;
+  int64_t largest = -1;
+  for (const LiveCounts& l : layout.live_candidates) {
+    const int64_t bytes = l.inflight * inflight_bytes + l.pending_weight * pending_bytes +
+                          l.awaiting_output * output_bytes;
+    if (bytes > largest) {
+      largest = bytes;
+      at_peak = l;
+    }
+  }
+  return at_peak;
+}
+
 // Activations of the stage's blocks (and the one recomputed), stage outputs awaiting their
 // gradients, and the head's logits.
 void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::MemoryEstimate& e) {
@@ -773,11 +830,19 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   // tensor and context parallel included.
   const ExecutorActivationShape exec_shape = ExecutorShapeOf(in, seq, padded_vocab);
   const int64_t per_layer = ExecutorKeptBytesPerLayer(exec_shape, in.recompute);
-  const int64_t inflight = std::max<int64_t>(layout.inflight_microbatches, 1);
   // Mixture of experts: the MoE blocks of the largest chunk get their own term
   // (AddMoeActivationTerms); the term below counts the dense ones.
   const int64_t moe_layers = MoeLayersOfLargestChunk(in.model, layout);
   const int64_t dense_layers = layers - moe_layers;
+  int64_t inflight_bytes = dense_layers * per_layer;
+  if (moe_layers > 0) {
+    const MoeKeptBytes k = MoeKeptBytesPerLayer(c, exec_shape);
+    inflight_bytes += moe_layers * (k.block + k.routed);
+  }
+  const LiveCounts live =
+      LiveCountsAtPeak(layout, inflight_bytes, layers * ExecutorPendingWeightGradBytesPerBlock(exec_shape),
+                       pipeline ? BoundaryBytes(c) : 0);
+  const int64_t inflight = std::max<int64_t>(live.inflight, 1);
   const auto dims = [&] { return ExecutorActivationFormula(exec_shape, in.recompute); };
   if (moe_layers > 0) AddMoeActivationTerms(c, moe_layers, inflight, exec_shape, e);
   if (dense_layers > 0) {
@@ -796,11 +861,11 @@ void AddActivationTerms(const SharedInputs& c, const StageLayout& layout, ir::Me
   if (layers > 0 && RecomputesBlocks(in.recompute)) {
     AddRecomputeWorkingTerm(c, layout, exec_shape, dims, e);
   }
-  if (layers > 0 && layout.pending_weight_grads > 0) AddPendingWeightGradTerm(c, layout, exec_shape, e);
-  // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc); on an
-  // interleaved last stage every chunk but the last sends one too, and its last chunk keeps
-  // one microbatch at a time (1F1B on the last virtual stage).
-  const int64_t awaiting = !layout.has_lm_head ? inflight : layout.interleaved() ? inflight - 1 : 0;
+  if (layers > 0 && live.pending_weight > 0) {
+    AddPendingWeightGradTerm(c, layout, live.pending_weight, exec_shape, e);
+  }
+  // A stage's output waits for its gradient from the next stage (pipeline_schedule.cc).
+  const int64_t awaiting = live.awaiting_output;
   // Under tensor parallelism the head is vocabulary-parallel: the head functions count this
   // rank's V / t rows (executor/models/ops/chunked_cross_entropy.h).
   const ExecutorActivationShape& head_shape = exec_shape;

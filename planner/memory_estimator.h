@@ -10,6 +10,7 @@
 #include "ir/plan.pb.h"
 #include "planner/memory_model.h"
 #include "planner/model_params.h"
+#include "planner/pipeline_schedules.h"
 #include "spec/job_spec.h"
 
 // The per-rank memory estimate of a whole job, built from a small input struct so callers
@@ -31,6 +32,11 @@ struct StageLayout {
   // max_pending_weight_grads, PendingWeightGrads), each keeping
   // ExecutorPendingWeightGradBytesPerBlock per block of the largest chunk; 0 otherwise.
   int64_t pending_weight_grads = 0;
+  // Zero-bubble schedules: the peak candidates of what the stage holds at once
+  // (planner/pipeline_schedules.h PeakLiveCandidates); the estimate prices each and takes the
+  // largest, instead of adding the separate peaks above. Empty for fused-backward schedules, whose
+  // peak is inflight_microbatches.
+  std::vector<LiveCounts> live_candidates;
   // Interleaved 1F1B and ZBV: every chunk's [begin, end) blocks, chunk 0 first (ir::ModelChunk); empty:
   // the one chunk [layer_begin, layer_end).
   std::vector<std::pair<int64_t, int64_t>> chunks;

@@ -243,6 +243,44 @@ int64_t PeakPendingWeight(const ir::PipelineStage& stage) {
   return PeakCount(stage, ir::BACKWARD_INPUT, ir::BACKWARD_WEIGHT, ir::BACKWARD_WEIGHT);
 }
 
+namespace {
+
+// Whether chunk c's output on stage s waits for a gradient from another stage (LiveCounts).
+bool OutputAwaitsRemoteGradient(const ScheduleShape& shape, int32_t s, int32_t c) {
+  const int32_t p = shape.stages, v = std::max(shape.virtual_stages, 1);
+  const int32_t vs = v > 1 ? ir::ScheduledVirtualStage(shape.schedule, p, s, c) : s;
+  if (vs + 1 >= p * v) return false;
+  return ir::ScheduledStageOf(shape.schedule, p, vs + 1) != s;
+}
+
+bool Covers(const LiveCounts& a, const LiveCounts& b) {
+  return a.inflight >= b.inflight && a.pending_weight >= b.pending_weight &&
+         a.awaiting_output >= b.awaiting_output;
+}
+
+}  // namespace
+
+std::vector<LiveCounts> PeakLiveCandidates(const ScheduleShape& shape, int32_t s,
+                                           const ir::PipelineStage& stage) {
+  std::vector<LiveCounts> candidates;
+  LiveCounts now;
+  for (const ir::PipelineOp& op : stage.ops()) {
+    const int64_t awaits = OutputAwaitsRemoteGradient(shape, s, op.chunk()) ? 1 : 0;
+    switch (op.kind()) {
+      case ir::FORWARD: ++now.inflight; now.awaiting_output += awaits; break;
+      case ir::BACKWARD: --now.inflight; now.awaiting_output -= awaits; break;
+      case ir::BACKWARD_INPUT:
+        --now.inflight; now.awaiting_output -= awaits; ++now.pending_weight; break;
+      case ir::BACKWARD_WEIGHT: --now.pending_weight; break;
+      default: continue;
+    }
+    if (std::any_of(candidates.begin(), candidates.end(), [&](const LiveCounts& c) { return Covers(c, now); })) continue;
+    std::erase_if(candidates, [&](const LiveCounts& c) { return Covers(now, c); });
+    candidates.push_back(now);
+  }
+  return candidates;
+}
+
 ir::Pipeline ScheduledPipeline(const ScheduleShape& shape) {
   ir::Pipeline pipeline;
   pipeline.set_schedule(shape.schedule);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/plan.pb.h"
 
@@ -69,6 +70,27 @@ int64_t PeakInflight(const ir::PipelineStage& stage);
 
 // The peak of BACKWARD_INPUT ops run minus BACKWARD_WEIGHT ops run over a stage's op list.
 int64_t PeakPendingWeight(const ir::PipelineStage& stage);
+
+// What stage s holds alive between two ops of its list, in units the memory estimator prices:
+// activations in flight (a FORWARD whose BACKWARD or BACKWARD_INPUT has not run; chunk
+// activations when v > 1), weight gradients pending (a BACKWARD_INPUT whose BACKWARD_WEIGHT has not
+// run) and stage outputs awaiting their gradient from another stage (executor/train/
+// pipeline_schedule.cc keeps a chunk's output until its backward; the last virtual stage's output
+// is its loss, and ZBV's stage p − 1 hands chunk 0's output to chunk 1 as a view of the same
+// storage, so neither awaits anything).
+struct LiveCounts {
+  int64_t inflight = 0;
+  int64_t pending_weight = 0;
+  int64_t awaiting_output = 0;
+};
+
+// The LiveCounts after each op of `stage` (stage s of `shape`; ops as WriteStageOps writes them),
+// keeping only those no other one covers in all three counts: the candidates for the stage's peak,
+// whichever bytes each count costs. Under a fused backward the peak is one state; under zero-bubble
+// schedules in-flight activations and pending weight gradients peak at different ops (ZB-H1's
+// stage s holds min(p − s, m) activations before its first I and its s + 1 pending W's later).
+std::vector<LiveCounts> PeakLiveCandidates(const ScheduleShape& shape, int32_t s,
+                                           const ir::PipelineStage& stage);
 
 // The idle fraction of the schedule's unit-slot timeline (every compute op one slot per chunk):
 // (p − 1)/(v·m + p − 1) for GPipe, 1F1B and interleaved (Narayanan et al. 2021 §2.2: the bubble

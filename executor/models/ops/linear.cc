@@ -80,7 +80,9 @@ struct LinearFunction : torch::autograd::Function<LinearFunction> {
     }
     if (ctx->needs_input_grad(1)) {
       // MatmulWeightGrad reads only the right operand's strides, which the uncast weight shares.
-      auto weight_grad = [grad, x2d, weight, layout]() {
+      // Detached: x2d unpacked from the saved x carries its producer's grad_fn, whose chain of
+      // nodes would keep the stage's input leaf, and its gradient, alive until W.
+      auto weight_grad = [grad = grad.detach(), x2d = x2d.detach(), weight, layout]() {
         const at::Tensor dm = MatmulWeightGrad(grad, x2d, RightOperand(weight, layout));
         return std::make_pair(weight, (layout == WeightLayout::kOutIn ? dm.t() : dm).to(weight.scalar_type()));
       };

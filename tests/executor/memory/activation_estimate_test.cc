@@ -17,6 +17,7 @@
 #include "executor/models/tensor_parallel.h"
 #include "executor/models/causal_lm.h"
 #include "executor/models/ops/chunked_cross_entropy.h"
+#include "executor/models/ops/weight_grad_store.h"
 #include "executor/train/autocast.h"
 #include "executor/train/trainer.h"
 #include "planner/executor_activations.h"
@@ -399,6 +400,54 @@ TEST_CASE("executor activation formula: one block keeps what the planner estimat
     const int64_t estimated_head = planner::ExecutorHeadKeptBytes(c.shape);
     INFO("head measured " << measured_head << " B, estimated " << estimated_head << " B");
     CHECK(measured_head == estimated_head);
+  }
+}
+
+// Bytes one block keeps after its input-gradient backward (B) with its weight gradients deferred
+// into a store, as a zero-bubble stage without the head holds them until W: measured above what
+// was live before its input was made, with the input, its gradient and the block's output released
+// (the output gradient stays: the last linear's output gradient is that very tensor). The second of two rounds is measured, so the parameter gradients already exist.
+int64_t PendingWeightGradBytes(const planner::ExecutorActivationShape& s) {
+  StageSpan span{0, 1, /*has_embedding=*/false, /*has_head=*/false, {}};
+  std::shared_ptr<CausalLm> model = *BuildCausalLm(ConfigOf(s, 1), 7, {}, {}, span);
+  if (s.bf16_params) model->to(torch::kBFloat16);
+  const auto dtype = s.bf16_params ? torch::kBFloat16 : torch::kFloat;
+  int64_t pending = 0;
+  for (int round = 0; round < 2; ++round) {
+    const int64_t before = LiveTensorBytes();
+    WeightGradStore store;
+    {
+      // The stage's received input, released after B as SEND_GRAD does: the store must not keep
+      // it, nor its gradient, alive (an autograd node reached from a kept tensor would).
+      torch::Tensor input = torch::randn({s.micro_batch, s.seq_len, s.hidden}).to(dtype).requires_grad_(true);
+      torch::Tensor out;
+      {
+        AutocastScope autocast(c10::kCPU, s.bf16_compute ? ComputePrecision::kBf16 : ComputePrecision::kFp32);
+        out = model->ForwardStage(input);
+      }
+      // The received output gradient: the last linear's (down_proj's) own, kept by the store.
+      torch::Tensor grad = torch::ones_like(out);
+      WeightGradDeferral defer(&store);
+      out.backward(grad);
+    }
+    pending = LiveTensorBytes() - before;
+    store.Run();
+  }
+  return pending;
+}
+
+TEST_CASE("executor activation formula: a block's pending weight gradients under zero-bubble deferral",
+          "[memory][estimate]") {
+  InstallCountingCpuAllocator();
+  at::set_num_threads(1);
+  for (const Case& c : AllCases()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const planner::ExecutorActivationShape s = Variant(c.shape, variant);
+      const int64_t measured = PendingWeightGradBytes(s);
+      const int64_t estimated = planner::ExecutorPendingWeightGradBytesPerBlock(s);
+      INFO(c.name << " variant " << variant << ": measured " << measured << " B, estimated " << estimated << " B");
+      CHECK(measured == estimated);
+    }
   }
 }
 

@@ -73,6 +73,31 @@ inline torch::Tensor GlobalBatches(const ir::Plan& plan, int steps) {
                         torch::kLong);
 }
 
+// GlobalBatches' shape filled from packed documents of uneven length instead of uniform tokens:
+// documents of 1 to 3·seq tokens (lengths drawn from a fixed seed), each as id 1, its tokens
+// (ids 3 and up) and id 2, concatenated and cut into windows of seq + 1, so document boundaries
+// fall anywhere in a window: inside one context-parallel chunk, on a chunk boundary, or not at
+// all. accel packs documents with no document mask (as torchtitan does by default), so a layout
+// equals one rank on these exactly as on any tokens; the batches make that claim tested.
+inline torch::Tensor PackedDocumentBatches(const ir::Plan& plan, int steps) {
+  const int64_t rows = steps * plan.batch().grad_accum_steps() * plan.batch().data_parallel_size() *
+                       plan.batch().micro_batch_size();
+  const int64_t window = plan.batch().seq_len() + 1, vocab = plan.model().vocab_size();
+  torch::manual_seed(11);
+  std::vector<int64_t> ids;
+  while (static_cast<int64_t>(ids.size()) < rows * window) {
+    const int64_t length = torch::randint(1, 3 * plan.batch().seq_len() + 1, {1}).item<int64_t>();
+    ids.push_back(1);
+    const torch::Tensor body = torch::randint(3, vocab, {length}, torch::kLong);
+    for (int64_t i = 0; i < length; ++i) ids.push_back(body[i].item<int64_t>());
+    ids.push_back(2);
+  }
+  ids.resize(static_cast<size_t>(rows * window));
+  return torch::tensor(ids, torch::kLong)
+      .view({steps, plan.batch().grad_accum_steps(),
+             plan.batch().data_parallel_size() * plan.batch().micro_batch_size(), window});
+}
+
 // What one rank saw: per-step losses, its (stage- and tp-local) weights, the pipeline ops it
 // executed per step, and every collective of its data- and tensor-parallel groups.
 struct RankOutcome {
@@ -104,12 +129,13 @@ struct CheckpointPlan {
 // reads GlobalBatches. Saves or resumes through the sharded checkpoint protocol the worker uses.
 // `init_from`: Hugging Face weights every rank starts from (Trainer::LoadPretrained), as the worker
 // does for model.init_from.
+// `batches`: the token ids to read instead of GlobalBatches (same shape), e.g. PackedDocumentBatches.
 inline std::vector<RankOutcome> Train(const ir::Plan& plan, int steps, const CheckpointPlan& ckpt = {},
-                                      const std::string& init_from = "") {
+                                      const std::string& init_from = "", const torch::Tensor& batches = {}) {
   const int world = static_cast<int>(plan.topology().world_size());
   const int64_t micro = plan.batch().micro_batch_size();
   const int64_t accum = plan.batch().grad_accum_steps();
-  const torch::Tensor data = GlobalBatches(plan, steps);
+  const torch::Tensor data = batches.defined() ? batches : GlobalBatches(plan, steps);
   std::vector<RankOutcome> out(world);
   std::vector<std::string> errors = RunRanks(world, [&](int rank, Rendezvous& rdzv) {
     auto trace = std::make_shared<CollectiveTrace>();

@@ -286,6 +286,14 @@ TEST_CASE("zero-bubble schedules train like one rank: zb_h1 and zbv on 2 and 4 s
   }
 }
 
+TEST_CASE("zero-bubble schedules on 4 stages x dp 2 (8 ranks) train like one rank") {
+  for (const char* schedule : {"zb_h1", "zbv"}) {
+    const char* model = std::string(schedule) == "zbv" ? kLlama8 : kLlama;
+    INFO(schedule << " pp 4 x dp 2");
+    CheckParity(PlanFor(model, 8, ZeroBubbleLayout(schedule, 4, 2)), Reference(model, 2));
+  }
+}
+
 TEST_CASE("zero-bubble ranks execute their op lists, B and W included") {
   for (const char* schedule : {"zb_h1", "zbv"}) {
     INFO(schedule);
