@@ -50,6 +50,15 @@ nlohmann::json LlamaConfig(const ir::Model& d, ir::Dtype dtype) {
           {"torch_dtype", TorchDtype(dtype)}};
 }
 
+// Qwen3's fields over the llama ones (transformers' Qwen3Config): its head width and the per-head
+// q/k norms, which model_type qwen3 implies; no sliding window.
+void AddQwen3(const ir::Model& d, nlohmann::json& c) {
+  c["model_type"] = "qwen3";
+  c["architectures"] = {"Qwen3ForCausalLM"};
+  c["use_sliding_window"] = false;
+  c["sliding_window"] = nullptr;
+}
+
 // Mixture of experts: transformers' MixtralConfig or Qwen2MoeConfig / Qwen3MoeConfig fields,
 // over the llama ones (intermediate_size: Mixtral's experts' width, Qwen's dense blocks').
 void AddMoe(const ir::Model& d, nlohmann::json& c) {
@@ -80,7 +89,7 @@ void AddMoe(const ir::Model& d, nlohmann::json& c) {
 
 std::string HuggingFaceModelType(const ir::Model& model) {
   if (model.arch() == ir::ARCHITECTURE_GPT2) return "gpt2";
-  if (model.moe().num_experts() == 0) return "llama";
+  if (model.moe().num_experts() == 0) return model.qk_norm() ? "qwen3" : "llama";
   const std::string& type = model.model_type();
   if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") return type;
   const ir::MixtureOfExperts& m = model.moe();
@@ -90,7 +99,17 @@ std::string HuggingFaceModelType(const ir::Model& model) {
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype) {
   nlohmann::json config = model.arch() == ir::ARCHITECTURE_GPT2 ? Gpt2Config(model, stored_dtype)
                                                                 : LlamaConfig(model, stored_dtype);
-  if (model.arch() != ir::ARCHITECTURE_GPT2 && model.moe().num_experts() > 0) AddMoe(model, config);
+  if (model.arch() != ir::ARCHITECTURE_GPT2) {
+    // The head width whenever it is not h / heads, and always where q/k norms use it.
+    if (model.qk_norm() || (model.head_dim() > 0 && model.head_dim() * model.num_heads() != model.hidden_size())) {
+      config["head_dim"] = model.head_dim() > 0 ? model.head_dim() : model.hidden_size() / model.num_heads();
+    }
+    if (model.moe().num_experts() > 0) {
+      AddMoe(model, config);
+    } else if (model.qk_norm()) {
+      AddQwen3(model, config);
+    }
+  }
   // nlohmann::json keeps object keys sorted, like json.dumps(sort_keys=True) in save_pretrained.
   return config.dump(2) + "\n";
 }

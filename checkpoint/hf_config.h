@@ -28,11 +28,13 @@ namespace accel::exec {
 // num_experts_per_tok, intermediate_size = the experts' width, router_aux_loss_coef) or
 // qwen2_moe / qwen3_moe (num_experts, num_experts_per_tok, moe_intermediate_size,
 // shared_expert_intermediate_size, norm_topk_prob, decoder_sparse_step 1, mlp_only_layers = the
-// dense blocks, router_aux_loss_coef).
+// dense blocks, router_aux_loss_coef). A dense llama with q/k norms (ir::Model.qk_norm) is
+// written as model_type "qwen3" (Qwen3ForCausalLM, use_sliding_window false); head_dim is written
+// whenever the model has q/k norms or a head width other than hidden_size / num_heads.
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype);
 
 // The transformers model_type a model's checkpoints are named and configured as: "gpt2",
-// "llama", or for a mixture of experts the model_type it was read from (mixtral, qwen2_moe,
+// "llama" ("qwen3" with q/k norms), or for a mixture of experts the model_type it was read from (mixtral, qwen2_moe,
 // qwen3_moe), else "mixtral" when every block routes and none has shared experts (Mixtral's
 // block), else "qwen2_moe" (shared experts, dense blocks).
 std::string HuggingFaceModelType(const ir::Model& model);

@@ -55,14 +55,6 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                 plan.sharding().stage(),
                                 " is not supported by the executor yet (supported: sharding.stage 0 or 1)")});
   }
-  // The planner plans Qwen3's attention (docs/planner-facts.md section 9); the executor does not
-  // build its q/k norms or a wider head yet.
-  const ir::Model& model = plan.model();
-  if (model.qk_norm()) Unsupported("model.qk_norm", "true", "false", out);
-  if (model.num_heads() > 0 && model.head_dim() > 0 &&
-      model.head_dim() != model.hidden_size() / model.num_heads()) {
-    Unsupported("model.head_dim", absl::StrCat(model.head_dim()), "hidden_size / num_heads", out);
-  }
   const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
   if (cuda && !capabilities.cuda) {
     out.push_back({"cluster.device",

@@ -39,13 +39,18 @@ struct RankDims {
   I heads = 0;       // a / t
 };
 
+I HeadWidth(const ExecutorActivationShape& s) {
+  if (s.head_dim > 0) return s.head_dim;
+  return s.heads > 0 ? I{s.hidden} / s.heads : 0;
+}
+
 RankDims RankDimsOf(const ExecutorActivationShape& s) {
   RankDims d;
   d.t = std::max<int64_t>(s.tp, 1);
   d.n = I{s.seq_len} * s.micro_batch;
   d.n_stream = s.sequence_parallel && d.t > 1 ? d.n / d.t : d.n;
-  const I head_dim = s.heads > 0 ? s.hidden / s.heads : 0;
-  d.q_width = I{s.hidden} / d.t;
+  const I head_dim = HeadWidth(s);
+  d.q_width = s.gpt2 ? I{s.hidden} / d.t : I{s.heads} * head_dim / d.t;
   d.kv_width = s.gpt2 ? d.q_width
                       : I{s.kv_heads} * ir::KvHeadReplicas(s.kv_heads, static_cast<int64_t>(d.t)) * head_dim / d.t;
   d.ffn = I{s.ffn} / d.t;
@@ -62,7 +67,7 @@ I ContextCoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
     return c * b * heads * all * all + all * all;
   }
   const I r = I{s.seq_len} / 2, pairs = 2 * cp + 1, a = d.heads;
-  const I head_dim = s.heads > 0 ? I{s.hidden} / s.heads : 0;
+  const I head_dim = HeadWidth(s);
   const I per_pair = 2 * c * b * a * r * r + c * b * a * r * head_dim + 2 * c * b * a * r;
   const I merge = c * b * a * r * pairs + 2 * c * b * a * r + 2 * r * r;
   const I received = (cp - 1) * 2 * c * d.n * d.kv_width;
@@ -88,7 +93,12 @@ I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
   const I qkv = c * d.n * (d.q_width + 2 * d.kv_width);
   const I attention_output = c * d.n * d.q_width;
   const I mlp = (s.gpt2 ? 2 : 3) * c * d.n * d.ffn;
-  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp;
+  // Qwen3's per-head q/k norms keep their inputs and a 1/rms per head row.
+  const I head_dim = HeadWidth(s);
+  const I qk_norms = s.qk_norm && head_dim > 0
+                         ? c * d.n * (d.q_width + d.kv_width) + 4 * d.n * (d.q_width + d.kv_width) / head_dim
+                         : 0;
+  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp + qk_norms;
 }
 
 // Elements per token of the outputs per-op recompute keeps on this rank.

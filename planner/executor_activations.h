@@ -43,6 +43,11 @@ struct ExecutorActivationShape {
   // with `ulysses`, by DeepSpeed-Ulysses all-to-alls; only the attention core's terms change.
   int64_t cp = 1;
   bool ulysses = false;
+  // Llama family: the head width d when the model states one apart from h / a (Qwen3's head_dim;
+  // q is then s·b·a·d, not x), 0: h / a; and per-head q/k RMSNorms (Qwen3), which keep their
+  // inputs, the projections' outputs c·q and c·k, and an fp32 1/rms per head and token.
+  int64_t head_dim = 0;
+  bool qk_norm = false;
 };
 
 // Bytes one transformer block keeps for backward, no recompute, listed tensor by tensor from the

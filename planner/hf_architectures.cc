@@ -10,7 +10,12 @@ namespace {
 std::string UnknownModelTypeMessage(const std::string& type) {
   std::string planned, counted;
   for (const char* name : spec::kSupportedModelTypes) planned += (planned.empty() ? "" : ", ") + std::string(name);
-  for (const char* name : kCountedModelTypes) counted += (counted.empty() ? "" : ", ") + std::string(name);
+  for (const char* name : kCountedModelTypes) {
+    // Planned types (qwen3) are counted too; the message names each once, where it goes furthest.
+    bool is_planned = false;
+    for (const char* p : spec::kSupportedModelTypes) is_planned = is_planned || std::string_view(p) == name;
+    if (!is_planned) counted += (counted.empty() ? "" : ", ") + std::string(name);
+  }
   return "has model_type '" + type + "'; accel plans " + planned + " and counts " + counted;
 }
 

@@ -375,6 +375,8 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.sequence_parallel = in.sequence_parallel;
   s.cp = std::max<int64_t>(in.cp, 1);
   s.ulysses = in.cp_ulysses;
+  s.head_dim = in.model.head_dim();
+  s.qk_norm = in.model.qk_norm();
   return s;
 }
 

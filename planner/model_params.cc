@@ -211,8 +211,12 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
       if (d.qkv_bias) block.push_back(MakeKv(p + "self_attn.v_proj.bias", {kv_out}, tp, replicas));
       block.push_back(Make(p + "self_attn.o_proj.weight", {h, q_out}, 1, tp));
       if (d.qk_norm) {
-        block.push_back(Make(p + "self_attn.q_norm.weight", {d.head_dim}, -1, tp));
-        block.push_back(Make(p + "self_attn.k_norm.weight", {d.head_dim}, -1, tp));
+        // Shared by the heads, which tp splits: each rank's gradient is its heads' part.
+        for (const char* norm : {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
+          ParamInfo param = Make(p + norm, {d.head_dim}, -1, tp);
+          param.tp_partial_grad = tp > 1;
+          block.push_back(param);
+        }
       }
       if (IsMoeBlock(model, l)) {
         AddMoeMlp(model, p, tp, block);

@@ -163,7 +163,7 @@ class ConfigReader {
 };
 
 bool IsLlamaFamily(const std::string& model_type) {
-  for (const char* name : {"llama", "mistral", "qwen2", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+  for (const char* name : {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"}) {
     if (model_type == name) return true;
   }
   return false;
@@ -273,12 +273,12 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
     } else {
       reader.Boolean("attention_bias", "model.qkv_bias", model.qkv_bias);
     }
-    if (model_type == "qwen3_moe") {
+    if (model_type == "qwen3" || model_type == "qwen3_moe") {
       reader.Integer("head_dim", "model.head_dim", model.head_dim, false, "");
       model.qk_norm = true;
       file.fields.push_back("model.qk_norm");
     }
-    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2") {
+    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2" && model_type != "qwen3") {
       ReadMoe(reader, model_type, model, file.fields);
     }
   } else {

@@ -48,7 +48,7 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
       cp_(cp),
       num_heads_(config.num_heads / tp.size()),
       num_kv_heads_(config.num_kv_heads * KvHeadReplicas(config, tp.size()) / tp.size()),
-      head_dim_(config.hidden_size / config.num_heads),
+      head_dim_(HeadDim(config)),
       fused_attention_(config.fused_attention) {
   const int64_t h = config.hidden_size;
   const int64_t q = num_heads_ * head_dim_;
@@ -62,6 +62,10 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
   k_proj_ = attn->register_module("k_proj", qkv(kv));
   v_proj_ = attn->register_module("v_proj", qkv(kv));
   o_proj_ = attn->register_module("o_proj", NoBias(q, h));
+  if (config.qk_norm) {
+    q_norm_ = attn->register_module("q_norm", std::make_shared<RmsNormModule>(head_dim_, config.norm_eps));
+    k_norm_ = attn->register_module("k_norm", std::make_shared<RmsNormModule>(head_dim_, config.norm_eps));
+  }
   if (config.IsMoeLayer(layer)) {
     TORCH_CHECK(moe_state != nullptr, "a mixture-of-experts block needs the model's MoeStepState");
     moe_ = register_module("mlp", std::make_shared<MoeLayer>(config, ep, tp.size()));
@@ -84,11 +88,13 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   torch::Tensor n = SharedMatmulInput(EnterTensorParallel(input_layernorm_->Forward(x), tp_));
   const int64_t b = n.size(0);
   const int64_t t = n.size(1);
-  auto heads = [&](const torch::Tensor& y, int64_t count) {
-    return y.view({b, t, count, head_dim_}).transpose(1, 2);
+  // [b, t, count·d] to [b, count, t, d], through the head's norm (Qwen3) when there is one.
+  auto heads = [&](const torch::Tensor& y, int64_t count, const std::shared_ptr<RmsNormModule>& norm = nullptr) {
+    torch::Tensor split = y.view({b, t, count, head_dim_});
+    return (norm ? norm->Forward(split) : split).transpose(1, 2);
   };
-  torch::Tensor q = heads(Project(q_proj_, n, recompute, "self_attn.q_proj"), num_heads_);
-  torch::Tensor k = heads(Project(k_proj_, n, recompute, "self_attn.k_proj"), num_kv_heads_);
+  torch::Tensor q = heads(Project(q_proj_, n, recompute, "self_attn.q_proj"), num_heads_, q_norm_);
+  torch::Tensor k = heads(Project(k_proj_, n, recompute, "self_attn.k_proj"), num_kv_heads_, k_norm_);
   torch::Tensor v = heads(Project(v_proj_, n, recompute, "self_attn.v_proj"), num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
@@ -164,7 +170,7 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
       lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
     }
   }
-  const int64_t d = config.hidden_size / config.num_heads;
+  const int64_t d = HeadDim(config);
   inv_freq_ = torch::pow(config.rope_theta,
                          -torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d))
                   .to(torch::kFloat);

@@ -27,6 +27,9 @@ class RmsNormModule : public torch::nn::Module {
 // One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
 // with rotary positions and grouped-query attention (query head i uses key/value head
 // i / (heads/kv_heads)), SwiGLU MLP down(silu(gate(x)) * up(x)) (Shazeer 2020). No biases.
+// With ModelConfig::qk_norm each query and key head passes an RMSNorm of head_dim weights before
+// rotary (Qwen3: transformers' Qwen3Attention), shared by the heads, so under tensor parallelism
+// its weights are whole on every rank with a tp-partial gradient (ir::Parameter.tp_partial_grad).
 // Under tensor parallelism q/k/v, gate and up are column-parallel (this rank's query and
 // key/value heads, its slice of the MLP) and o_proj, down_proj row-parallel (Megatron-LM).
 // A mixture-of-experts block (config.IsMoeLayer) has a MoeLayer as its "mlp": it routes the
@@ -55,6 +58,8 @@ class LlamaBlock : public torch::nn::Module {
   int64_t num_kv_heads_;  // this rank's
   int64_t head_dim_;
   bool fused_attention_;  // ModelConfig::fused_attention
+  std::shared_ptr<RmsNormModule> q_norm_;  // ModelConfig::qk_norm, else null
+  std::shared_ptr<RmsNormModule> k_norm_;
   std::shared_ptr<RmsNormModule> input_layernorm_;
   std::shared_ptr<RmsNormModule> post_attention_layernorm_;
   torch::nn::Linear q_proj_{nullptr};

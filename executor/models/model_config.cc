@@ -59,6 +59,11 @@ MoeConfig MoeConfigFromPlan(const ir::MixtureOfExperts& moe) {
 
 }  // namespace
 
+int64_t HeadDim(const ModelConfig& c) {
+  if (c.head_dim > 0) return c.head_dim;
+  return c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;
+}
+
 absl::Status ValidateModelConfig(const ModelConfig& c) {
   auto positive = [](const char* name, int64_t v) -> absl::Status {
     if (v <= 0) return absl::InvalidArgumentError(absl::StrCat("model.", name, " must be > 0, got ", v));
@@ -73,7 +78,8 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
                              {"max_seq_len", c.max_seq_len}}) {
     if (absl::Status s = positive(name, value); !s.ok()) return s;
   }
-  if (c.hidden_size % c.num_heads != 0) {
+  if (c.head_dim < 0) return absl::InvalidArgumentError(absl::StrCat("model.head_dim must be >= 0, got ", c.head_dim));
+  if (c.head_dim == 0 && c.hidden_size % c.num_heads != 0) {
     return absl::InvalidArgumentError(absl::StrCat("model.num_heads ", c.num_heads,
                                                    " does not divide hidden_size ", c.hidden_size));
   }
@@ -86,8 +92,11 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
       return absl::InvalidArgumentError("gpt2 has no grouped-query attention: num_kv_heads must equal num_heads");
     }
     if (!c.tie_embeddings) return absl::InvalidArgumentError("gpt2 always ties the head to the token embedding");
+    if (c.qk_norm || (c.head_dim != 0 && c.head_dim * c.num_heads != c.hidden_size)) {
+      return absl::InvalidArgumentError("gpt2 has no q/k norm and no head_dim apart from hidden_size / num_heads");
+    }
   }
-  if (c.arch == ModelArch::kLlama && (c.hidden_size / c.num_heads) % 2 != 0) {
+  if (c.arch == ModelArch::kLlama && HeadDim(c) % 2 != 0) {
     return absl::InvalidArgumentError("llama rotary embedding needs an even head dimension");
   }
   if (absl::Status s = ValidateMoeConfig(c); !s.ok()) return s;
@@ -122,6 +131,11 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   config.fused_attention = m.attention_kernel() == ir::ATTENTION_KERNEL_SDPA;
   config.norm_eps = m.norm_eps();
   config.rope_theta = m.rope_theta();
+  // The plan states every model's head width (h / heads unless the config said otherwise).
+  if (config.arch == ModelArch::kLlama && m.head_dim() > 0 && m.head_dim() * m.num_heads() != m.hidden_size()) {
+    config.head_dim = m.head_dim();
+  }
+  config.qk_norm = m.qk_norm();
   config.moe = MoeConfigFromPlan(m.moe());
   if (config.moe.num_experts > 0) config.moe.hf_model_type = HuggingFaceModelType(m);
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;

@@ -79,6 +79,13 @@ struct ModelConfig {
   double norm_eps = 1e-5;
   // RoPE base theta (Llama; Su et al. 2021), ignored by GPT-2.
   double rope_theta = 10000.0;
+  // Llama family: the width d of one attention head when the config states it apart from the
+  // hidden size (Qwen3's head_dim: q_proj is [heads·d, h], o_proj [h, heads·d]); 0: h / heads.
+  // Read through HeadDim.
+  int64_t head_dim = 0;
+  // Llama family: each query and key head passes an RMSNorm of d weights before rotary
+  // (self_attn.{q,k}_norm; Qwen3, Qwen3-MoE: transformers' Qwen3Attention).
+  bool qk_norm = false;
   // Attention through LibTorch's fused scaled_dot_product_attention (the plan's
   // ATTENTION_KERNEL_SDPA; needs LibTorch 2.0+), else as separate operators (ATTENTION_KERNEL_MATH).
   bool fused_attention = false;
@@ -87,6 +94,9 @@ struct ModelConfig {
   // Whether block `layer` is a mixture-of-experts block.
   bool IsMoeLayer(int64_t layer) const;
 };
+
+// The width of one attention head: config.head_dim when set, else hidden_size / num_heads.
+int64_t HeadDim(const ModelConfig& config);
 
 // Checks the invariants documented on ModelConfig. Errors: InvalidArgument naming the field.
 absl::Status ValidateModelConfig(const ModelConfig& config);

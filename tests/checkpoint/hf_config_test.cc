@@ -44,6 +44,8 @@ void CheckSameDims(const spec::ModelSpec& a, const spec::ModelSpec& b) {
   CHECK(a.norm_eps == b.norm_eps);
   CHECK(a.qkv_bias == b.qkv_bias);
   if (a.arch == spec::Arch::kLlama) CHECK(a.rope_theta == b.rope_theta);
+  CHECK(planner::ModelFromSpec(a).head_dim() == planner::ModelFromSpec(b).head_dim());
+  CHECK(a.qk_norm == b.qk_norm);
 }
 
 TEST_CASE("GPT-2 config.json, byte for byte") {
@@ -126,12 +128,24 @@ TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
   for (const std::string& path :
        {corpus + "gpt2", corpus + "gpt2-medium", corpus + "gpt2-xl", corpus + "Llama-2-7b-hf",
         corpus + "Llama-3.1-8B-Instruct", corpus + "TinyLlama-1.1B-Chat-v1.0", corpus + "Mistral-7B-Instruct-v0.1",
-        corpus + "Qwen2-0.5B-Instruct", examples + "Llama-2-70b-hf", examples + "gpt2-xl"}) {
+        corpus + "Qwen2-0.5B-Instruct", corpus + "Qwen3-0.6B", corpus + "Qwen3-8B", corpus + "Qwen3-30B-A3B",
+        examples + "Llama-2-70b-hf", examples + "gpt2-xl", examples + "qwen3-tiny"}) {
     INFO(path);
     absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(path + "/config.json");
     REQUIRE(original.ok());
     CheckSameDims(*original, ParseBack(HuggingFaceConfigJson(DimsOf(*original), ir::DTYPE_FP32)));
   }
+}
+
+TEST_CASE("a dense model with q/k norms is written as Qwen3 with its head_dim") {
+  absl::StatusOr<spec::ModelSpec> qwen3 =
+      spec::LoadModelConfig(std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/Qwen3-0.6B/config.json");
+  REQUIRE(qwen3.ok());
+  const ir::Model d = DimsOf(*qwen3);
+  CHECK(HuggingFaceModelType(d) == "qwen3");
+  const std::string json = HuggingFaceConfigJson(d, ir::DTYPE_BF16);
+  CHECK_THAT(json, Catch::Contains(R"("model_type": "qwen3")") && Catch::Contains(R"("Qwen3ForCausalLM")") &&
+                       Catch::Contains(R"("head_dim": 128)") && Catch::Contains(R"("use_sliding_window": false)"));
 }
 
 TEST_CASE("untied GPT-2 and tied Llama round trip too") {

@@ -126,15 +126,28 @@ TEST_CASE("estimate-memory: bert-base-cased, Accelerate's table over BertModel")
 
 TEST_CASE("estimate-memory: a counted family with DeepSpeed ZeRO-3 figures") {
   EstimateMemoryOptions o;
+  o.model = Corpus("gemma-2-2b-it");
+  o.zero_stage = 3;
+  o.gpus = 8;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("model: " + o.model + " (model_type gemma2; counted, not planned)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 2,614,341,888 (Gemma2ForCausalLM;") != std::string::npos);
+  // The largest module owns the 256000 x 2304 embedding: 589M.
+  CHECK(r.out.find("2614M total params, 589M largest layer params") != std::string::npos);
+}
+
+TEST_CASE("estimate-memory: Qwen3 is planned, with the same count as the counted families' reader") {
+  EstimateMemoryOptions o;
   o.model = Corpus("Qwen3-8B");
   o.zero_stage = 3;
   o.gpus = 8;
   Output r = Run(o);
   INFO(r.err);
   REQUIRE(r.code == kExitOk);
-  CHECK(r.out.find("model: " + o.model + " (model_type qwen3; counted, not planned)\n") != std::string::npos);
-  CHECK(r.out.find("parameters: 8,190,735,360 (Qwen3ForCausalLM;") != std::string::npos);
-  // The largest module owns the 151936 x 4096 embedding: 622M.
+  CHECK(r.out.find("model: " + o.model + " (llama, model_type qwen3)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 8,190,735,360 (every weight and bias;") != std::string::npos);
   CHECK(r.out.find("8190M total params, 622M largest layer params") != std::string::npos);
 }
 
@@ -166,8 +179,8 @@ TEST_CASE("estimate-memory refuses a model_type no one counts, at the key") {
   Output r = Run(o);
   CHECK(r.code == kExitInvalid);
   CHECK(r.err.find(path + ":2:17: error[E0203]: model config has model_type 'mamba'; accel plans gpt2, "
-                   "llama, mistral, qwen2, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
-                   "clip, t5, whisper, qwen3, gemma2, gemma3_text, phi3, olmo2, phi, phi-msft\n") !=
+                   "llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
+                   "clip, t5, whisper, gemma2, gemma3_text, phi3, olmo2, phi, phi-msft\n") !=
         std::string::npos);
   CHECK(r.out.empty());
   std::remove(path.c_str());

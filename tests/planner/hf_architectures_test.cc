@@ -187,8 +187,8 @@ TEST_CASE("configs accel cannot count are refused with the keys, located") {
   HfCountResult unknown = Count(R"({"model_type": "mamba"})");
   REQUIRE(unknown.issues.size() == 1);
   CHECK(unknown.issues[0].message ==
-        "has model_type 'mamba'; accel plans gpt2, llama, mistral, qwen2, mixtral, qwen2_moe, "
-        "qwen3_moe and counts bert, roberta, vit, clip, t5, whisper, qwen3, gemma2, gemma3_text, "
+        "has model_type 'mamba'; accel plans gpt2, llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, "
+        "qwen3_moe and counts bert, roberta, vit, clip, t5, whisper, gemma2, gemma3_text, "
         "phi3, olmo2, phi, phi-msft");
   CHECK(unknown.issues[0].location.column == 16);
 

@@ -64,6 +64,8 @@ ModelConfig ConfigOf(const planner::ExecutorActivationShape& s, int64_t layers) 
   c.vocab_size = s.vocab;
   c.max_seq_len = s.seq_len;
   c.tie_embeddings = s.gpt2;
+  c.head_dim = s.head_dim;
+  c.qk_norm = s.qk_norm;
   return c;
 }
 
@@ -447,6 +449,25 @@ TEST_CASE("executor activation formula: a block's pending weight gradients under
       const int64_t estimated = planner::ExecutorPendingWeightGradBytesPerBlock(s);
       INFO(c.name << " variant " << variant << ": measured " << measured << " B, estimated " << estimated << " B");
       CHECK(measured == estimated);
+    }
+  }
+}
+
+TEST_CASE("executor activation formula: a Qwen3 block (q/k norms, head_dim apart from h / a) keeps what the "
+          "planner estimates", "[memory][estimate]") {
+  InstallCountingCpuAllocator();
+  at::set_num_threads(1);
+  for (bool bf16 : {false, true}) {
+    for (int64_t head_dim : {16, 32}) {
+      planner::ExecutorActivationShape s = Shape(/*gpt2=*/false, bf16, false);
+      s.head_dim = head_dim;  // h 64, 4 heads: 16 is h / a, 32 is Qwen3-0.6B's 2·h / a
+      s.qk_norm = true;
+      const int64_t measured = BytesKeptByForward(s, 2) - BytesKeptByForward(s, 1);
+      const int64_t estimated = planner::ExecutorActivationBytesPerLayer(s);
+      INFO((bf16 ? "bf16" : "fp32") << " head_dim " << head_dim << ": measured " << measured
+                                    << " B, estimated " << estimated << " B");
+      // As the Llama block above: exact but for the rotary tables' per-head terms (< 1%).
+      CHECK(std::abs(measured - estimated) <= estimated / 100);
     }
   }
 }

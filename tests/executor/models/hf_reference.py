@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Independent forward passes of GPT-2 (Radford et al. 2019; Hugging Face GPT2LMHeadModel) and the
 Llama family (Touvron et al. 2023; LlamaForCausalLM: RMSNorm, rotary positions, grouped-query
-attention, SwiGLU, optional q/k/v biases as Qwen2, tied or untied head) in plain PyTorch, written
+attention, SwiGLU, optional q/k/v biases as Qwen2, tied or untied head; Qwen3's explicit head
+width and per-head q/k RMSNorm, transformers' Qwen3Attention, when the file has
+self_attn.q_norm.weight) in plain PyTorch, written
 from the papers and Hugging Face's modeling code rather than from accel's, for the executor's
 pretrained-weights test. Reads a model.safetensors with the standard library and numpy (Debian's
 python3-torch 1.13 has no safetensors package), runs the tokens through it in fp32 and writes the
 logits.
 
   hf_reference.py gpt2 MODEL.safetensors TOKENS.bin LOGITS.bin HEADS
-  hf_reference.py llama MODEL.safetensors TOKENS.bin LOGITS.bin HEADS KV_HEADS EPS THETA
+  hf_reference.py llama MODEL.safetensors TOKENS.bin LOGITS.bin HEADS KV_HEADS EPS THETA [HEAD_DIM]
 
 TOKENS.bin: int64 [batch, seq] with an int64 header (batch, seq); LOGITS.bin: float32
 [batch, seq, vocab], row-major. GPT-2 names may carry the "transformer." prefix or not.
@@ -79,10 +81,10 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def llama_forward(w, tokens, heads, kv_heads, eps, theta):
+def llama_forward(w, tokens, heads, kv_heads, eps, theta, head_dim=0):
     b, t = tokens.shape
     x = w["model.embed_tokens.weight"][tokens]
-    d = x.shape[-1] // heads
+    d = head_dim or x.shape[-1] // heads
     inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
     freqs = torch.outer(torch.arange(t, dtype=torch.float32), inv_freq.float())
     emb = torch.cat((freqs, freqs), dim=-1)
@@ -92,8 +94,12 @@ def llama_forward(w, tokens, heads, kv_heads, eps, theta):
     while f"model.layers.{layer}.input_layernorm.weight" in w:
         p = f"model.layers.{layer}."
         n = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = linear(n, p + "self_attn.q_proj").view(b, t, heads, d).transpose(1, 2)
-        k = linear(n, p + "self_attn.k_proj").view(b, t, kv_heads, d).transpose(1, 2)
+        q = linear(n, p + "self_attn.q_proj").view(b, t, heads, d)
+        k = linear(n, p + "self_attn.k_proj").view(b, t, kv_heads, d)
+        if p + "self_attn.q_norm.weight" in w:  # Qwen3: each head normalized before rotary
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = linear(n, p + "self_attn.v_proj").view(b, t, kv_heads, d).transpose(1, 2)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(heads // kv_heads, dim=1)
@@ -122,7 +128,8 @@ def main():
             logits = forward(weights, tokens, heads)
         else:
             kv_heads, eps, theta = int(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
-            logits = llama_forward(weights, tokens, heads, kv_heads, eps, theta)
+            head_dim = int(sys.argv[9]) if len(sys.argv) > 9 else 0
+            logits = llama_forward(weights, tokens, heads, kv_heads, eps, theta, head_dim)
     logits.numpy().astype(np.float32).tofile(logits_path)
 
 

@@ -74,7 +74,7 @@ std::string ReferenceArgs(const ModelConfig& c) {
   std::ostringstream args;
   args.precision(17);
   args << "llama MODEL TOKENS LOGITS " << c.num_heads << " " << c.num_kv_heads << " " << c.norm_eps
-       << " " << c.rope_theta;
+       << " " << c.rope_theta << " " << HeadDim(c);
   return args.str();
 }
 
@@ -141,6 +141,14 @@ TEST_CASE("weights saved from one model load into another with identical logits 
   CheckRoundTripAndReference(Gpt2Config(), "gpt2");
   CheckRoundTripAndReference(LlamaConfig(/*qwen2=*/false), "llama");
   CheckRoundTripAndReference(LlamaConfig(/*qwen2=*/true), "qwen2");
+  // Qwen3: per-head q/k norms and a head width (16) apart from hidden / heads (8), tied head.
+  ModelConfig qwen3 = LlamaConfig(/*qwen2=*/false);
+  qwen3.qk_norm = true;
+  qwen3.head_dim = 16;
+  qwen3.tie_embeddings = true;
+  qwen3.norm_eps = 1e-6;
+  qwen3.rope_theta = 1e6;
+  CheckRoundTripAndReference(qwen3, "qwen3");
 }
 
 // The bytes of checkpoint tensor `t` that tensor-parallel rank `rank` of 2 holds of a parameter

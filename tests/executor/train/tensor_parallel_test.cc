@@ -175,6 +175,21 @@ TEST_CASE("tensor parallel 2 trains like one rank: gpt2 and llama (GQA), with se
   }
 }
 
+// Qwen3's attention: per-head q/k norms (weights whole on every tp rank, gradients summed over
+// tp: ir::Parameter.tp_partial_grad) and heads wider than hidden / heads. Same tolerance as
+// above; a missing sum over tp leaves each norm with its rank's heads' part of the gradient.
+TEST_CASE("tensor parallel trains a Qwen3 block (q/k norms, head_dim 16 on h 32 x 4 heads) like one rank") {
+  const std::vector<std::string> qwen3 = {"model.qk_norm=true", "model.head_dim=16", "model.vocab_size=512"};
+  const RankOutcome reference = Train(TinyPlan(kTinyLlama, 1, "parallel: {data_replicate: 1}\n", qwen3), 3)[0];
+  CheckParity(TinyPlan(kTinyLlama, 2, "parallel: {data_replicate: 1, tensor: 2}\n", qwen3), reference, 3);
+  CheckParity(TinyPlan(kTinyLlama, 2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n", qwen3),
+              reference, 3);
+  // tp 4 over 2 key/value heads: each k_norm sees the query heads of its rank only.
+  const ir::Plan tp4 = TinyPlan(kTinyLlama, 4, "parallel: {data_replicate: 1, tensor: 4}\n", qwen3);
+  REQUIRE(tp4.model().kv_head_replicas() == 2);
+  CheckParity(tp4, reference, 3);
+}
+
 // Grouped-query attention with more tensor ranks than key/value heads (ir::Model
 // .kv_head_replicas): each rank holds the one head its query heads use, and the copies'
 // gradients are summed over the tp_kv group. Same tolerance as above: only the order of fp32
