@@ -222,6 +222,10 @@ std::string WriteAccelerate(const spec::JobSpec& job, const ir::Plan& plan, Expo
   if (dist == "MEGATRON_LM") MegatronConfig(plan, l, y, report);
   if (fsdp_mesh) {
     ParallelismConfig(l, y, report);
+    if (l.tp > 1 && l.dp_replicate > 1 && l.dp_shard == 1) {
+      report.Approximate(a::kTensor, "Accelerate's ParallelismConfig refuses dp_replicate > 1 with tp > 1 "
+                                     "unless dp_shard > 1 (DDP + TP is not supported)");
+    }
     report.Exact(a::kPipeline, "no pipeline");
     if (s.hybrid() && s.stage() == 3) report.Exact(a::kHybrid, "dp_replicate and dp_shard sizes both > 1 (HSDP)");
   } else {

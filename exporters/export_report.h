@@ -57,6 +57,8 @@ struct ExportNote {
 // The report of one export, in the order the writer noted it.
 class ExportReport {
  public:
+  // Notes `aspect` (an aspect:: name) with `detail`: the target's key(s), and for approximated
+  // and missing aspects how the target differs.
   void Exact(std::string_view aspect, std::string detail) { Add(Fidelity::kExact, aspect, std::move(detail)); }
   void Approximate(std::string_view aspect, std::string detail) {
     Add(Fidelity::kApproximate, aspect, std::move(detail));

@@ -52,7 +52,7 @@ std::string ShortFloat(double value) {
   // Python's repr: positional from 1e-4 up to 1e16, scientific outside.
   if (exponent < -4 || exponent >= 16) {
     std::string out = sign + digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
-    char exp[8];
+    char exp[16];
     std::snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + exp;
   }

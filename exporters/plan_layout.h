@@ -25,6 +25,7 @@ struct PlanLayout {
   int64_t dp() const { return dp_replicate * dp_shard; }
 };
 
+// The layout of a plan: its Mesh axes by name, Model.moe.expert_parallel and its Topology.
 PlanLayout ReadLayout(const ir::Plan& plan);
 
 // "fp32", "bf16" or "fp16" (accel's spellings).

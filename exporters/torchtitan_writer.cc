@@ -29,8 +29,12 @@ const char* ScheduleName(ir::PipelineSchedule s) {
 
 void TtModel(const spec::JobSpec& job, const ir::Plan& plan, json& tt, ExportReport& report) {
   const ir::Model& m = plan.model();
-  std::string name = m.arch() == ir::ARCHITECTURE_GPT2 ? "" : m.qk_norm() ? "qwen3" : "llama3";
-  if (m.moe().num_experts() > 0) name = "deepseek_v3";
+  // torchtitan's model families accel's architectures correspond to; "" when none does
+  // (GPT-2; Mixtral-style and Qwen2 experts).
+  const std::string& type = m.model_type();
+  std::string name = m.qk_norm() || type.starts_with("qwen3") ? "qwen3" : "llama3";
+  if (type.starts_with("deepseek")) name = "deepseek_v3";
+  else if (m.arch() == ir::ARCHITECTURE_GPT2 || (m.moe().num_experts() > 0 && name != "qwen3")) name = "";
   tt["model_spec"] = {{"name", name}, {"flavor", ""}};
   if (!job.model.config.empty()) {
     const std::filesystem::path config =
@@ -41,7 +45,7 @@ void TtModel(const spec::JobSpec& job, const ir::Plan& plan, json& tt, ExportRep
                             "flavor, e.g. llama3 8B); flavor is left empty: pick the registry entry "
                             "with the job's dimensions (" + std::to_string(m.num_layers()) + " layers, hidden " +
                             std::to_string(m.hidden_size()) + ")" +
-                            (name.empty() ? "; torchtitan has no GPT-2 model" : ""));
+                            (name.empty() ? "; torchtitan has no model family for it" : ""));
 }
 
 void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {

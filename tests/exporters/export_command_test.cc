@@ -15,11 +15,13 @@ struct Ran {
   std::string out, err;
 };
 
-Ran Run(const std::string& spec, const std::string& to, const std::string& output = "") {
+Ran Run(const std::string& spec, const std::string& to, const std::string& output = "",
+        std::vector<std::string> overrides = {}) {
   ExportConfigOptions options;
   options.spec = spec;
   options.to = to;
   options.output = output;
+  options.overrides = std::move(overrides);
   std::ostringstream out, err;
   Ran ran;
   ran.code = RunExportConfigCommand(options, out, err);
@@ -52,6 +54,17 @@ TEST_CASE("export-config: a job that does not load is exit 1 with located errors
   CHECK(ran.out.empty());
   CHECK(ran.err.find("tests/testdata/no-such-job.yaml") != std::string::npos);
   CHECK(ran.err.find("accel export-config: tests/testdata/no-such-job.yaml not exported\n") != std::string::npos);
+}
+
+TEST_CASE("export-config: a job that does not plan is exit 1 with the planner's located error", "[exporters][cli]") {
+  const std::string spec = exporters::testing::Example("gpt2-small_cpu2_dp.yaml");
+  Ran ran = Run(spec, "megatron", "", {"parallel.tensor=3"});
+  CHECK(ran.code == kExitInvalid);
+  CHECK(ran.out.empty());
+  CHECK(ran.err.find(spec + ":26:28: error[E0401]: world size 2 is not divisible by dp_shard(1) * tp(3) * "
+                            "pp(1) = 3, so data_replicate: auto has no integer value [resolve-auto]\n") == 0);
+  CHECK(ran.err.find("planning stopped in pass resolve-auto\naccel export-config: " + spec + " not exported\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("export-config: the config on stdout, the report on stderr", "[exporters][cli]") {
