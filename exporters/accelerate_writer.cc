@@ -199,6 +199,40 @@ void MeshWithoutParallelismConfig(const ir::Plan& plan, const PlanLayout& l, con
   else report.Exact(a::kContext, "no context parallelism");
 }
 
+// HSDP: FSDP2 over dp_replicate and dp_shard sizes both > 1 (what accel import reads as hybrid).
+void HybridNote(const ir::Plan& plan, const PlanLayout& l, bool fsdp_mesh, ExportReport& report) {
+  const ir::Sharding& s = plan.sharding();
+  if (!fsdp_mesh || s.stage() != 3) {
+    if (s.hybrid()) report.Missing(a::kHybrid, "hybrid sharding needs FSDP2 with stage 3 here");
+    else report.Exact(a::kHybrid, "no hybrid sharding");
+  } else if (s.hybrid()) {
+    report.Exact(a::kHybrid, "dp_replicate and dp_shard sizes both > 1 (HSDP)");
+  } else if (l.dp_replicate > 1 && l.dp_shard > 1) {
+    report.Approximate(a::kHybrid, "FSDP2 over dp_replicate and dp_shard sizes both > 1 is HSDP; "
+                                   "the job leaves sharding.hybrid false");
+  } else {
+    report.Exact(a::kHybrid, "no hybrid sharding");
+  }
+}
+
+// What the chosen plugin leaves to the script or cannot hold.
+void PluginGaps(const ir::Plan& plan, const PlanLayout& l, const std::string& dist, ExportReport& report) {
+  if (dist == "MULTI_GPU" || dist == "MULTI_CPU" || dist == "NO") {
+    report.Exact(a::kStage, "no sharding (" + dist + ")");
+    report.Exact(a::kOffload, "no offload");
+  }
+  if (dist != "FSDP" && dist != "MEGATRON_LM" && plan.training().recompute() != ir::RECOMPUTE_NONE) {
+    report.Missing(a::kRecompute, "the model's gradient_checkpointing_enable() in the script");
+  }
+  if (dist != "MEGATRON_LM" && dist != "DEEPSPEED") {
+    report.Missing(a::kGradClip, "the training script's (accelerator.clip_grad_norm_)");
+  }
+  if (l.pp <= 1 && plan.pipeline().virtual_stages() > 1) {
+    report.Missing(a::kVirtualStages, "no pipeline in Accelerate's config");
+  }
+  if (l.ep > 1) report.Missing(a::kExpert, "Accelerate's config has no expert-parallel key");
+}
+
 }  // namespace
 
 std::string WriteAccelerate(const spec::JobSpec& job, const ir::Plan& plan, ExportReport& report) {
@@ -214,7 +248,6 @@ std::string WriteAccelerate(const spec::JobSpec& job, const ir::Plan& plan, Expo
   y.Put("num_processes", YamlNum(l.world));
   y.Put("use_cpu", YamlBool(l.cpu));
   report.Exact(a::kWorld, "num_machines x (num_processes / num_machines)");
-  const ir::Sharding& s = plan.sharding();
   const bool fsdp_mesh = dist == "FSDP" || ((dist == "MULTI_GPU" || dist == "MULTI_CPU" || dist == "NO") &&
                                             (l.tp > 1 || l.cp > 1));
   if (dist == "FSDP") FsdpConfig(plan, y, report);
@@ -227,35 +260,11 @@ std::string WriteAccelerate(const spec::JobSpec& job, const ir::Plan& plan, Expo
                                      "unless dp_shard > 1 (DDP + TP is not supported)");
     }
     report.Exact(a::kPipeline, "no pipeline");
-    if (s.hybrid() && s.stage() == 3) report.Exact(a::kHybrid, "dp_replicate and dp_shard sizes both > 1 (HSDP)");
   } else {
     MeshWithoutParallelismConfig(plan, l, dist, report);
   }
-  if (!fsdp_mesh || s.stage() != 3) {
-    if (s.hybrid()) report.Missing(a::kHybrid, "hybrid sharding needs FSDP2 with stage 3 here");
-    else report.Exact(a::kHybrid, "no hybrid sharding");
-  } else if (!s.hybrid()) {
-    if (l.dp_replicate > 1 && l.dp_shard > 1) {
-      report.Approximate(a::kHybrid, "FSDP2 over dp_replicate and dp_shard sizes both > 1 is HSDP; "
-                                     "the job leaves sharding.hybrid false");
-    } else {
-      report.Exact(a::kHybrid, "no hybrid sharding");
-    }
-  }
-  if (dist == "MULTI_GPU" || dist == "MULTI_CPU" || dist == "NO") {
-    report.Exact(a::kStage, "no sharding (" + dist + ")");
-    report.Exact(a::kOffload, "no offload");
-  }
-  if (dist != "FSDP" && dist != "MEGATRON_LM" && plan.training().recompute() != ir::RECOMPUTE_NONE) {
-    report.Missing(a::kRecompute, "the model's gradient_checkpointing_enable() in the script");
-  }
-  if (dist != "MEGATRON_LM" && dist != "DEEPSPEED") {
-    report.Missing(a::kGradClip, "the training script's (accelerator.clip_grad_norm_)");
-  }
-  if (l.pp <= 1 && plan.pipeline().virtual_stages() > 1) {
-    report.Missing(a::kVirtualStages, "no pipeline in Accelerate's config");
-  }
-  if (l.ep > 1) report.Missing(a::kExpert, "Accelerate's config has no expert-parallel key");
+  HybridNote(plan, l, fsdp_mesh, report);
+  PluginGaps(plan, l, dist, report);
   ScriptOwned(plan, dist, report);
   return "# Accelerate config for job '" + job.name + "', written by `accel export-config` from " +
          job.file + ".\n" + y.text();

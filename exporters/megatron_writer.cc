@@ -85,8 +85,16 @@ void MgLayout(const ir::Plan& plan, const PlanLayout& l, ArgLines& args, ExportR
   report.Exact(a::kPipeline, "--pipeline-model-parallel-size");
   const ir::Pipeline& pipe = plan.pipeline();
   if (l.pp > 1 && pipe.virtual_stages() > 1) {
-    args.Put("--num-layers-per-virtual-pipeline-stage", plan.model().num_layers() / (l.pp * pipe.virtual_stages()));
-    report.Exact(a::kVirtualStages, "--num-layers-per-virtual-pipeline-stage (layers / (pp x virtual stages))");
+    const int64_t chunks = l.pp * pipe.virtual_stages();
+    if (plan.model().num_layers() % chunks == 0) {
+      args.Put("--num-layers-per-virtual-pipeline-stage", plan.model().num_layers() / chunks);
+      report.Exact(a::kVirtualStages, "--num-layers-per-virtual-pipeline-stage (layers / (pp x virtual stages))");
+    } else {
+      // Uneven chunks: Megatron-LM takes the count of chunks instead.
+      args.Put("--virtual-pipeline-model-parallel-size", pipe.virtual_stages());
+      report.Exact(a::kVirtualStages, "--virtual-pipeline-model-parallel-size (the layers do not split "
+                                      "evenly into pp x virtual stages)");
+    }
   }
   if (l.pp > 1) {
     const ir::PipelineSchedule s = pipe.schedule();

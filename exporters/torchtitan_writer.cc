@@ -152,6 +152,34 @@ std::string TtReshard(const ir::Plan& plan, const PlanLayout& l, ExportReport& r
   return "never";
 }
 
+// The pipeline schedule by torchtitan's name; looped schedules take 2 stages per rank unless
+// pipeline_parallel_layers_per_stage says otherwise.
+void TtSchedule(const ir::Plan& plan, const PlanLayout& l, json& p, ExportReport& report) {
+  const ir::Pipeline& pipe = plan.pipeline();
+  if (l.pp > 1) {
+    if (pipe.schedule() == ir::PIPELINE_SCHEDULE_ZB_H1) {
+      report.Approximate(a::kSchedule, "InterleavedZeroBubble is torchtitan's looped ZB-H1 (2 stages per "
+                                       "rank by default); accel's zb_h1 runs one stage per rank");
+    } else {
+      report.Exact(a::kSchedule, std::string("parallelism.pipeline_parallel_schedule ") + ScheduleName(pipe.schedule()));
+    }
+    const int64_t chunks = l.pp * pipe.virtual_stages();
+    if (pipe.schedule() == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B && pipe.virtual_stages() != 2 &&
+        plan.model().num_layers() % chunks != 0) {
+      report.Missing(a::kVirtualStages, "torchtitan sets stages per rank by layers per stage, and " +
+                                            std::to_string(plan.model().num_layers()) + " layers do not split into " +
+                                            std::to_string(chunks) + " equal stages");
+    } else if (pipe.schedule() == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B && pipe.virtual_stages() != 2) {
+      p["pipeline_parallel_layers_per_stage"] = plan.model().num_layers() / chunks;
+      report.Approximate(a::kVirtualStages, "pipeline_parallel_layers_per_stage gives " +
+                                                std::to_string(pipe.virtual_stages()) +
+                                                " stages per rank; accel import reads only torchtitan's default of 2");
+    } else if (pipe.virtual_stages() > 1) {
+      report.Exact(a::kVirtualStages, "torchtitan's 2 stages per rank for looped schedules");
+    }
+  }
+}
+
 void TtParallelism(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportReport& report) {
   const ir::Pipeline& pipe = plan.pipeline();
   json p;
@@ -188,22 +216,7 @@ void TtParallelism(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportRe
   } else {
     report.Exact(a::kOffload, "training.enable_cpu_offload");
   }
-  if (l.pp > 1) {
-    if (pipe.schedule() == ir::PIPELINE_SCHEDULE_ZB_H1) {
-      report.Approximate(a::kSchedule, "InterleavedZeroBubble is torchtitan's looped ZB-H1 (2 stages per "
-                                       "rank by default); accel's zb_h1 runs one stage per rank");
-    } else {
-      report.Exact(a::kSchedule, std::string("parallelism.pipeline_parallel_schedule ") + ScheduleName(pipe.schedule()));
-    }
-    if (pipe.schedule() == ir::PIPELINE_SCHEDULE_INTERLEAVED_1F1B && pipe.virtual_stages() != 2) {
-      p["pipeline_parallel_layers_per_stage"] = plan.model().num_layers() / (l.pp * pipe.virtual_stages());
-      report.Approximate(a::kVirtualStages, "pipeline_parallel_layers_per_stage gives " +
-                                                std::to_string(pipe.virtual_stages()) +
-                                                " stages per rank; accel import reads only torchtitan's default of 2");
-    } else if (pipe.virtual_stages() > 1) {
-      report.Exact(a::kVirtualStages, "torchtitan's 2 stages per rank for looped schedules");
-    }
-  }
+  TtSchedule(plan, l, p, report);
   tt["parallelism"] = p;
 }
 
