@@ -69,6 +69,7 @@ void MgModel(const ir::Plan& plan, ArgLines& args, ExportReport& report) {
     if (e.num_shared_experts() > 0) {
       args.Put("--moe-shared-expert-intermediate-size", e.num_shared_experts() * e.shared_expert_ffn_size());
     }
+    if (e.router_scoring() == ir::ROUTER_SCORING_SIGMOID) args.Put("--moe-router-score-function", "sigmoid");
     if (e.router_aux_loss_coef() > 0) args.Num("--moe-aux-loss-coeff", e.router_aux_loss_coef());
     if (e.capacity_factor() > 0) args.Num("--moe-expert-capacity-factor", e.capacity_factor());
   }
