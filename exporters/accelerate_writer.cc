@@ -167,6 +167,7 @@ void ScriptOwned(const ir::Plan& plan, const std::string& dist, ExportReport& re
   report.Missing(a::kLrSchedule, "the training script's");
   report.Missing(a::kSteps, "the training script's");
   report.Missing(a::kModel, "the training script's");
+  report.Missing(a::kData, "the training script's");
 }
 
 // The mesh under the plugins that have no parallelism_config of their own here.

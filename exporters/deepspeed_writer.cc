@@ -185,6 +185,7 @@ void DsModelParallel(const PlanLayout& l, const ir::Plan& plan, json& ds, Export
   report.Missing(a::kSteps, "the training loop's length is the script's (scheduler.params."
                             "total_num_steps only shapes the schedule)");
   report.Missing(a::kModel, "the model is the script's");
+  report.Missing(a::kData, "the data and tokenizer are the script's");
 }
 
 }  // namespace

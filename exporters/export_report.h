@@ -45,6 +45,7 @@ inline constexpr std::string_view kLrSchedule = "training.lr_schedule";
 inline constexpr std::string_view kGradClip = "training.grad_clip";
 inline constexpr std::string_view kSteps = "training.steps";
 inline constexpr std::string_view kModel = "model";
+inline constexpr std::string_view kData = "data";
 inline constexpr std::string_view kWorld = "cluster.world";
 }  // namespace aspect
 

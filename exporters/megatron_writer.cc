@@ -245,6 +245,8 @@ std::string WriteMegatron(const spec::JobSpec& job, const ir::Plan& plan, Export
   MgBatchAndPrecision(plan, args, report);
   MgTraining(plan, args, report);
   report.Exact(a::kWorld, "torchrun --nproc_per_node x --nnodes");
+  report.Missing(a::kData, "--data-path (Megatron's indexed .bin/.idx data) and the tokenizer "
+                           "arguments are left to you");
   std::string out = "#!/bin/bash\n# Megatron-LM arguments for job '" + job.name +
                     "', written by `accel export-config` from " + job.file + ".\n"
                     "# Add --data-path and the tokenizer arguments; run it on each node with its "

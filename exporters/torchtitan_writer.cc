@@ -1,12 +1,13 @@
 // torchtitan's job config as `Trainer.Config.to_dict()` writes it (`--debug.save_config_file`),
 // at torchtitan 9810191b (PR #2386, Feb 2026: the TOML files became Python dataclasses; the
-// dump is JSON with one object per Trainer.Config field). Only the keys accel decides are
-// written; a dump from torchtitan has every field, the others at torchtitan's defaults.
+// dump is JSON with one object per Trainer.Config field). Every field is written, in field
+// order: torchtitan's defaults (torchtitan_defaults.h) with the keys accel decides set.
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "exporters/plan_layout.h"
+#include "exporters/torchtitan_defaults.h"
 #include "exporters/writers.h"
 
 namespace accel::exporters {
@@ -35,7 +36,7 @@ void TtModel(const spec::JobSpec& job, const ir::Plan& plan, json& tt, ExportRep
   std::string name = m.qk_norm() || type.starts_with("qwen3") ? "qwen3" : "llama3";
   if (type.starts_with("deepseek")) name = "deepseek_v3";
   else if (m.arch() == ir::ARCHITECTURE_GPT2 || (m.moe().num_experts() > 0 && name != "qwen3")) name = "";
-  tt["model_spec"] = {{"name", name}, {"flavor", ""}};
+  tt["model_spec"]["name"] = name;
   if (!job.model.config.empty()) {
     const std::filesystem::path config =
         std::filesystem::path(job.file).parent_path() / job.model.config;
@@ -45,15 +46,24 @@ void TtModel(const spec::JobSpec& job, const ir::Plan& plan, json& tt, ExportRep
                             "flavor, e.g. llama3 8B); flavor is left empty: pick the registry entry "
                             "with the job's dimensions (" + std::to_string(m.num_layers()) + " layers, hidden " +
                             std::to_string(m.hidden_size()) + ")" +
-                            (name.empty() ? "; torchtitan has no model family for it" : ""));
+                            (name.empty() ? "; torchtitan has no model family for it" : "") +
+                            (job.model.config.empty() ? "; hf_assets_path stays at torchtitan's default "
+                                                        "(the job names no config.json)" : ""));
+  report.Missing(a::kData, "dataloader stays at torchtitan's default (dataset c4_test): torchtitan "
+                           "reads its registered datasets or a dataset_path in their format, not "
+                           "accel's data.train.path");
 }
 
 void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {
   const ir::Optimizer& o = plan.training().optimizer();
   const bool sgd = o.kind() == ir::OPTIMIZER_KIND_SGD;
-  tt["optimizer"] = {{"name", sgd ? "SGD" : "AdamW"}, {"lr", o.lr()}, {"beta1", o.beta1()},
-                     {"beta2", o.beta2()}, {"eps", o.eps()}, {"weight_decay", o.weight_decay()},
-                     {"implementation", "fused"}};
+  json& opt = tt["optimizer"];
+  opt["name"] = sgd ? "SGD" : "AdamW";
+  opt["lr"] = o.lr();
+  opt["beta1"] = o.beta1();
+  opt["beta2"] = o.beta2();
+  opt["eps"] = o.eps();
+  opt["weight_decay"] = o.weight_decay();
   if (sgd) {
     report.Missing(a::kOptimizer, "torchtitan's OptimizersContainer builds torch.optim.SGD without a "
                                   "momentum key; accel import refuses SGD (E0703)");
@@ -61,7 +71,8 @@ void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {
     report.Exact(a::kOptimizer, "optimizer.name, lr, beta1, beta2, eps, weight_decay");
   }
   const ir::LrSchedule& s = plan.training().lr_schedule();
-  json lr = {{"warmup_steps", s.warmup_steps()}};
+  json& lr = tt["lr_scheduler"];
+  lr["warmup_steps"] = s.warmup_steps();
   if (s.kind() == ir::LR_SCHEDULE_KIND_CONSTANT) {
     lr["decay_ratio"] = 0.0;
     lr["decay_type"] = "linear";
@@ -71,7 +82,6 @@ void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {
     lr["decay_type"] = s.kind() == ir::LR_SCHEDULE_KIND_COSINE ? "cosine" : "linear";
     lr["min_lr_factor"] = s.min_lr_ratio();
   }
-  tt["lr_scheduler"] = lr;
   report.Exact(a::kLrSchedule, "lr_scheduler.warmup_steps, decay_type, min_lr_factor (decay_ratio 0: constant)");
 }
 
@@ -80,7 +90,7 @@ void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {
 void TtTraining(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportReport& report) {
   const ir::Batch& b = plan.batch();
   const ir::Precision& p = plan.precision();
-  json t;
+  json& t = tt["training"];
   t["local_batch_size"] = l.pp > 1 ? b.micro_batch_size() * b.grad_accum_steps() : b.micro_batch_size();
   t["global_batch_size"] = b.global_batch_size();
   t["seq_len"] = b.seq_len();
@@ -92,7 +102,6 @@ void TtTraining(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportRepor
   t["dtype"] = params == "bf16" ? "bfloat16" : "float32";
   t["mixed_precision_param"] = compute == "bf16" ? "bfloat16" : "float32";
   t["mixed_precision_reduce"] = "float32";
-  tt["training"] = t;
   report.Exact(a::kGlobalBatch, "training.global_batch_size");
   report.Exact(a::kMicroBatch, l.pp > 1 ? "parallelism.pipeline_parallel_microbatch_size"
                                         : "training.local_batch_size");
@@ -182,7 +191,7 @@ void TtSchedule(const ir::Plan& plan, const PlanLayout& l, json& p, ExportReport
 
 void TtParallelism(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportReport& report) {
   const ir::Pipeline& pipe = plan.pipeline();
-  json p;
+  json& p = tt["parallelism"];
   p["data_parallel_replicate_degree"] = l.dp_replicate;
   p["data_parallel_shard_degree"] = l.dp_shard;
   p["fsdp_reshard_after_forward"] = TtReshard(plan, l, report);
@@ -217,26 +226,28 @@ void TtParallelism(const ir::Plan& plan, const PlanLayout& l, json& tt, ExportRe
     report.Exact(a::kOffload, "training.enable_cpu_offload");
   }
   TtSchedule(plan, l, p, report);
-  tt["parallelism"] = p;
 }
 
 void TtRecompute(const ir::Plan& plan, json& tt, ExportReport& report) {
+  json& ac = tt["activation_checkpoint"];
   switch (plan.training().recompute()) {
     case ir::RECOMPUTE_FULL:
-      tt["activation_checkpoint"] = {{"mode", "full"}};
+      ac["mode"] = "full";
       report.Exact(a::kRecompute, "activation_checkpoint.mode full");
       break;
     case ir::RECOMPUTE_OP:
-      tt["activation_checkpoint"] = {{"mode", "selective"}, {"selective_ac_option", "op"}};
+      ac["mode"] = "selective";
+      ac["selective_ac_option"] = "op";
       report.Exact(a::kRecompute, "activation_checkpoint.mode selective, selective_ac_option op");
       break;
     case ir::RECOMPUTE_SELECTIVE:
-      tt["activation_checkpoint"] = {{"mode", "selective"}, {"selective_ac_option", "op"}};
+      ac["mode"] = "selective";
+      ac["selective_ac_option"] = "op";
       report.Approximate(a::kRecompute, "torchtitan has no attention-core recompute: written as its per-op "
                                         "selective policy (selective_ac_option op)");
       break;
     default:
-      tt["activation_checkpoint"] = {{"mode", "none"}};
+      ac["mode"] = "none";
       report.Exact(a::kRecompute, "activation_checkpoint.mode none");
   }
 }
@@ -249,28 +260,29 @@ std::filesystem::path CheckpointDir(const ir::Plan& plan) {
 void TtCheckpoint(const ir::Plan& plan, json& tt) {
   const ir::Checkpoint& c = plan.checkpoint();
   const std::filesystem::path dir = CheckpointDir(plan);
-  json ck = {{"enable", true}, {"folder", dir.filename().string()}};
+  json& ck = tt["checkpoint"];
+  ck["enable"] = true;
+  ck["folder"] = dir.filename().string();
   if (c.every_steps() > 0) ck["interval"] = c.every_steps();
   ck["keep_latest_k"] = c.keep();
-  tt["checkpoint"] = ck;
 }
 
 }  // namespace
 
 std::string WriteTorchtitan(const spec::JobSpec& job, const ir::Plan& plan, ExportReport& report) {
   const PlanLayout l = ReadLayout(plan);
-  json tt;
+  json tt = json::parse(TorchtitanDefaultDump());
   // The keys in Trainer.Config's field order, as to_dict writes them.
   TtModel(job, plan, tt, report);
   const std::filesystem::path dir = CheckpointDir(plan);
   tt["dump_folder"] = dir.has_parent_path() ? dir.parent_path().string() : ".";
-  tt["metrics"] = {{"log_freq", plan.training().log_every_steps()}};
+  tt["metrics"]["log_freq"] = plan.training().log_every_steps();
   TtOptimizer(plan, tt, report);
   TtTraining(plan, l, tt, report);
   TtParallelism(plan, l, tt, report);
   TtCheckpoint(plan, tt);
   TtRecompute(plan, tt, report);
-  tt["debug"] = {{"seed", plan.training().seed()}};
+  tt["debug"]["seed"] = plan.training().seed();
   if (l.cp > 1 && plan.mesh().context_parallel().method() == ir::CONTEXT_PARALLEL_METHOD_ULYSSES) {
     report.Approximate(a::kContext, "torchtitan's context parallelism is ring attention; the job uses Ulysses");
   }

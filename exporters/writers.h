@@ -21,10 +21,10 @@ std::string WriteDeepSpeed(const spec::JobSpec& job, const ir::Plan& plan, Expor
 // parallelism_config.
 std::string WriteAccelerate(const spec::JobSpec& job, const ir::Plan& plan, ExportReport& report);
 
-// torchtitan JSON in Trainer.Config.to_dict() form (torchtitan at 9810191b, PR #2386): the
-// sections model_spec, hf_assets_path, optimizer, lr_scheduler, training, parallelism,
-// checkpoint, activation_checkpoint, metrics, debug; keys accel has no value for are omitted
-// (torchtitan's defaults).
+// torchtitan JSON in Trainer.Config.to_dict() form (torchtitan at 9810191b, PR #2386): every
+// field at torchtitan's default except those accel decides (model_spec.name, hf_assets_path,
+// dump_folder, metrics.log_freq, optimizer, lr_scheduler, training, parallelism, checkpoint,
+// activation_checkpoint, debug.seed).
 std::string WriteTorchtitan(const spec::JobSpec& job, const ir::Plan& plan, ExportReport& report);
 
 // Megatron-LM: `ARGS=( --flag value ... )` and `torchrun ... pretrain_gpt.py "${ARGS[@]}"`,

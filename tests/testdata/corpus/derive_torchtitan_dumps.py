@@ -4,6 +4,7 @@
 installed here). Run from anywhere with the torchtitan repository's path:
 
     derive_torchtitan_dumps.py TORCHTITAN_REPO configs/torchtitan/2026-02_config_dumps
+    derive_torchtitan_dumps.py TORCHTITAN_REPO --defaults   # exporters/torchtitan_defaults.cc
 
 Every field name, field order and default is read from the dataclasses at commit 9810191bb
 (PR #2386, the first commit of the Python config registry) with `ast`, not typed in by hand;
@@ -179,8 +180,23 @@ def dump(repo, name):
     return json.dumps(d, indent=2)
 
 
+def defaults(repo):
+    """Trainer.Config() at its defaults, with the registry's text dataloader and an empty
+    model_spec: the skeleton `accel export-config --to torchtitan` fills in
+    (exporters/torchtitan_defaults.cc)."""
+    f = factories_for(repo)
+    top = dict(class_fields(repo, "torchtitan/trainer.py", "Trainer.Config"))
+    d = {"model_spec": {"name": "", "flavor": ""}}
+    for field_name, cls in TRAINER:
+        d[field_name] = ast.literal_eval(top[field_name]) if cls is None else f[cls]()
+    return json.dumps(d, indent=2)
+
+
 if __name__ == "__main__":
     repo, out = sys.argv[1], sys.argv[2]
+    if out == "--defaults":
+        print(defaults(repo))
+        sys.exit(0)
     for name in REGISTRY:
         with open(f"{out}/{name}.json", "w") as fh:
             fh.write(dump(repo, name))
