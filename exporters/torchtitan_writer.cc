@@ -65,8 +65,8 @@ void TtOptimizer(const ir::Plan& plan, json& tt, ExportReport& report) {
   opt["eps"] = o.eps();
   opt["weight_decay"] = o.weight_decay();
   if (sgd) {
-    report.Missing(a::kOptimizer, "torchtitan's OptimizersContainer builds torch.optim.SGD without a "
-                                  "momentum key; accel import refuses SGD (E0703)");
+    report.Missing(a::kOptimizer, "torchtitan's OptimizersContainer builds only Adam and AdamW: "
+                                  "name SGD is refused by torchtitan and by accel import (E0703)");
   } else {
     report.Exact(a::kOptimizer, "optimizer.name, lr, beta1, beta2, eps, weight_decay");
   }
