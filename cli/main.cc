@@ -11,6 +11,7 @@
 #include "cli/plan_command.h"
 #include "cli/executor_forward.h"
 #include "cli/export_command.h"
+#include "cli/export_config_command.h"
 #include "cli/import_command.h"
 #include "cli/launch_script_command.h"
 #include "cli/schema_command.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterRunForwarder,
       accel::cli::RegisterEstimateMemoryCommand,
       accel::cli::RegisterExportCommand,
+      accel::cli::RegisterExportConfigCommand,
       accel::cli::RegisterImportCommand,
       accel::cli::RegisterLaunchScriptCommand,
       accel::cli::RegisterTokenizeCommand,

@@ -56,7 +56,8 @@ std::unique_ptr<spec::YamlDocument> Parse(SourceFormat format, std::string_view 
                                           const std::string& file, DiagnosticSink& sink) {
   switch (format) {
     case SourceFormat::kDeepSpeed: return ParseLocatedJson(text, file, sink);
-    case SourceFormat::kTorchtitan: return ParseLocatedToml(text, file, sink);
+    case SourceFormat::kTorchtitan:
+      return IsJsonText(text) ? ParseLocatedJson(text, file, sink) : ParseLocatedToml(text, file, sink);
     case SourceFormat::kMegatron: return ParseMegatronArgs(text, file, sink);
     case SourceFormat::kAccelerate: break;
   }

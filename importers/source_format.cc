@@ -81,14 +81,23 @@ std::optional<SourceFormat> ParseFormatName(std::string_view name) {
   return std::nullopt;
 }
 
+bool IsJsonText(std::string_view text) { return FirstContentChar(text) == '{'; }
+
+bool IsTorchtitanJson(std::string_view text) {
+  return IsJsonText(text) && (text.find("\"model_spec\"") != std::string_view::npos ||
+                              text.find("\"parallelism\"") != std::string_view::npos);
+}
+
 SourceFormat DetectSourceFormat(std::string_view path, std::string_view text) {
-  if (EndsWith(path, ".json")) return SourceFormat::kDeepSpeed;
+  if (EndsWith(path, ".json")) {
+    return IsTorchtitanJson(text) ? SourceFormat::kTorchtitan : SourceFormat::kDeepSpeed;
+  }
   if (EndsWith(path, ".toml")) return SourceFormat::kTorchtitan;
   if (EndsWith(path, ".yaml") || EndsWith(path, ".yml")) return SourceFormat::kAccelerate;
   if (EndsWith(path, ".sh") || EndsWith(path, ".bash") || EndsWith(path, ".args")) {
     return SourceFormat::kMegatron;
   }
-  if (FirstContentChar(text) == '{') return SourceFormat::kDeepSpeed;
+  if (IsJsonText(text)) return IsTorchtitanJson(text) ? SourceFormat::kTorchtitan : SourceFormat::kDeepSpeed;
   if (HasTomlHeader(text)) return SourceFormat::kTorchtitan;
   if (LooksLikeShellArgs(text)) return SourceFormat::kMegatron;
   return SourceFormat::kAccelerate;

@@ -98,6 +98,17 @@ class TorchtitanImporter {
                        c_.Walk(l.value, l.path, {Section("float8", &TorchtitanImporter::Float8Rules)});
                      }}});
          }},
+        // The 2026 dump (Trainer.Config.to_dict() at torchtitan 9810191b): model.name/flavor
+        // moved to model_spec, hf_assets_path and dump_folder to the top, the data set to
+        // dataloader, float8 to model_converters, the seed to debug.
+        Section("model_spec", &TorchtitanImporter::ModelRules),
+        {"hf_assets_path", [this](const SourceKey& k) { s_.hf_assets_path.emplace(k); }},
+        {"dump_folder", [this](const SourceKey& k) { DumpFolder(k, "./outputs"); }},
+        {"tokenizer", {}, {}},
+        Section("dataloader", &TorchtitanImporter::DataloaderRules),
+        Section("model_converters", &TorchtitanImporter::ModelRules),
+        Section("debug", &TorchtitanImporter::DebugRules),
+        {"validator", {}, {}},
         {"profiling", {}, {}},
         {"comm", {}, {}},
         {"compile", {}, {}},
@@ -108,21 +119,58 @@ class TorchtitanImporter {
 
   std::vector<KeyRule> JobRules() {
     return {
-        {"dump_folder",
-         [this](const SourceKey& k) {
-           // Read for checkpoint.dir; otherwise (logs, traces) it has no accel equivalent.
-           auto v = c_.String(k);
-           if (!v) return;
-           s_.dump_folder = *v;
-           if (*v == "./torchtitan/outputs") return c_.Defaulted(k.path);
-           c_.Unmapped(k, "has no accel equivalent beyond checkpoint.dir; not imported");
-         }},
+        {"dump_folder", [this](const SourceKey& k) { DumpFolder(k, "./torchtitan/outputs"); }},
         {"description", {}, {"default job"}},
         {"config_file", {}, {}},
         {"use_for_integration_test", {}, {"false"}},
         {"print_args", {}, {"false"}},
         {"print_config", {}, {"false"}},
         {"custom_config_module", {}, {""}},
+    };
+  }
+
+  // Read for checkpoint.dir; otherwise (logs, traces) it has no accel equivalent.
+  void DumpFolder(const SourceKey& k, const char* torchtitan_default) {
+    auto v = c_.String(k);
+    if (!v) return;
+    s_.dump_folder = *v;
+    if (*v == torchtitan_default) return c_.Defaulted(k.path);
+    c_.Unmapped(k, "has no accel equivalent beyond checkpoint.dir; not imported");
+  }
+
+  // A key whose value changes nothing accel plans, listed in the header whatever it is.
+  KeyRule Listed(const char* key) {
+    return {key, [this](const SourceKey& k) { c_.Defaulted(k.path); }};
+  }
+
+  std::vector<KeyRule> DataloaderRules() {
+    return {
+        {"dataset", [this](const SourceKey& k) { if (auto v = c_.String(k)) s_.dataset = k.path + " = " + *v; }},
+        {"dataset_path",
+         [this](const SourceKey& k) {
+           if (k.value.is_null()) return c_.Defaulted(k.path);
+           if (auto v = c_.String(k)) s_.dataset = k.path + " = " + *v;
+         }},
+        {"num_workers", {}, {"0"}},
+        {"persistent_workers", {}, {"false"}},
+        {"pin_memory", {}, {"false"}},
+        {"prefetch_factor", {}, {}},
+        {"infinite", {}, {"true"}},
+    };
+  }
+
+  std::vector<KeyRule> DebugRules() {
+    return {
+        {"seed",
+         [this](const SourceKey& k) {
+           if (k.value.is_null()) return c_.Defaulted(k.path);
+           if (auto v = c_.IntAtLeast(k, 0)) c_.SetInt("training.seed", *v, k);
+         }},
+        {"deterministic", {}, {"false"}},
+        {"deterministic_warn_only", {}, {"false"}},
+        {"moe_force_load_balance", {}, {"false"}},
+        {"print_config", {}, {"false"}},
+        Listed("save_config_file"),  // the dump's own name
     };
   }
 
@@ -189,6 +237,7 @@ class TorchtitanImporter {
     };
     return {
         IntField("warmup_steps", "training.lr_schedule.warmup_steps", 0, &s_.warmup),
+        {"total_steps", {}, {}},
         {"decay_type",
          [this](const SourceKey& k) {
            s_.decay_type = true;
@@ -203,6 +252,8 @@ class TorchtitanImporter {
          [this](const SourceKey& k) {
            // The fraction of the steps after warmup spent decaying (torchtitan's WSD
            // schedule): 0 is a constant rate, 1 accel's decay; a stable phase between is not.
+           // null (the 2026 dumps' default) decays over all steps, as 1.
+           if (k.value.is_null()) return c_.Defaulted(k.path);
            auto v = c_.Number(k);
            if (!v) return;
            if (*v == 0) {
@@ -246,6 +297,15 @@ class TorchtitanImporter {
         {"deterministic", {}, {"false"}},
         {"gc_freq", {}, {"50"}},
         {"gc_debug", {}, {"false"}},
+        {"dtype",
+         [this](const SourceKey& k) {
+           // bfloat16: parameters, gradients and optimizer states all in bf16 (no fp32 copy).
+           auto v = c_.String(k);
+           if (!v) return;
+           if (*v == "float32") return c_.Defaulted(k.path);
+           if (*v != "bfloat16") return c_.Unsupported(k, "accel's torchtitan dtypes are float32 and bfloat16");
+           c_.Set("precision.params", "bf16", k.path + ": bfloat16");
+         }},
         {"enable_float8_linear", {}, {"false"}},
     };
     // The 2024 layout kept the parallel degrees here.
@@ -332,6 +392,11 @@ class TorchtitanImporter {
         {"pipeline_parallel_first_stage_less_layers", {}, {"1"}},
         {"pipeline_parallel_last_stage_less_layers", {}, {"1"}},
         {"context_parallel_rotate_method", {}, {"allgather"}},
+        {"module_fqns_per_model_part", {}, {}},
+        {"pipeline_parallel_schedule_csv", {}, {""}},
+        {"pipeline_parallel_expert_parallel_overlap", {}, {"true"}},
+        {"context_parallel_load_balancer", {}, {"headtail"}},
+        {"expert_parallel_comm_backend", {}, {"standard"}},
     };
   }
 
@@ -392,11 +457,19 @@ class TorchtitanImporter {
         {"create_seed_checkpoint", {}, {"false"}},
         {"load_step", {}, {"-1"}},
         {"exclude_from_loading", {}, {}},
+        {"enable_ft_dataloader_checkpoints", {}, {"true"}},
+        {"initial_load_path", {}, {}},
+        {"initial_load_model_only", {}, {"true"}},
+        {"initial_load_in_hf", {}, {"false"}},
+        {"initial_load_in_hf_quantized", {}, {"false"}},
+        {"last_save_in_hf", {}, {"false"}},
+        {"enable_first_step_checkpoint", {}, {"false"}},
+        {"load_only", {}, {"false"}},
     };
   }
 
   std::vector<KeyRule> RecomputeRules() {
-    return {
+    std::vector<KeyRule> rules = {
         {"mode",
          [this](const SourceKey& k) {
            auto v = c_.String(k);
@@ -410,6 +483,8 @@ class TorchtitanImporter {
         {"selective_ac_option",
          [this](const SourceKey& k) {
            auto v = c_.String(k);
+           // Read only in selective mode: a 2026 dump lists it (default "2") with any mode.
+           if (v && (recompute_mode_ == "full" || recompute_mode_ == "none")) return c_.Defaulted(k.path);
            if (v && *v != "op") {
              c_.Unmapped(k, "has no accel equivalent: accel recomputes every block, not every N-th "
                             "layer; not imported");
@@ -421,6 +496,20 @@ class TorchtitanImporter {
            }
          }},
     };
+    AddRecomputeTuning(rules);
+    return rules;
+  }
+
+  // The keys of torchtitan's ActivationCheckpointConfig beyond mode and option (2026 dumps
+  // write them all): tuning of torch's checkpoint that changes nothing accel plans.
+  void AddRecomputeTuning(std::vector<KeyRule>& rules) {
+    rules.push_back(Listed("per_op_sac_force_recompute_mm_shapes_by_fqns"));
+    rules.push_back({"early_stop", {}, {"false"}});
+    rules.push_back({"memory_budget", {}, {"0.5"}});
+    rules.push_back({"visualize_memory_budget_pareto", {}, {"false"}});
+    rules.push_back({"preserve_rng_state", {}, {"true", "false"}});
+    rules.push_back({"determinism_check", {}, {"default"}});
+    rules.push_back({"debug", {}, {"false"}});
   }
 
   std::vector<KeyRule> Float8Rules() {
@@ -543,7 +632,9 @@ void TorchtitanImporter::FinishDefaults() {
   if (!s_.steps) c_.Set("training.steps", "10000", "training.steps absent" + dflt);
   if (!s_.param_dtype) c_.Set("precision.compute", "bf16", "training.mixed_precision_param absent" + dflt);
   if (!s_.reduce_dtype) c_.Set("precision.reduce", "fp32", "training.mixed_precision_reduce absent" + dflt);
-  c_.Set("precision.params", "fp32", "FSDP2 mixed precision keeps fp32 parameters");
+  if (!c_.spec().Has("precision.params")) {
+    c_.Set("precision.params", "fp32", "FSDP2 mixed precision keeps fp32 parameters");
+  }
   if (!c_.spec().Has("training.grad_clip_norm")) c_.Set("training.grad_clip_norm", "1.0", "training.max_norm absent" + dflt);
   if (!c_.spec().Has("training.log_every_steps")) c_.Set("training.log_every_steps", "10", "metrics.log_freq absent" + dflt);
   const Sourced local = s_.local_batch.value_or(Sourced{8, "training.local_batch_size absent" + dflt});

@@ -7,7 +7,10 @@ namespace accel::importers {
 
 // Maps a torchtitan job TOML (the train_configs/*.toml of torchtitan before its 2026 move to
 // Python configs; keys of both the 2024 layout, parallel degrees under [training] and
-// [experimental], and the 2025 one, under [parallelism]) onto `context.spec()`:
+// [experimental], and the 2025 one, under [parallelism]), or the JSON dump of a 2026 Python
+// config (Trainer.Config.to_dict() at torchtitan 9810191b: model_spec.name/flavor, top-level
+// hf_assets_path and dump_folder, dataloader.dataset, model_converters.converters (refused like
+// float8), debug.seed, training.dtype bfloat16 = bf16 parameters), onto `context.spec()`:
 //   [parallelism] data_parallel_replicate/shard (-1 = auto), tensor, context, pipeline degrees,
 //   pipeline_parallel_schedule (1F1B, GPipe), fsdp_reshard_after_forward (never = stage 2);
 //   sharding stage 3 whenever the shard degree is not 1 (FSDP2); tensor parallelism implies
