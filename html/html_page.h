@@ -30,7 +30,8 @@ std::string EscapeHtml(std::string_view text);
 // The page: <title>`title`</title>, the style sheet, `body_html` (trusted markup: the page's
 // fixed skeleton), each `data` block, then the charting library, page_common.js and
 // `page_script`. Errors: FailedPrecondition when the binary has no charting library
-// (ChartLibrary's message).
+// (ChartLibrary's message); Internal when an embedded script contains "</script" (it would end
+// its element early; a library update would have to be escaped first).
 absl::StatusOr<std::string> HtmlPage(std::string_view title, std::string_view body_html,
                                      const std::vector<PageData>& data,
                                      std::string_view page_script);

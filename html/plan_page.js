@@ -7,12 +7,11 @@ accel.run(() => {
   const search = accel.data('search-data');
   const {num, el} = accel;
   const ranks = plan.ranks || [];
-  const stageCount = Math.max(1, (plan.pipeline.stages || []).length);
   const stageName = (s) => 'stage ' + s;
 
   drawHeader(plan, num);
   if (search) drawSearch(search);
-  drawMesh(plan, ranks, stageCount);
+  drawMesh(plan, ranks);
   drawTimeline(plan, timeline);
   drawMemory(plan);
   drawStepTime(plan);
@@ -81,7 +80,7 @@ accel.run(() => {
     return index;
   }
 
-  function drawMesh(plan, ranks, stageCount) {
+  function drawMesh(plan, ranks) {
     const perNode = Math.max(1, num(plan.topology.devices_per_node));
     const nodes = Math.max(1, num(plan.topology.nodes));
     const axes = plan.mesh.axes || [];
@@ -91,23 +90,12 @@ accel.run(() => {
     const cellColour = (r) => (kind < 0 ? accel.colour(r.stage || 0)
       : indices[kind][r.rank || 0] < 0 ? '#eeeeee' : accel.colour(indices[kind][r.rank || 0]));
     const labels = ranks.length <= 512;
+    // [device, node, rank, group of the selected kind (-1: stages are shown)]
     const data = () => ranks.map((r) => ({
-      value: [num(r.local_rank), num(r.node), num(r.rank)],
+      value: [num(r.local_rank), num(r.node), num(r.rank), kind < 0 ? -1 : indices[kind][num(r.rank)]],
       itemStyle: {color: cellColour(r)},
     }));
-    const tooltip = (p) => {
-      const r = ranks[p.value[2]];
-      const coords = axes.map((a, i) => a.name + ' ' + num((r.coords || [])[i])).join(', ');
-      const groups = sets.map((s, i) => {
-        const g = indices[i][p.value[2]];
-        if (g < 0) return '';
-        const members = s.groups[g].ranks || [];
-        const shown = members.slice(0, 16).join(' ') + (members.length > 16 ? ' …' : '');
-        return '<br>' + s.name + ' #' + g + ': ' + shown;
-      }).join('');
-      return 'rank ' + num(r.rank) + ' (node ' + num(r.node) + ', device ' + num(r.local_rank) +
-        ')<br>stage ' + num(r.stage) + '; ' + coords + groups;
-    };
+    const tooltip = (p) => meshTooltip(ranks[p.value[2]], axes, sets, indices);
     const zoom = nodes > 24 ? [{type: 'slider', yAxisIndex: 0, startValue: 0, endValue: 23, right: 8},
                                {type: 'inside', yAxisIndex: 0}] : [];
     const c = accel.chart('mesh-chart', {
@@ -119,18 +107,7 @@ accel.run(() => {
       dataZoom: zoom,
       series: [{
         type: 'custom', data: data(),
-        renderItem: (params, api) => {
-          const centre = api.coord([api.value(0), api.value(1)]);
-          const size = api.size([1, 1]);
-          const w = size[0] - 3, h = size[1] - 3;
-          const rect = {type: 'rect', shape: {x: centre[0] - w / 2, y: centre[1] - h / 2, width: w, height: h, r: 3},
-                        style: api.style({stroke: '#fff', lineWidth: 1})};
-          if (!labels || w < 26 || h < 14) return rect;
-          return {type: 'group', children: [rect, {type: 'text', style: {
-            text: 'r' + api.value(2), x: centre[0], y: centre[1], align: 'center', verticalAlign: 'middle',
-            fill: '#fff', fontSize: Math.min(12, h - 2)}}]};
-        },
-        emphasis: {itemStyle: {borderColor: '#000', borderWidth: 2}},
+        renderItem: meshCell(labels),
       }],
     }, Math.min(640, Math.min(nodes, 24) * 34 + 90));
     // Hover with a group kind selected: outline the other members of the hovered rank's group.
@@ -141,21 +118,81 @@ accel.run(() => {
       c.dispatchAction({type: 'highlight', seriesIndex: 0, dataIndex: sets[kind].groups[g].ranks.map(Number)});
     });
     c.on('mouseout', () => c.dispatchAction({type: 'downplay', seriesIndex: 0}));
-    const buttons = document.getElementById('group-kinds');
-    const select = (k) => {
+    groupButtons(sets, (k) => {
       kind = k;
-      [...buttons.children].forEach((b, i) => b.classList.toggle('active', i - 1 === k));
       c.setOption({series: [{data: data()}]});
+    });
+  }
+
+  // A rank's coordinates and its group in every process-group set.
+  function meshTooltip(r, axes, sets, indices) {
+    const rank = num(r.rank);
+    const coords = axes.map((a, i) => a.name + ' ' + num((r.coords || [])[i])).join(', ');
+    const groups = sets.map((s, i) => {
+      const g = indices[i][rank];
+      if (g < 0) return '';
+      const members = s.groups[g].ranks || [];
+      const shown = members.slice(0, 16).join(' ') + (members.length > 16 ? ' …' : '');
+      return '<br>' + s.name + ' #' + g + ': ' + shown;
+    }).join('');
+    return 'rank ' + rank + ' (node ' + num(r.node) + ', device ' + num(r.local_rank) +
+      ')<br>stage ' + num(r.stage) + '; ' + coords + groups;
+  }
+
+  // ECharts custom-series renderer of one mesh cell: a rounded box, "r<rank>" when it fits, and
+  // " · g<group>" when a process-group kind is selected (colours repeat after 16 groups).
+  function meshCell(labels) {
+    return (params, api) => {
+      const centre = api.coord([api.value(0), api.value(1)]);
+      const size = api.size([1, 1]);
+      const w = size[0] - 3, h = size[1] - 3;
+      const rect = {type: 'rect', shape: {x: centre[0] - w / 2, y: centre[1] - h / 2, width: w, height: h, r: 3},
+                    style: api.style({stroke: '#fff', lineWidth: 1}),
+                    emphasis: {style: {stroke: '#222', lineWidth: 3}}};
+      if (!labels || w < 26 || h < 14) return rect;
+      return {type: 'group', children: [rect, {type: 'text', style: {
+        text: 'r' + api.value(2) + (api.value(3) >= 0 && w > 60 ? ' · g' + api.value(3) : ''), x: centre[0], y: centre[1], align: 'center', verticalAlign: 'middle',
+        fill: '#fff', fontSize: Math.min(12, h - 2)}}]};
     };
+  }
+
+  // One button per process-group set (and one for the stages); `select(k)` gets the set's index
+  // (-1: stages).
+  function groupButtons(sets, select) {
+    const buttons = document.getElementById('group-kinds');
     const describe = (s) => s.name + ' (' + (s.groups || []).length + ' × ' +
       ((s.groups || [])[0] || {ranks: []}).ranks.length + (s.partial ? ', partial' : '') + ')';
-    buttons.append(el('button', {class: 'active', dataset: {kind: 'stage'}}, 'pipeline stage'));
-    sets.forEach((s, i) => {
-      const b = el('button', {dataset: {kind: s.name}, title: 'axes: ' + (s.axes || []).join(', ')}, describe(s));
-      b.addEventListener('click', () => select(i));
+    const add = (label, kind, k, title) => {
+      const b = el('button', {dataset: {kind}, title}, label);
+      b.addEventListener('click', () => {
+        [...buttons.children].forEach((other) => other.classList.toggle('active', other === b));
+        select(k);
+      });
       buttons.append(b);
+    };
+    add('pipeline stage', 'stage', -1, 'colour by pipeline stage');
+    sets.forEach((s, i) => add(describe(s), s.name, i, 'axes: ' + (s.axes || []).join(', ')));
+    buttons.firstChild.classList.add('active');
+    // plan.html#group=tp opens with that kind selected (a link to it; the browser tests).
+    const wanted = decodeURIComponent((location.hash.match(/^#group=(.+)$/) || [])[1] || '');
+    const button = [...buttons.children].find((b) => b.dataset.kind === wanted);
+    if (button) button.click();
+  }
+
+  // The timeline's cells: ops [slot, stage, kind, microbatch, chunk] and the idle runs between
+  // them [first slot, one past the last, stage] (the bubble).
+  function timelineCells(stages, makespan) {
+    const ops = [], idle = [];
+    stages.forEach((list, s) => {
+      let next = 0;
+      for (const [slot, kind, mb, chunk] of list) {
+        if (slot > next) idle.push([next, slot, s]);
+        ops.push([slot, s, kind, mb, chunk]);
+        next = slot + 1;
+      }
+      if (next < makespan) idle.push([next, makespan, s]);
     });
-    buttons.firstChild.addEventListener('click', () => select(-1));
+    return {ops, idle};
   }
 
   function drawTimeline(plan, timeline) {
@@ -169,16 +206,7 @@ accel.run(() => {
     }
     const kinds = {F: 'forward', B: 'backward', I: 'backward (input)', W: 'backward (weight)'};
     const base = {F: ['#5470c6', '#7f97dc'], B: ['#ee8a3c', '#f4ad72'], I: ['#ee6666', '#f39a9a'], W: ['#3ba272', '#78c59d']};
-    const ops = [], idle = [];
-    stages.forEach((list, s) => {
-      let next = 0;
-      for (const [slot, kind, mb, chunk] of list) {
-        if (slot > next) idle.push([next, slot, s]);
-        ops.push([slot, s, kind, mb, chunk]);
-        next = slot + 1;
-      }
-      if (next < makespan) idle.push([next, makespan, s]);
-    });
+    const {ops, idle} = timelineCells(stages, makespan);
     const interleaved = stages.some((l) => l.some((op) => op[3] > 0));
     note.textContent = 'One row per stage, one slot per compute op (forward, backward, or the ' +
       'split backward\'s input and weight halves); grey: the bubble. Simulated makespan ' + makespan +

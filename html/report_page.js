@@ -25,8 +25,9 @@ accel.run(() => {
   memoryChart();
   ranksSection();
 
-  function refLine(value, label, colour) {
-    return {yAxis: value, label: {formatter: label, position: 'insideEndTop'},
+  // A dashed horizontal line at `value` labelled `label` above it (below it with `below`).
+  function refLine(value, label, colour, below = false) {
+    return {yAxis: value, label: {formatter: label, position: below ? 'insideEndBottom' : 'insideEndTop'},
             lineStyle: {type: 'dashed', color: colour, width: 2}};
   }
 
@@ -111,7 +112,7 @@ accel.run(() => {
     if (finite(steps.peak_reserved_bytes).length) series.push(lineSeries('peak reserved (CUDA)', steps.peak_reserved_bytes.map(mib)));
     const refs = [];
     if (stage0) refs.push(refLine(mib(stage0.device_total_bytes), 'plan: stage ' + stage0.stage + ' device total ' +
-                                  accel.bytes(stage0.device_total_bytes), '#ee6666'));
+                                  accel.bytes(stage0.device_total_bytes), '#ee6666', true));
     if (tensorEstimate0) refs.push(refLine(mib(tensorEstimate0.tensor_bytes), 'plan: tensor bytes ' +
                                            accel.bytes(tensorEstimate0.tensor_bytes), '#91cc75'));
     if (refs.length) series[0].markLine = {symbol: 'none', data: refs};
