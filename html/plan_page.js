@@ -33,7 +33,7 @@ accel.run(() => {
         (t.device_model || shortEnum(t.device_type, 'DEVICE_TYPE_'))],
       ['mesh', axes, 'mesh-axes'],
       ['parameters', accel.count(plan.model.parameters.total_count)],
-      ['schedule', shortEnum(p.schedule, 'PIPELINE_SCHEDULE_') || '-'],
+      ['schedule', (p.stages || []).length > 1 ? shortEnum(p.schedule, 'PIPELINE_SCHEDULE_') : '-'],
       ['microbatches', accel.count(p.microbatches)],
       ['bubble', num(p.bubble_fraction).toFixed(4), 'bubble-fraction'],
       ['step', accel.seconds(plan.step_time.step_seconds), 'step-seconds'],

@@ -81,7 +81,7 @@ absl::Status AppendRecord(const nlohmann::json& r, const std::string& path, int 
   return absl::OkStatus();
 }
 
-// Reads `path`, whose absence is `missing` (a NotFound with that message), else an error.
+// Reads one file of the run directory, refusing one over kMaxRunFileBytes.
 absl::StatusOr<std::string> ReadRunFile(const std::string& path) {
   absl::StatusOr<std::string> text = spec::ReadFileLimited(path, kMaxRunFileBytes);
   if (absl::IsOutOfRange(text.status())) {

@@ -1,5 +1,7 @@
 #include "html/run_report.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,13 +24,21 @@ const std::string kLine =
 
 std::string Message(const absl::Status& s) { return std::string(s.message()); }
 
-// A fresh directory under the test's temporary directory.
-fs::path TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("accel_report_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+// A fresh directory under the temporary directory, distinct per process (other builds' tests
+// may run at the same time), removed at the end of the test.
+struct TempDir {
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("accel_report_test_" + name + "." + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  fs::path path;
+};
 
 void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -85,13 +95,15 @@ TEST_CASE("ReadRunDirectory says what is missing or malformed", "[html][report]"
     CHECK(Message(r.status()) == "/nonexistent/accel-run: no such directory");
   }
   SECTION("no metrics.jsonl") {
-    const fs::path dir = TempDir("empty");
+    const TempDir temp("empty");
+    const fs::path& dir = temp.path;
     absl::StatusOr<RunData> r = ReadRunDirectory(dir.string());
     REQUIRE(absl::IsNotFound(r.status()));
     CHECK(Message(r.status()).find("metrics.jsonl: no such file") != std::string::npos);
   }
   SECTION("malformed summary.json and plan.binpb") {
-    const fs::path dir = TempDir("bad");
+    const TempDir temp("bad");
+    const fs::path& dir = temp.path;
     Write(dir / "metrics.jsonl", kLine + "\n");
     Write(dir / "summary.json", "{\"steps_done\": ");
     CHECK(Message(ReadRunDirectory(dir.string()).status()).find("summary.json: not a JSON object") !=
@@ -117,7 +129,8 @@ TEST_CASE("ReadRunDirectory says what is missing or malformed", "[html][report]"
 }
 
 TEST_CASE("accel report: bad input is a located error and exit 1, never a crash", "[html][report]") {
-  const fs::path dir = TempDir("cli");
+  const TempDir temp("cli");
+  const fs::path& dir = temp.path;
   Write(dir / "metrics.jsonl", kLine + "\n" + kLine.substr(0, 30) + "\n");
   std::ostringstream out, err;
   cli::ReportOptions options;
@@ -134,7 +147,8 @@ TEST_CASE("accel report: bad input is a located error and exit 1, never a crash"
 }
 
 TEST_CASE("accel report writes the report into the run directory by default", "[html][report]") {
-  const fs::path dir = TempDir("ok");
+  const TempDir temp("ok");
+  const fs::path& dir = temp.path;
   Write(dir / "metrics.jsonl", kLine + "\n");
   std::ostringstream out, err;
   cli::ReportOptions options;
