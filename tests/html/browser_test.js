@@ -103,6 +103,12 @@ function planCase() {
   check(plan.resolved.some((r) => r.field === 'parallel.pipeline_microbatches' && r.value === '128'),
         'the resolved pipeline_microbatches (auto) is not 128');
   check(/makespan 262 slots/.test(dom), 'timeline note without the simulated makespan 262');
+  // 8,192 ranks: the mesh is drawn in one pass (ECharts' progressive rendering of this many
+  // boxes never finished in headless Chromium: the page hung).
+  const big = path.join(work, 'plan-8192.html');
+  runAccel(['plan', spec, '--set', 'cluster.nodes=1024', '--set', 'data.global_batch_size=32768',
+            '--format', 'html', '-o', big]);
+  check(textOf(load(big, null, 0), 'world-size') === '8,192', 'the 8,192-rank page');
   return 'plan.png';
 }
 
