@@ -127,8 +127,10 @@ function searchCase() {
 }
 
 function reportCase() {
-  const run = path.join(work, 'run');
-  fs.rmSync(run, {recursive: true, force: true});
+  // The run directory's path holds "</script>" (directory "x<" holding "script>"): embedded in
+  // the page's data, it must not end the data block.
+  fs.rmSync(path.join(work, 'x<'), {recursive: true, force: true});
+  const run = path.join(work, 'x<', 'script>', 'run');
   fs.mkdirSync(run, {recursive: true});
   for (const f of ['metrics.jsonl', 'summary.json']) {
     fs.copyFileSync(path.join(root, 'tests/testdata/report/run', f), path.join(run, f));
@@ -146,6 +148,7 @@ function reportCase() {
   const lastLoss = JSON.parse(lines[lines.length - 1]).loss.toFixed(4);
   check(textOf(dom, 'final-loss') === lastLoss, 'final loss ' + lastLoss + ' shown as ' + textOf(dom, 'final-loss'));
   check(textOf(dom, 'world-size') === String(plan.topology.world_size), 'world size of the plan missing');
+  check(dom.includes('x&lt;/script&gt;/run<'), 'the run directory "…x</script>/run" is not shown as text');
   check(textOf(dom, 'plan-href') === 'plan.html' && dom.includes('href="plan.html"'), 'no link to plan.html');
   check((dom.match(/class="num rank-ratio"/g) || []).length === 8, 'not 8 ranks in the memory table');
   check((dom.match(/<canvas/g) || []).length >= 5, 'fewer than 5 charts drawn');
