@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/estimate_memory_command.h"
 #include "cli/plan_command.h"
+#include "cli/report_command.h"
 #include "cli/executor_forward.h"
 #include "cli/export_command.h"
 #include "cli/export_config_command.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
       accel::cli::RegisterValidateCommand,
       accel::cli::RegisterSchemaCommand,
       accel::cli::RegisterPlanCommand,
+      accel::cli::RegisterReportCommand,
       accel::cli::RegisterRunForwarder,
       accel::cli::RegisterEstimateMemoryCommand,
       accel::cli::RegisterExportCommand,

