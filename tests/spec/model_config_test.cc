@@ -33,7 +33,7 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
     if (!fs::exists(config)) continue;
     const std::string type = ModelTypeOf(config);
     const bool supported = type == "gpt2" || type == "llama" || type == "mistral" ||
-                           type == "qwen2" || type == "mixtral" || type == "qwen2_moe" ||
+                           type == "qwen2" || type == "qwen3" || type == "mixtral" || type == "qwen2_moe" ||
                            type == "qwen3_moe";
     ModelConfigResult result = ReadModelConfig(config.string());
     INFO(config.string() << " (" << type << ")");
@@ -48,6 +48,9 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
       CHECK(m.max_seq_len > 0);
       CHECK(m.arch == (type == "gpt2" ? Arch::kGpt2 : Arch::kLlama));
       if (type != "gpt2") CHECK(m.ffn_hidden_size > 0);
+      // Qwen3 and Qwen3-MoE: per-head q/k norms and the config's head_dim.
+      CHECK(m.qk_norm == (type == "qwen3" || type == "qwen3_moe"));
+      if (m.qk_norm) CHECK(m.head_dim > 0);
       ++loaded;
     } else {
       CHECK_FALSE(result.config.has_value());
