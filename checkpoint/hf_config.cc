@@ -50,6 +50,17 @@ nlohmann::json LlamaConfig(const ir::Model& d, ir::Dtype dtype) {
           {"torch_dtype", TorchDtype(dtype)}};
 }
 
+// Phi-3's fields over the llama ones (transformers' Phi3Config): its fused projections are implied
+// by model_type phi3; accel trains causal attention over at most max_seq_len tokens, which
+// sliding_window = null states (the window, when the source config had one, bounded max_seq_len).
+void AddPhi3(nlohmann::json& c) {
+  c["model_type"] = "phi3";
+  c["architectures"] = {"Phi3ForCausalLM"};
+  c["sliding_window"] = nullptr;
+  c["original_max_position_embeddings"] = c["max_position_embeddings"];
+  c["rope_scaling"] = nullptr;
+}
+
 // Qwen3's fields over the llama ones (transformers' Qwen3Config): its head width and the per-head
 // q/k norms, which model_type qwen3 implies; no sliding window.
 void AddQwen3(const ir::Model& d, nlohmann::json& c) {
@@ -89,7 +100,10 @@ void AddMoe(const ir::Model& d, nlohmann::json& c) {
 
 std::string HuggingFaceModelType(const ir::Model& model) {
   if (model.arch() == ir::ARCHITECTURE_GPT2) return "gpt2";
-  if (model.moe().num_experts() == 0) return model.qk_norm() ? "qwen3" : "llama";
+  if (model.moe().num_experts() == 0) {
+    if (model.model_type() == "phi3") return "phi3";
+    return model.qk_norm() ? "qwen3" : "llama";
+  }
   const std::string& type = model.model_type();
   if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") return type;
   const ir::MixtureOfExperts& m = model.moe();
@@ -108,6 +122,8 @@ std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype
       AddMoe(model, config);
     } else if (model.qk_norm()) {
       AddQwen3(model, config);
+    } else if (model.model_type() == "phi3") {
+      AddPhi3(config);
     }
   }
   // nlohmann::json keeps object keys sorted, like json.dumps(sort_keys=True) in save_pretrained.

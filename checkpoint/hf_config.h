@@ -34,7 +34,8 @@ namespace accel::exec {
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype);
 
 // The transformers model_type a model's checkpoints are named and configured as: "gpt2",
-// "llama" ("qwen3" with q/k norms), or for a mixture of experts the model_type it was read from (mixtral, qwen2_moe,
+// "llama" ("qwen3" with q/k norms, "phi3" for a model read as phi3: fused projections), or for a
+// mixture of experts the model_type it was read from (mixtral, qwen2_moe,
 // qwen3_moe), else "mixtral" when every block routes and none has shared experts (Mixtral's
 // block), else "qwen2_moe" (shared experts, dense blocks).
 std::string HuggingFaceModelType(const ir::Model& model);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
+#include "planner/model_params.h"
 
 namespace accel::exec {
 namespace {
@@ -54,6 +55,24 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                    absl::StrCat("parallel.pipeline_schedule ", std::string(ir::Name(schedule)), " with sharding.stage ",
                                 plan.sharding().stage(),
                                 " is not supported by the executor yet (supported: sharding.stage 0 or 1)")});
+  }
+  // Phi-3's fused projections: per-op recompute names q_proj, gate_proj, … (planner/
+  // recompute_policy.h), which a fused block does not have; and tensor parallelism splits
+  // qkv_proj as three equal blocks, so k and v must be as wide as q.
+  const ir::Model& model = plan.model();
+  if (planner::FusedProjections(model)) {
+    if (plan.training().recompute() == ir::RECOMPUTE_OP) {
+      out.push_back({"training.recompute",
+                     "training.recompute op with phi3's fused qkv_proj and gate_up_proj is not supported by the "
+                     "executor yet (supported: none, selective, full)"});
+    }
+    if (ir::AxisSize(plan, ir::Axis::kTp) > 1 && ir::KvHeads(model) != model.num_heads()) {
+      out.push_back({"parallel.tensor",
+                     absl::StrCat("parallel.tensor ", ir::AxisSize(plan, ir::Axis::kTp), " with phi3's fused qkv_proj and ",
+                                  ir::KvHeads(model), " key/value heads of ", model.num_heads(),
+                                  " is not supported by the executor yet (supported: tensor 1, or "
+                                  "num_kv_heads = num_heads)")});
+    }
   }
   const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
   if (cuda && !capabilities.cuda) {

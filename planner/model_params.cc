@@ -20,6 +20,14 @@ struct Dims {
   bool tied = true, qkv_bias = false, qk_norm = false;
 };
 
+}  // namespace
+
+bool FusedProjections(const ir::Model& model) {
+  return model.arch() == ir::ARCHITECTURE_LLAMA && model.model_type() == "phi3";
+}
+
+namespace {
+
 Dims ResolveDims(const ir::Model& m) {
   Dims d;
   d.gpt2 = m.arch() != ir::ARCHITECTURE_LLAMA;
@@ -69,6 +77,20 @@ ParamInfo MakeVocab(std::string name, int64_t vocab, int64_t padded, int64_t h, 
   ParamInfo p = Make(std::move(name), {vocab, h}, 0, tp);
   p.local_count = padded / tp * h;
   return p;
+}
+
+// Phi-3's block (FusedProjections): fused qkv_proj and gate_up_proj, column-parallel as 3 and 2
+// equal blocks, o_proj and down_proj row-parallel, and the two norms.
+void AddFusedPhi3Block(const std::string& p, const Dims& d, int64_t tp, std::vector<ParamInfo>& block) {
+  const int64_t q_out = d.heads * d.head_dim, kv_out = d.kv_heads * d.head_dim;
+  block.push_back(Make(p + "self_attn.qkv_proj.weight", {q_out + 2 * kv_out, d.h}, 0, tp));
+  block.back().tp_parts = 3;
+  block.push_back(Make(p + "self_attn.o_proj.weight", {d.h, q_out}, 1, tp));
+  block.push_back(Make(p + "mlp.gate_up_proj.weight", {2 * d.ffn, d.h}, 0, tp));
+  block.back().tp_parts = 2;
+  block.push_back(Make(p + "mlp.down_proj.weight", {d.h, d.ffn}, 1, tp));
+  block.push_back(Make(p + "input_layernorm.weight", {d.h}, -1, tp));
+  block.push_back(Make(p + "post_attention_layernorm.weight", {d.h}, -1, tp));
 }
 
 // A SwiGLU MLP of inner width `ffn`: {prefix}{gate,up}_proj.weight [ffn, h] column-parallel,
@@ -203,6 +225,11 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
       const std::string p = BlockModulePath(model, l) + ".";
       std::vector<ParamInfo> block;
       // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
+      if (FusedProjections(model)) {
+        AddFusedPhi3Block(p, d, tp, block);
+        out.layers.push_back(std::move(block));
+        continue;
+      }
       block.push_back(Make(p + "self_attn.q_proj.weight", {q_out, h}, 0, tp));
       if (d.qkv_bias) block.push_back(Make(p + "self_attn.q_proj.bias", {q_out}, 0, tp));
       block.push_back(MakeKv(p + "self_attn.k_proj.weight", {kv_out, h}, tp, replicas));

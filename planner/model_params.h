@@ -96,6 +96,12 @@ class ModelParamsCache {
   std::vector<std::unique_ptr<Entry>> entries_;
 };
 
+// Whether the model's blocks fuse q, k and v into self_attn.qkv_proj.weight [a·d + 2·kv·d, h] and
+// gate and up into mlp.gate_up_proj.weight [2·ffn, h] (Hugging Face's Phi3Attention and Phi3MLP:
+// ir::Model.model_type "phi3"). Under tensor parallelism they split as 3 and 2 equal blocks
+// (ir::Parameter.tp_parts), which needs num_kv_heads = num_heads for qkv_proj.
+bool FusedProjections(const ir::Model& model);
+
 // Hugging Face module path of transformer block `layer` (0-based): "transformer.h.N" (gpt2) or
 // "model.layers.N" (llama, mistral, qwen2).
 std::string BlockModulePath(const ir::Model& model, int64_t layer);

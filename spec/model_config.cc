@@ -163,7 +163,7 @@ class ConfigReader {
 };
 
 bool IsLlamaFamily(const std::string& model_type) {
-  for (const char* name : {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+  for (const char* name : {"llama", "mistral", "qwen2", "qwen3", "phi3", "mixtral", "qwen2_moe", "qwen3_moe"}) {
     if (model_type == name) return true;
   }
   return false;
@@ -278,7 +278,13 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
       model.qk_norm = true;
       file.fields.push_back("model.qk_norm");
     }
-    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2" && model_type != "qwen3") {
+    if (model_type == "phi3") {
+      int64_t window = 0;
+      reader.Integer("sliding_window", "model.max_seq_len", window, false, "");
+      if (window > 0 && window < model.max_seq_len) model.max_seq_len = window;
+    }
+    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2" && model_type != "qwen3" &&
+        model_type != "phi3") {
       ReadMoe(reader, model_type, model, file.fields);
     }
   } else {

@@ -19,7 +19,10 @@
 //   num_hidden_layers, num_attention_heads, num_key_value_heads (default num_attention_heads),
 //   intermediate_size, vocab_size, max_position_embeddings, tie_word_embeddings (default false),
 //   rms_norm_eps, rope_theta, attention_bias; qwen2 always has q/k/v bias; qwen3 adds head_dim
-//   and per-head q/k RMSNorm (transformers' Qwen3Config / Qwen3Attention).
+//   and per-head q/k RMSNorm (transformers' Qwen3Config / Qwen3Attention); phi3 (Phi3Config) is a
+//   llama with fused qkv_proj and gate_up_proj (ir::Model.model_type tells the executor), and its
+//   sliding_window, when smaller, bounds max_seq_len: up to that length sliding-window attention
+//   is causal attention, which accel runs.
 // mixtral, qwen2_moe, qwen3_moe (mixture of experts, arch llama with model.moe): the llama keys
 //   plus num_local_experts (mixtral) or num_experts, num_experts_per_tok, moe_intermediate_size
 //   (mixtral: intermediate_size), norm_topk_prob (mixtral: always true), router_aux_loss_coef,
@@ -29,7 +32,7 @@
 namespace accel::spec {
 
 // The model types accel understands, in the order error messages list them.
-inline constexpr const char* kSupportedModelTypes[] = {"gpt2",    "llama",     "mistral",  "qwen2", "qwen3",
+inline constexpr const char* kSupportedModelTypes[] = {"gpt2",    "llama",     "mistral",  "qwen2", "qwen3", "phi3",
                                                        "mixtral", "qwen2_moe", "qwen3_moe"};
 
 // One problem with a config.json: a stable code (E0201 unreadable, E0202 malformed or missing a

@@ -58,9 +58,13 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
   auto qkv = [&](int64_t out) {
     return torch::nn::Linear(torch::nn::LinearOptions(h, out).bias(config.qkv_bias));
   };
-  q_proj_ = attn->register_module("q_proj", qkv(q));
-  k_proj_ = attn->register_module("k_proj", qkv(kv));
-  v_proj_ = attn->register_module("v_proj", qkv(kv));
+  if (config.fused_projections) {
+    qkv_proj_ = attn->register_module("qkv_proj", qkv(q + 2 * kv));
+  } else {
+    q_proj_ = attn->register_module("q_proj", qkv(q));
+    k_proj_ = attn->register_module("k_proj", qkv(kv));
+    v_proj_ = attn->register_module("v_proj", qkv(kv));
+  }
   o_proj_ = attn->register_module("o_proj", NoBias(q, h));
   if (config.qk_norm) {
     q_norm_ = attn->register_module("q_norm", std::make_shared<RmsNormModule>(head_dim_, config.norm_eps));
@@ -73,8 +77,12 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
     aux_loss_coef_ = config.moe.aux_loss_coef;
   } else {
     auto mlp = register_module("mlp", std::make_shared<torch::nn::Module>());
-    gate_proj_ = mlp->register_module("gate_proj", NoBias(h, ffn));
-    up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
+    if (config.fused_projections) {
+      gate_up_proj_ = mlp->register_module("gate_up_proj", NoBias(h, 2 * ffn));
+    } else {
+      gate_proj_ = mlp->register_module("gate_proj", NoBias(h, ffn));
+      up_proj_ = mlp->register_module("up_proj", NoBias(h, ffn));
+    }
     down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
   }
   input_layernorm_ =
@@ -93,9 +101,10 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
     torch::Tensor split = y.view({b, t, count, head_dim_});
     return (norm ? norm->Forward(split) : split).transpose(1, 2);
   };
-  torch::Tensor q = heads(Project(q_proj_, n, recompute, "self_attn.q_proj"), num_heads_, q_norm_);
-  torch::Tensor k = heads(Project(k_proj_, n, recompute, "self_attn.k_proj"), num_kv_heads_, k_norm_);
-  torch::Tensor v = heads(Project(v_proj_, n, recompute, "self_attn.v_proj"), num_kv_heads_);
+  auto [q_all, k_all, v_all] = ProjectQkv(n, recompute);
+  torch::Tensor q = heads(q_all, num_heads_, q_norm_);
+  torch::Tensor k = heads(k_all, num_kv_heads_, k_norm_);
+  torch::Tensor v = heads(v_all, num_kv_heads_);
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
   const ContextParallel* cp = exec::ActiveContext(cp_, is_training());
@@ -108,7 +117,25 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
   return residual + ExitTensorParallel(Mlp(m, recompute), tp_);
 }
 
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> LlamaBlock::ProjectQkv(const torch::Tensor& n,
+                                                                              const BlockRecompute& recompute) {
+  if (!qkv_proj_) {
+    return {Project(q_proj_, n, recompute, "self_attn.q_proj"), Project(k_proj_, n, recompute, "self_attn.k_proj"),
+            Project(v_proj_, n, recompute, "self_attn.v_proj")};
+  }
+  const int64_t q = num_heads_ * head_dim_, kv = num_kv_heads_ * head_dim_;
+  const torch::Tensor fused = Project(qkv_proj_, n, recompute, "self_attn.qkv_proj");
+  // q and k pass rotary, which writes new tensors; v is copied so that the fused output is freed.
+  return {fused.narrow(-1, 0, q), fused.narrow(-1, q, kv), fused.narrow(-1, q + kv, kv).contiguous()};
+}
+
 torch::Tensor LlamaBlock::Mlp(const torch::Tensor& m, const BlockRecompute& recompute) {
+  if (gate_up_proj_) {
+    // Phi-3: gate and up are the two halves of one projection; SwiGLU keeps both (one storage).
+    const torch::Tensor gate_up = Project(gate_up_proj_, m, recompute, "mlp.gate_up_proj");
+    const int64_t f = gate_up.size(-1) / 2;
+    return Project(down_proj_, SwiGlu(gate_up.narrow(-1, 0, f), gate_up.narrow(-1, f, f)), recompute, "mlp.down_proj");
+  }
   if (moe_ == nullptr) {
     torch::Tensor gate = Project(gate_proj_, m, recompute, "mlp.gate_proj");
     torch::Tensor up = Project(up_proj_, m, recompute, "mlp.up_proj");
@@ -130,6 +157,10 @@ std::string LlamaModel::BlockPath(int64_t layer) const {
 
 TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
   // nn.Linear weights are [out, in]: column-parallel splits dim 0, row-parallel dim 1.
+  // Phi-3's fused projections first ("qkv_proj" ends like "v_proj", "gate_up_proj" like "up_proj"):
+  // q, k, v (equal widths: num_kv_heads = num_heads under tp) and gate, up blocks, each split.
+  if (absl::EndsWith(name, "qkv_proj.weight")) return {0, 3};
+  if (absl::EndsWith(name, "gate_up_proj.weight")) return {0, 2};
   for (const char* kv : {"k_proj.weight", "v_proj.weight", "k_proj.bias", "v_proj.bias"}) {
     if (absl::EndsWith(name, kv)) return {0, 1, static_cast<int>(KvHeadReplicas(config(), tp_.size()))};
   }

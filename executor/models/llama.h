@@ -49,6 +49,10 @@ class LlamaBlock : public torch::nn::Module {
                         const BlockRecompute& recompute = {});
 
  private:
+  // q, k and v of n ([b, t, width] each, before the head split): three projections, or one fused
+  // qkv_proj whose output is split (v copied, so the fused output is not kept for backward).
+  std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> ProjectQkv(const torch::Tensor& n,
+                                                                    const BlockRecompute& recompute);
   // The MLP's output (before ExitTensorParallel) on m, the post-attention norm's output.
   torch::Tensor Mlp(const torch::Tensor& m, const BlockRecompute& recompute);
 
@@ -62,6 +66,8 @@ class LlamaBlock : public torch::nn::Module {
   std::shared_ptr<RmsNormModule> k_norm_;
   std::shared_ptr<RmsNormModule> input_layernorm_;
   std::shared_ptr<RmsNormModule> post_attention_layernorm_;
+  torch::nn::Linear qkv_proj_{nullptr};      // ModelConfig::fused_projections: instead of q, k, v
+  torch::nn::Linear gate_up_proj_{nullptr};  // and instead of gate and up
   torch::nn::Linear q_proj_{nullptr};
   torch::nn::Linear k_proj_{nullptr};
   torch::nn::Linear v_proj_{nullptr};

@@ -1,5 +1,7 @@
 #include "executor/models/model_config.h"
 
+#include "planner/model_params.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -136,6 +138,7 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
     config.head_dim = m.head_dim();
   }
   config.qk_norm = m.qk_norm();
+  config.fused_projections = planner::FusedProjections(m);
   config.moe = MoeConfigFromPlan(m.moe());
   if (config.moe.num_experts > 0) config.moe.hf_model_type = HuggingFaceModelType(m);
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;

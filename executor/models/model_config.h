@@ -86,6 +86,9 @@ struct ModelConfig {
   // Llama family: each query and key head passes an RMSNorm of d weights before rotary
   // (self_attn.{q,k}_norm; Qwen3, Qwen3-MoE: transformers' Qwen3Attention).
   bool qk_norm = false;
+  // Llama family: q/k/v fused into self_attn.qkv_proj and gate/up into mlp.gate_up_proj, as Phi-3
+  // names them (planner::FusedProjections). Needs num_kv_heads = num_heads under tensor parallelism.
+  bool fused_projections = false;
   // Attention through LibTorch's fused scaled_dot_product_attention (the plan's
   // ATTENTION_KERNEL_SDPA; needs LibTorch 2.0+), else as separate operators (ATTENTION_KERNEL_MATH).
   bool fused_attention = false;

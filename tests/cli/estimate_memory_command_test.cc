@@ -179,8 +179,8 @@ TEST_CASE("estimate-memory refuses a model_type no one counts, at the key") {
   Output r = Run(o);
   CHECK(r.code == kExitInvalid);
   CHECK(r.err.find(path + ":2:17: error[E0203]: model config has model_type 'mamba'; accel plans gpt2, "
-                   "llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
-                   "clip, t5, whisper, gemma2, gemma3_text, phi3, olmo2, phi, phi-msft\n") !=
+                   "llama, mistral, qwen2, qwen3, phi3, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
+                   "clip, t5, whisper, gemma2, gemma3_text, olmo2, phi, phi-msft\n") !=
         std::string::npos);
   CHECK(r.out.empty());
   std::remove(path.c_str());

@@ -624,8 +624,7 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
   CHECK(Refusals(gpu, {"precision.compute=fp16", "precision.loss_scaling=dynamic"}, dir,
                  /*cuda=*/true) == "");
 
-  // Qwen3's attention (q/k norms, a wider head) is planned, not run: never trained as a model
-  // the executor would build differently. Mixture-of-experts blocks run, token dropping too.
+  // Mixture-of-experts blocks run, token dropping too.
   const std::vector<std::string> llama = {"model.arch=llama", "model.ffn_hidden_size=64"};
   auto with = [&](std::vector<std::string> more) {
     more.insert(more.begin(), llama.begin(), llama.end());
@@ -642,6 +641,28 @@ TEST_CASE("plans the executor cannot run are refused before launch", "[launcher]
                  dir) == "");
   // Qwen3's attention: per-head q/k norms and a head width apart from hidden_size / num_heads.
   CHECK(Refusals(kCpuJob, with({"model.qk_norm=true", "model.head_dim=32"}), dir) == "");
+}
+
+TEST_CASE("phi3's fused projections are refused with per-op recompute and with tp over fewer kv heads",
+          "[launcher][refusal]") {
+  TempDir dir;
+  { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
+  {
+    std::ofstream(dir.File("phi3.json"))
+        << R"({"model_type": "phi3", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 32,
+               "vocab_size": 256, "rms_norm_eps": 1e-05, "rope_theta": 10000.0})";
+  }
+  const std::string phi3 = Replace(kCpuJob, "  arch: gpt2\n  hidden_size: 32\n  num_layers: 2\n  num_heads: 2\n"
+                                            "  vocab_size: 256\n  max_seq_len: 32\n",
+                                   "  config: phi3.json\n");
+  CHECK(Refusals(phi3, {}, dir) == "");
+  CHECK(Refusals(phi3, {"training.recompute=op"}, dir) ==
+        "--set training.recompute=op: error[E0601]: training.recompute op with phi3's fused qkv_proj and "
+        "gate_up_proj is not supported by the executor yet (supported: none, selective, full)\n");
+  CHECK(Refusals(phi3, {"parallel.tensor=2"}, dir) ==
+        "--set parallel.tensor=2: error[E0601]: parallel.tensor 2 with phi3's fused qkv_proj and 2 key/value "
+        "heads of 4 is not supported by the executor yet (supported: tensor 1, or num_kv_heads = num_heads)\n");
 }
 
 TEST_CASE("model.init_from that cannot start the plan is refused before launch",

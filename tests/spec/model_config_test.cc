@@ -33,7 +33,7 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
     if (!fs::exists(config)) continue;
     const std::string type = ModelTypeOf(config);
     const bool supported = type == "gpt2" || type == "llama" || type == "mistral" ||
-                           type == "qwen2" || type == "qwen3" || type == "mixtral" || type == "qwen2_moe" ||
+                           type == "qwen2" || type == "qwen3" || type == "phi3" || type == "mixtral" || type == "qwen2_moe" ||
                            type == "qwen3_moe";
     ModelConfigResult result = ReadModelConfig(config.string());
     INFO(config.string() << " (" << type << ")");

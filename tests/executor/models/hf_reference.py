@@ -3,7 +3,8 @@
 Llama family (Touvron et al. 2023; LlamaForCausalLM: RMSNorm, rotary positions, grouped-query
 attention, SwiGLU, optional q/k/v biases as Qwen2, tied or untied head; Qwen3's explicit head
 width and per-head q/k RMSNorm, transformers' Qwen3Attention, when the file has
-self_attn.q_norm.weight) in plain PyTorch, written
+self_attn.q_norm.weight; Phi-3's fused qkv_proj and gate_up_proj, transformers' Phi3Attention and
+Phi3MLP, split here as they do) in plain PyTorch, written
 from the papers and Hugging Face's modeling code rather than from accel's, for the executor's
 pretrained-weights test. Reads a model.safetensors with the standard library and numpy (Debian's
 python3-torch 1.13 has no safetensors package), runs the tokens through it in fp32 and writes the
@@ -117,6 +118,22 @@ def llama_forward(w, tokens, heads, kv_heads, eps, theta, head_dim=0):
     return x @ head.t()
 
 
+def split_fused(w, q, kv):
+    """Phi-3's qkv_proj rows are [q; k; v] and gate_up_proj's [gate; up] (Phi3Attention slices
+    qkv at num_heads*head_dim and that plus num_kv_heads*head_dim; Phi3MLP chunks in 2)."""
+    out = {}
+    for name, t in w.items():
+        if name.endswith("self_attn.qkv_proj.weight"):
+            base = name[: -len("qkv_proj.weight")]
+            out[base + "q_proj.weight"], out[base + "k_proj.weight"], out[base + "v_proj.weight"] = t.split([q, kv, kv])
+        elif name.endswith("mlp.gate_up_proj.weight"):
+            base = name[: -len("gate_up_proj.weight")]
+            out[base + "gate_proj.weight"], out[base + "up_proj.weight"] = t.chunk(2, dim=0)
+        else:
+            out[name] = t
+    return out
+
+
 def main():
     arch, model, tokens_path, logits_path = sys.argv[1:5]
     heads = int(sys.argv[5])
@@ -129,6 +146,8 @@ def main():
         else:
             kv_heads, eps, theta = int(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
             head_dim = int(sys.argv[9]) if len(sys.argv) > 9 else 0
+            d = head_dim or weights["model.embed_tokens.weight"].shape[1] // heads
+            weights = split_fused(weights, heads * d, kv_heads * d)
             logits = llama_forward(weights, tokens, heads, kv_heads, eps, theta, head_dim)
     logits.numpy().astype(np.float32).tofile(logits_path)
 

@@ -149,6 +149,10 @@ TEST_CASE("weights saved from one model load into another with identical logits 
   qwen3.norm_eps = 1e-6;
   qwen3.rope_theta = 1e6;
   CheckRoundTripAndReference(qwen3, "qwen3");
+  // Phi-3: fused qkv_proj and gate_up_proj, untied head.
+  ModelConfig phi3 = LlamaConfig(/*qwen2=*/false);
+  phi3.fused_projections = true;
+  CheckRoundTripAndReference(phi3, "phi3");
 }
 
 // The bytes of checkpoint tensor `t` that tensor-parallel rank `rank` of 2 holds of a parameter

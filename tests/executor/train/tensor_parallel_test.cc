@@ -190,6 +190,18 @@ TEST_CASE("tensor parallel trains a Qwen3 block (q/k norms, head_dim 16 on h 32 
   CheckParity(tp4, reference, 3);
 }
 
+// Phi-3's fused projections (ir::Model.model_type phi3): qkv_proj split over tp as 3 equal blocks,
+// gate_up_proj as 2. A wrong block split mixes q, k and v rows across ranks: O(1) differences.
+TEST_CASE("tensor parallel 2 trains a Phi-3 block (fused qkv_proj, gate_up_proj) like one rank") {
+  // tests/testdata/models/phi3-tiny: the tiny Llama's dimensions (h 32, 4 heads, ffn 48) as phi3.
+  const std::string model = "model: {config: " ACCEL_SOURCE_ROOT "/tests/testdata/models/phi3-tiny/config.json}\n";
+  auto plan = [&](int tp, const std::string& layout) { return TinyPlan(model.c_str(), tp, layout); };
+  const RankOutcome reference = Train(plan(1, "parallel: {data_replicate: 1}\n"), 3)[0];
+  REQUIRE(reference.weights.count("model.layers.0.self_attn.qkv_proj.weight") == 1);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
+}
+
 // Grouped-query attention with more tensor ranks than key/value heads (ir::Model
 // .kv_head_replicas): each rank holds the one head its query heads use, and the copies'
 // gradients are summed over the tp_kv group. Same tolerance as above: only the order of fp32
