@@ -8,6 +8,7 @@
 # must go down the same way. Prints the measured seconds from the cut.
 # Usage: link_cut_test.sh ACCEL
 set -euo pipefail
+# shellcheck source=netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2

@@ -21,6 +21,7 @@
 # Usage in a drill:
 #   source netns_harness.sh; nn_init ACCEL; nn_make_nodes 2; nn_spec_args ... ; nn_start 0 LOG ...
 
+# shellcheck disable=SC2034  # NN_RC and the like are read by the drills
 NN_SKIP=77
 NN_NET=10.231.0
 NN_OUT_NET=10.232.0
@@ -76,6 +77,7 @@ nn_reap_stale() {
     [ "$pid" != $$ ] || continue
     if [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = bash ]; then continue; fi
     left=$(ip netns pids "$ns" 2>/dev/null || true)
+    # shellcheck disable=SC2086  # one pid per word
     [ -z "$left" ] || kill -KILL $left 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "/etc/netns/$ns"
@@ -94,6 +96,7 @@ nn_cleanup() {
   for ns in "${NN_NS[@]}"; do
     local left
     left=$(ip netns pids "$ns" 2>/dev/null || true)
+    # shellcheck disable=SC2086  # one pid per word
     [ -z "$left" ] || kill -KILL $left 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "/etc/netns/$ns"

@@ -6,6 +6,7 @@
 # prints the measured seconds. Also checks that no worker of node 1 outlives its launcher.
 # Usage: node_kill_test.sh ACCEL
 set -euo pipefail
+# shellcheck source=netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2
@@ -36,10 +37,12 @@ echo "measured: node 0 down ${down} s after SIGKILL of node 1's launcher (exit $
 echo "node 0's launcher said:"
 grep -E '^error' "$NN_WORK/node0.out" | head -n 3 || true
 
-[ -z "$left" ] || nn_fail "node 1's processes outlived its killed launcher: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
+[ -z "$left" ] || nn_fail "node 1's processes outlived its killed launcher: $(ps -o pid=,args= -p "$(echo "$left" | tr '\n' ,)")"
 [ "$rc0" != running ] || nn_fail "node 0's accel run still running $((limit + 30)) s after node 1 was killed"
 [ "$rc0" = 4 ] || nn_fail "node 0's accel run exited $rc0, expected 4"
 awk -v d="$down" -v l="$limit" 'BEGIN { exit !(d <= l) }' ||
   nn_fail "node 0 took ${down} s to go down after node 1 was killed, more than ${limit} s"
 grep -qE '^error: rank [01] ' "$NN_WORK/node0.out" || nn_fail "node 0's launcher does not name its failed rank (0 or 1)"
+# Gloo's reset names the peer's address, so the message points at node 1.
+grep -qF "[${NN_ADDR[1]}]" "$NN_WORK/node0.out" || nn_fail "node 0's launcher does not name node 1's address ${NN_ADDR[1]}"
 echo "PASS: a killed node brings the job down in ${down} s"

@@ -11,19 +11,21 @@
 # Prints the seconds each phase took.
 # Usage: two_jobs_test.sh ACCEL
 set -euo pipefail
+# shellcheck source=netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2
 steps=4
 
-# start_job NAME PORT NODE...: starts job NAME's given nodes; sets PID_<NAME><K>.
+# start_job NAME PORT NODE...: starts job NAME's given nodes; sets PID[<NAME><K>].
+declare -A PID
 start_job() {
   local name=$1 port=$2 k
   shift 2
   mapfile -t args < <(nn_job_args "$steps" "$NN_WORK/$name$port" --set name="$name")
   for k in "$@"; do
     ACCEL_JOB_TOKEN="drill-$name" nn_start "$k" "$port" "$NN_WORK/$name$port-node$k.out" "${args[@]}"
-    printf -v "PID_$name$k" '%s' "$NN_LAST_PID"
+    PID[$name$k]=$NN_LAST_PID
   done
 }
 expect_exit() {  # PID LIMIT EXPECTED WHAT
@@ -37,10 +39,10 @@ pb=$(nn_port 6)
 start=$(nn_now)
 start_job a "$pa" 0 1
 start_job b "$pb" 0 1
-expect_exit "$PID_a0" 120 0 "job a (port $pa) node 0"
-expect_exit "$PID_a1" 10 0 "job a (port $pa) node 1"
-expect_exit "$PID_b0" 120 0 "job b (port $pb) node 0"
-expect_exit "$PID_b1" 10 0 "job b (port $pb) node 1"
+expect_exit "${PID[a0]}" 120 0 "job a (port $pa) node 0"
+expect_exit "${PID[a1]}" 10 0 "job a (port $pa) node 1"
+expect_exit "${PID[b0]}" 120 0 "job b (port $pb) node 0"
+expect_exit "${PID[b1]}" 10 0 "job b (port $pb) node 1"
 for j in "a$pa" "b$pb"; do
   [ "$(nn_losses "$NN_WORK/$j/metrics.jsonl" | wc -l)" = "$steps" ] || nn_fail "job $j did not log $steps steps"
   grep -q "rank 0/4" "$NN_WORK/$j-node0.out" || nn_fail "job $j's rank 0 does not report a world of 4"
@@ -56,8 +58,8 @@ for ((i = 0; i < 300; i++)); do
 done
 start=$(nn_now)
 start_job b "$p" 0 1
-expect_exit "$PID_b0" 20 4 "job b's node 0 on job a's port $p"
-expect_exit "$PID_b1" 20 4 "job b's node 1 on job a's port $p"
+expect_exit "${PID[b0]}" 20 4 "job b's node 0 on job a's port $p"
+expect_exit "${PID[b1]}" 20 4 "job b's node 1 on job a's port $p"
 echo "measured: job b on job a's port $p refused in $(nn_elapsed "$start" "$(nn_now)") s"
 echo "job b's launchers said:"
 grep -hE '^error: rank [0-9]+:' "$NN_WORK/b$p-node0.out" "$NN_WORK/b$p-node1.out" | sort -u
@@ -66,7 +68,7 @@ grep -qE "^error: rank 0: cannot serve the rendezvous store on ${NN_ADDR[0]}:$p 
 grep -qE "^error: rank [23]: the rendezvous store at ${NN_ADDR[0]}:$p belongs to another job" "$NN_WORK/b$p-node1.out" ||
   nn_fail "job b's node 1 does not say that the store at ${NN_ADDR[0]}:$p belongs to another job"
 start_job a "$p" 1
-expect_exit "$PID_a0" 90 0 "job a's node 0 after job b was refused"
-expect_exit "$PID_a1" 10 0 "job a's node 1 after job b was refused"
+expect_exit "${PID[a0]}" 90 0 "job a's node 0 after job b was refused"
+expect_exit "${PID[a1]}" 10 0 "job a's node 1 after job b was refused"
 [ "$(nn_losses "$NN_WORK/a$p/metrics.jsonl" | wc -l)" = "$steps" ] || nn_fail "job a did not log $steps steps"
 echo "PASS: two jobs with different identities never join each other"
