@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Drill: node 1's network is cut mid-run (its veth pair is deleted, as a dead NIC or a pulled
 # cable). Nothing tells the peers: no FIN or RST ever arrives, so only the collective timeout
-# (cluster.collective_timeout_seconds, set to NN_TIMEOUT_S = 3 s here; default 300) can end the
+# (cluster.collective_timeout_seconds, 3 s here; default 300) can end the
 # job. Checks that node 0's `accel run` is down within that timeout plus 7 s (a second for the
 # failing worker to flush its log, the step in flight, and the launcher stopping the other local
 # worker), exits 4, and names a rank and the timeout; node 1's launcher, cut off from everything,
 # must go down the same way. Prints the measured seconds from the cut.
 # Usage: link_cut_test.sh ACCEL
 set -euo pipefail
-# shellcheck source=netns_harness.sh
+# shellcheck source=SCRIPTDIR/netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2
 port=$(nn_port 2)
+NN_TIMEOUT_S=3
 limit=$((NN_TIMEOUT_S + 7))
 
 mapfile -t args < <(nn_job_args 100000 "$NN_WORK/job")

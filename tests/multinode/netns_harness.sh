@@ -63,6 +63,10 @@ nn_init() {
   fi
   ip netns del "$probe"
   NN_NS=()
+  # The per-node hosts files (see the top) live in /etc/netns, which `ip netns exec` reads.
+  if ! why=$(mkdir -p /etc/netns 2>&1) || [ ! -w /etc/netns ]; then
+    nn_skip "cannot write /etc/netns for the nodes' hosts files: ${why:-not writable}"
+  fi
   nn_reap_stale
 }
 
@@ -190,7 +194,10 @@ nn_tcp_probe() {
 # parallel over 2 nodes x 2 CPU ranks, short sequences, no checkpoints or sample, one intra-op
 # thread per worker. nn_job_args STEPS RUN_DIR [EXTRA --set ...]: echoes the arguments after the
 # spec, one per line (read them with mapfile).
-NN_TIMEOUT_S=3
+# NN_TIMEOUT_S is cluster.collective_timeout_seconds: 30 s, far above a step, so that a drill
+# sharing the cores with other tests never times out by accident; the drills that measure the
+# timeout set their own.
+NN_TIMEOUT_S=30
 nn_job_args() {
   local steps=$1 run_dir=$2
   shift 2

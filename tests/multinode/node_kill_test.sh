@@ -6,7 +6,7 @@
 # prints the measured seconds. Also checks that no worker of node 1 outlives its launcher.
 # Usage: node_kill_test.sh ACCEL
 set -euo pipefail
-# shellcheck source=netns_harness.sh
+# shellcheck source=SCRIPTDIR/netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2
@@ -43,6 +43,9 @@ grep -E '^error' "$NN_WORK/node0.out" | head -n 3 || true
 awk -v d="$down" -v l="$limit" 'BEGIN { exit !(d <= l) }' ||
   nn_fail "node 0 took ${down} s to go down after node 1 was killed, more than ${limit} s"
 grep -qE '^error: rank [01] ' "$NN_WORK/node0.out" || nn_fail "node 0's launcher does not name its failed rank (0 or 1)"
-# Gloo's reset names the peer's address, so the message points at node 1.
-grep -qF "[${NN_ADDR[1]}]" "$NN_WORK/node0.out" || nn_fail "node 0's launcher does not name node 1's address ${NN_ADDR[1]}"
+# Not checked: that the message names node 1. The rank that sees node 1's reset first
+# ("Read error [10.231.0.2]: Connection reset by peer") closes its own connections, and the rank
+# the launcher names may be its neighbour on node 0, whose error names node 0's own address
+# ("Connection closed by peer [10.231.0.1]"). Both wait the same 3 s before exiting, so which one
+# is named is a race.
 echo "PASS: a killed node brings the job down in ${down} s"

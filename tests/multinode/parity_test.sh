@@ -10,7 +10,7 @@
 # size, a rank that trained on another shard, or a missing reduction moves it by 1e-3 or more.
 # Usage: parity_test.sh ACCEL
 set -euo pipefail
-# shellcheck source=netns_harness.sh
+# shellcheck source=SCRIPTDIR/netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2

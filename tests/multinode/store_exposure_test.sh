@@ -14,7 +14,7 @@
 # must finish normally: the probes' connections did not disturb the store.
 # Usage: store_exposure_test.sh ACCEL
 set -euo pipefail
-# shellcheck source=netns_harness.sh
+# shellcheck source=SCRIPTDIR/netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2

@@ -11,7 +11,7 @@
 # Prints the seconds each phase took.
 # Usage: two_jobs_test.sh ACCEL
 set -euo pipefail
-# shellcheck source=netns_harness.sh
+# shellcheck source=SCRIPTDIR/netns_harness.sh
 source "$(dirname "$0")/netns_harness.sh"
 nn_init "$1"
 nn_make_nodes 2
