@@ -55,6 +55,8 @@ nn_init() {
   local probe="${NN_ID}probe" why
   if ! why=$(ip netns add "$probe" 2>&1); then nn_skip "cannot create a network namespace: $why"; fi
   NN_NS+=("$probe")
+  # `ip netns exec` also needs a private mount namespace and a fresh /sys mount.
+  if ! why=$(ip netns exec "$probe" true 2>&1); then nn_skip "cannot enter a network namespace: $why"; fi
   if ! why=$(ip -n "$probe" link add vp0 type veth peer name vp1 2>&1); then
     nn_skip "cannot create a veth pair in a namespace: $why"
   fi
@@ -242,11 +244,18 @@ nn_wait_exit() {
   wait "$pid" 2>/dev/null || NN_RC=$?
 }
 
-# nn_wait_step RUN_DIR STEP LIMIT_S: waits until rank 0's metrics.jsonl holds STEP.
+# nn_wait_step RUN_DIR STEP LIMIT_S PID...: waits until rank 0's metrics.jsonl holds STEP; fails
+# at once when one of the launchers PID... has exited before.
 nn_wait_step() {
-  local dir=$1 step=$2 limit=$3 i
+  local dir=$1 step=$2 limit=$3 i pid
+  shift 3
   for ((i = 0; i < limit * 10; i++)); do
     if [ -f "$dir/metrics.jsonl" ] && grep -q "\"step\":$step," "$dir/metrics.jsonl"; then return 0; fi
+    for pid in "$@"; do
+      if ! kill -0 "$pid" 2>/dev/null || [ "$(ps -o stat= -p "$pid" | cut -c1)" = Z ]; then
+        nn_fail "accel run (pid $pid) exited before step $step"
+      fi
+    done
     sleep 0.1
   done
   nn_fail "step $step not in $dir/metrics.jsonl within $limit s"

@@ -21,7 +21,7 @@ nn_start 1 "$port" "$NN_WORK/node1.out" "${args[@]}"
 node1=$NN_LAST_PID
 nn_start 0 "$port" "$NN_WORK/node0.out" "${args[@]}"
 node0=$NN_LAST_PID
-nn_wait_step "$NN_WORK/job" 3 60
+nn_wait_step "$NN_WORK/job" 3 60 "$node0" "$node1"
 
 killed=$(nn_now)
 kill -KILL "$node1"
