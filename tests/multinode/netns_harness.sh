@@ -19,7 +19,9 @@
 # never as passed.
 #
 # Usage in a drill:
-#   source netns_harness.sh; nn_init ACCEL; nn_make_nodes 2; nn_spec_args ... ; nn_start 0 LOG ...
+#   source netns_harness.sh; nn_init ACCEL; nn_make_nodes 2
+#   mapfile -t args < <(nn_job_args STEPS RUN_DIR); nn_start K PORT OUT "${args[@]}"; ...
+# Run the drills through CTest (`ctest -L multinode`) or one by one: bash DRILL.sh ACCEL.
 
 # shellcheck disable=SC2034  # NN_RC and the like are read by the drills
 NN_SKIP=77
