@@ -23,6 +23,8 @@ packages=(
   python3 python3-torch python3-numpy
   # main job's training text
   fortunes
+  # the multi-node drills (tests/multinode): network namespaces, veth pairs, a bridge, ss
+  iproute2
   # the browser tests of `accel plan --format html` and `accel report` (headless, ctest -L browser)
   chromium
   # libFuzzer targets (fuzz/, `make test-fuzz`): clang, its libFuzzer and sanitizer runtimes, and
