@@ -140,8 +140,9 @@ struct RendezvousOptions {
   // Start-up (connecting to the store, the job token, waiting in the first CreateWorld until every
   // rank has arrived) may take max(timeout, 5 min): workers may start far apart.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  // Hostname or address the Gloo transport binds to. Empty: 127.0.0.1 when master_addr is a
-  // loopback address, otherwise the address this machine's hostname resolves to.
+  // Hostname or address the Gloo transport binds to (workers set it to LocalAddressToward(
+  // master_addr) for a master off this machine). Empty: 127.0.0.1 when master_addr is a loopback
+  // address, otherwise the address this machine's hostname resolves to.
   std::string gloo_hostname;
   // Identity of the job (WorkerEnv::job_token). Rank 0 publishes it in the store; every other
   // rank reads it back before joining any group and refuses a store holding another token.

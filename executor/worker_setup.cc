@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -17,6 +18,7 @@
 #include "executor/plan_dtype.h"
 #include "executor/worker_log.h"
 #include "ir/enum_names.h"
+#include "common/route_address.h"
 #include "ir/plan_verifier.h"
 #include "launcher/plan_support.h"
 
@@ -35,6 +37,15 @@ RendezvousOptions RendezvousOptionsFor(const ir::Plan& plan, const WorkerEnv& en
   rendezvous_options.agent_store = env.agent_store;
   rendezvous_options.attempt = env.restart_count;
   rendezvous_options.store_file = env.store_file;
+  // Multi-node: Gloo listens on the address the route to the master leaves from, not on whatever
+  // the host name resolves to (127.0.1.1 on a default Debian install). Loopback masters keep
+  // 127.0.0.1 (Rendezvous); where no route is found, LibTorch's default stays.
+  if (env.store_file.empty()) {
+    if (absl::StatusOr<std::string> local = LocalAddressToward(env.master_addr);
+        local.ok() && !absl::StartsWith(*local, "127.") && *local != "::1") {
+      rendezvous_options.gloo_hostname = *local;
+    }
+  }
   return rendezvous_options;
 }
 

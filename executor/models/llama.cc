@@ -101,10 +101,15 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
     torch::Tensor split = y.view({b, t, count, head_dim_});
     return (norm ? norm->Forward(split) : split).transpose(1, 2);
   };
-  auto [q_all, k_all, v_all] = ProjectQkv(n, recompute);
-  torch::Tensor q = heads(q_all, num_heads_, q_norm_);
-  torch::Tensor k = heads(k_all, num_kv_heads_, k_norm_);
-  torch::Tensor v = heads(v_all, num_kv_heads_);
+  torch::Tensor q, k, v;
+  {
+    // Scoped: the projections' outputs must not outlive their head views (rotary replaces q and k
+    // below, freeing them), or they would add to every later transient of the block.
+    auto [q_all, k_all, v_all] = ProjectQkv(n, recompute);
+    q = heads(q_all, num_heads_, q_norm_);
+    k = heads(k_all, num_kv_heads_, k_norm_);
+    v = heads(v_all, num_kv_heads_);
+  }
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
   const ContextParallel* cp = exec::ActiveContext(cp_, is_training());

@@ -8,11 +8,11 @@
 # namespace on another subnet (10.232.0.0/24), plugged into the same switch, plays a host that is
 # not part of the job.
 #
-# Gloo picks the address it listens on by resolving the machine's host name (LibTorch 1.13's
-# ProcessGroupGloo::createDefaultDevice; accel offers no GLOO_SOCKET_IFNAME). Namespaces share the
-# host name, so each node gets /etc/netns/<ns>/hosts, which `ip netns exec` mounts over
-# /etc/hosts inside the namespace, mapping the host name to that node's address: the node then
-# looks like a machine whose name resolves to its cluster address.
+# Each node gets /etc/netns/<ns>/hosts, which `ip netns exec` mounts over /etc/hosts inside the
+# namespace, mapping the host name to 127.0.1.1 as a default Debian install does. LibTorch's own
+# choice of Gloo address (ProcessGroupGloo::createDefaultDevice resolves the host name) would then
+# be a loopback address no peer can reach; the drills pass only because workers bind Gloo to the
+# local end of the route to the master (common/route_address.h).
 #
 # Where namespaces cannot be made (not root, no `ip`, no CAP_NET_ADMIN, a kernel without veth or
 # bridges), nn_init prints why and exits 77, which CTest reports as skipped (SKIP_RETURN_CODE 77),
@@ -159,7 +159,7 @@ nn_make_nodes() {
     NN_ADDR[k]="$NN_NET.$((k + 1))"
     nn_plug "${NN_NODE[k]}" "${NN_ADDR[k]}/24" "p$k"
     mkdir -p "/etc/netns/${NN_NODE[k]}"
-    printf '127.0.0.1 localhost\n%s %s\n' "${NN_ADDR[k]}" "$(hostname)" >"/etc/netns/${NN_NODE[k]}/hosts"
+    printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "$(hostname)" >"/etc/netns/${NN_NODE[k]}/hosts"
   done
   nn_ns out
   NN_OUTSIDER=$NN_LAST_NS
