@@ -57,6 +57,7 @@ void MgModel(const ir::Plan& plan, ArgLines& args, ExportReport& report) {
     args.Put("--normalization", "RMSNorm");
     args.Flag("--disable-bias-linear");
     if (m.qkv_bias()) args.Flag("--add-qkv-bias");
+    if (m.qk_norm()) args.Flag("--qk-layernorm");  // per head, of --normalization's kind (Qwen3)
   }
   args.Num("--norm-epsilon", m.norm_eps());
   if (!m.tie_word_embeddings()) args.Flag("--untie-embeddings-and-output-weights");

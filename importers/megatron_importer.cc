@@ -188,6 +188,8 @@ std::vector<KeyRule> MegatronImporter::ModelRules() {
       Switch("--untie-embeddings-and-output-weights", &s_.untie_path),
       Switch("--disable-bias-linear", &s_.nobias_path),
       {"--add-qkv-bias", [this](const SourceKey& k) { if (On(k)) c_.Set("model.qkv_bias", "true", k.path); }},
+      // A norm of --normalization's kind over each query and key head (Qwen3's q/k RMSNorm).
+      {"--qk-layernorm", [this](const SourceKey& k) { if (On(k)) c_.Set("model.qk_norm", "true", k.path); }},
       Count("--num-experts", &s_.num_experts, 1, "model.moe.num_experts"),
       Count("--moe-router-topk", &s_.topk, 1, "model.moe.experts_per_token"),
       {"--moe-ffn-hidden-size", [this](const SourceKey& k) { if (auto v = c_.IntAtLeast(k, 1)) c_.SetInt("model.moe.expert_ffn_size", *v, k); }},

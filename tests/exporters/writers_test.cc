@@ -146,5 +146,12 @@ TEST_CASE("Megatron-LM: interleaved pipeline as layers per virtual stage", "[exp
   CHECK(Has(out.text, "torchrun --nproc_per_node 8 --nnodes 16 pretrain_gpt.py"));
 }
 
+TEST_CASE("Megatron-LM: Qwen3's per-head q/k norms and head width", "[exporters][megatron]") {
+  ExportResult out = Export(TargetFormat::kMegatron, "qwen3-tiny_cpu4_tp2.yaml");
+  INFO(out.text);
+  CHECK(Has(out.text, "    --qk-layernorm\n"));
+  CHECK(Has(out.text, "    --kv-channels 64\n"));
+}
+
 }  // namespace
 }  // namespace accel::exporters

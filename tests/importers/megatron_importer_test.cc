@@ -119,6 +119,17 @@ std::string Only(const std::string& text, const std::string& file = "t.sh") {
   return out.messages;
 }
 
+TEST_CASE("megatron: Qwen3's --qk-layernorm and --kv-channels set q/k norms and the head width",
+          "[importers][megatron]") {
+  std::string script = kScript;
+  script.replace(script.find("    --vocab-size 32000\n"), 0, "    --qk-layernorm\n    --kv-channels 64\n");
+  testing::Imported out = Import(script, "train.sh", OwnModel());
+  INFO(out.messages);
+  REQUIRE(out.yaml);
+  CHECK(out.yaml->find("  head_dim: 64  # --kv-channels\n") != std::string::npos);
+  CHECK(out.yaml->find("  qk_norm: true  # --qk-layernorm\n") != std::string::npos);
+}
+
 TEST_CASE("megatron: located refusals and warnings", "[importers][megatron]") {
   CHECK(Only("torchrun pretrain_gpt.py --num-layers 2 --fp8-format hybrid\n") ==
         "t.sh:1:54: error[E0703]: Megatron-LM key '--fp8-format' = \"hybrid\" cannot be expressed in accel: accel computes in fp32, bf16 or fp16, not fp8\n"
