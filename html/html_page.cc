@@ -15,22 +15,6 @@ std::string EscapeJsonForScript(std::string_view json) {
   return out;
 }
 
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<std::string> HtmlPage(std::string_view title, std::string_view body_html,
                                      const std::vector<PageData>& data,
                                      std::string_view page_script) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/html_escape.h"
 
 namespace accel::html {
 
@@ -24,8 +25,8 @@ struct PageData {
 // can only occur inside JSON strings).
 std::string EscapeJsonForScript(std::string_view json);
 
-// `text` with &, <, >, " and ' as character references, for HTML text and attribute values.
-std::string EscapeHtml(std::string_view text);
+// The escape for HTML text and attribute values (common/html_escape.h), named here for the pages.
+using ::accel::EscapeHtml;
 
 // The page: <title>`title`</title>, the style sheet, `body_html` (trusted markup: the page's
 // fixed skeleton), each `data` block, then the charting library, page_common.js and

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "common/html_escape.h"
 #include "common/units.h"
 #include "ir/enum_names.h"
 #include "ir/plan_access.h"
@@ -60,22 +61,6 @@ std::string EscapeDot(std::string_view text) {
       continue;
     }
     out.push_back(c);
-  }
-  return out;
-}
-
-// Text inside an HTML-like label.
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
   }
   return out;
 }
