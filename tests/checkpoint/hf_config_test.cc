@@ -145,7 +145,8 @@ TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
         corpus + "Llama-3.1-8B-Instruct", corpus + "TinyLlama-1.1B-Chat-v1.0", corpus + "Mistral-7B-Instruct-v0.1",
         corpus + "Qwen2-0.5B-Instruct", corpus + "Qwen3-0.6B", corpus + "Qwen3-8B", corpus + "Qwen3-30B-A3B",
         corpus + "OLMo-2-1124-7B", corpus + "gemma-2-2b-it", corpus + "gemma-3-1b-it", examples + "Llama-2-70b-hf",
-        examples + "gpt2-xl", examples + "qwen3-tiny", examples + "olmo2-tiny", examples + "gemma2-tiny"}) {
+        examples + "gpt2-xl", examples + "qwen3-tiny", examples + "olmo2-tiny", examples + "gemma2-tiny",
+        examples + "gemma3-tiny"}) {
     INFO(path);
     absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(path + "/config.json");
     REQUIRE(original.ok());

@@ -19,6 +19,7 @@
 #include "executor/models/ops/swiglu.h"
 #include "executor/models/tensor_parallel.h"
 #include "executor/train/autocast.h"
+#include "../multi_rank.h"
 
 namespace accel::exec {
 namespace {
@@ -230,6 +231,39 @@ TEST_CASE("chunked cross-entropy keeps 12 B per token and no logits") {
   CHECK(DefaultLossChunks(128'256, 4'096) == 32);
   CHECK(DefaultLossChunks(256, 192) == 2);
   CHECK(DefaultLossChunks(100, 4'096) == 1);
+}
+
+// OLMo 2's q/k norms under tensor parallelism: each rank's slice normalized with the whole width's
+// statistics equals RmsNorm over the whole width, forward and backward, to fp64 rounding; on 4
+// ranks holding each half twice (replicated key/value heads, each replica taking half of the
+// upstream gradient) the replicas' gradients are half the whole one's, so their sum over the
+// replicas is. A rank normalizing its slice alone differs by O(1).
+TEST_CASE("RmsNormOverGroup on each rank's slice equals RmsNorm over the whole width, gradients too") {
+  torch::manual_seed(5);
+  const torch::TensorOptions f64 = torch::TensorOptions().dtype(torch::kDouble);
+  const torch::Tensor x = torch::randn({3, 4, 8}, f64), w = torch::randn({8}, f64), g = torch::randn({3, 4, 8}, f64);
+  const torch::Tensor xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
+  const torch::Tensor ref = RmsNorm(xr, wr, 1e-6);
+  (ref * g).sum().backward();
+  CHECK((RmsNorm(x.narrow(-1, 0, 4), w.narrow(0, 0, 4), 1e-6) - ref.narrow(-1, 0, 4)).abs().max().item<double>() > 1e-3);
+  for (int world : {2, 4}) {
+    INFO("world " << world);
+    const int replicas = world / 2;
+    const std::vector<std::string> errors = testing::RunRanks(world, [&](int rank, Rendezvous& rdzv) {
+      auto comm = rdzv.CreateWorld(CommBackend::kGloo);
+      testing::Ok(comm.status());
+      const int64_t begin = 4 * (rank / replicas);
+      const torch::Tensor xs = x.narrow(-1, begin, 4).clone().requires_grad_(true);
+      const torch::Tensor ws = w.narrow(0, begin, 4).clone().requires_grad_(true);
+      const torch::Tensor out = RmsNormOverGroup(xs, ws, 1e-6, comm->get());
+      (out * g.narrow(-1, begin, 4) / replicas).sum().backward();
+      auto differs = [](const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); };
+      testing::Expect(differs(out, ref.narrow(-1, begin, 4)) < 1e-12, "output");
+      testing::Expect(differs(xs.grad() * replicas, xr.grad().narrow(-1, begin, 4)) < 1e-12, "input gradient");
+      testing::Expect(differs(ws.grad() * replicas, wr.grad().narrow(0, begin, 4)) < 1e-12, "weight gradient");
+    });
+    for (const std::string& e : errors) CHECK(e == "");
+  }
 }
 
 }  // namespace

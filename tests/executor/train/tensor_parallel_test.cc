@@ -217,6 +217,17 @@ TEST_CASE("tensor parallel 2 trains a Gemma 2 block (post-norms, GeGLU, soft cap
   CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
 }
 
+// Gemma 3 text (tests/testdata/models/gemma3-tiny): per-head x̂·(1 + w) q/k norms (whole on every
+// rank, gradients summed over tp), block 0 windowed with its own RoPE base, block 1 global.
+TEST_CASE("tensor parallel 2 trains a Gemma 3 text block (per-head q/k norms, local RoPE base) like one rank") {
+  const std::string model = "model: {config: " ACCEL_SOURCE_ROOT "/tests/testdata/models/gemma3-tiny/config.json}\n";
+  auto plan = [&](int tp, const std::string& layout) { return TinyPlan(model.c_str(), tp, layout); };
+  const RankOutcome reference = Train(plan(1, "parallel: {data_replicate: 1}\n"), 3)[0];
+  REQUIRE(reference.weights.at("model.layers.0.self_attn.q_norm.weight").numel() == 16);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
+}
+
 // OLMo 2 (tests/testdata/models/olmo2-tiny: h 32, 4 heads, 2 kv heads): q/k norms over the whole
 // projection, each rank holding its heads' slice of the weights and taking the statistics of the
 // whole width (RmsNormOverGroup); at tp 4 each key/value head is held by 2 ranks, counted twice in
