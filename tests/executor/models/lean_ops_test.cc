@@ -12,6 +12,7 @@
 #include "executor/models/causal_lm.h"
 #include "executor/models/ops/chunked_cross_entropy.h"
 #include "executor/models/ops/float_blocks.h"
+#include "executor/models/ops/geglu.h"
 #include "executor/models/ops/gelu.h"
 #include "executor/models/ops/layer_norm.h"
 #include "executor/models/ops/rms_norm.h"
@@ -189,6 +190,34 @@ TEST_CASE("lean SwiGLU: values and gradients as silu(gate) * up, bit for bit; ke
   CHECK(KeptBytes([](const auto& in) { return torch::silu(in[0]) * in[1]; }, {gate, up}) == 5 * 12 * 4);
 }
 
+TEST_CASE("lean GeGLU: values and gradients as gelu_tanh(gate) * up, bit for bit; keeps gate and up only") {
+  torch::manual_seed(4);
+  const torch::Tensor gate = torch::randn({5, 12}), up = torch::randn({5, 12});
+  CheckAgainstEager([](const auto& in) { return GeGlu(in[0], in[1]); },
+                    [](const auto& in) { return torch::gelu(in[0], "tanh") * in[1]; }, {gate, up}, 0.0);
+  CHECK(KeptBytes([](const auto& in) { return GeGlu(in[0], in[1]); }, {gate, up}) == 0);
+}
+
+// Gemma's scores (AttentionScores): scale, cap·tanh(s/cap) before the mask, keys j with
+// i − window < j ≤ i, against the formula written out; values and gradients in fp64.
+TEST_CASE("attention with a score scale, soft cap and sliding window equals the written-out formula") {
+  torch::manual_seed(5);
+  const torch::Tensor q = torch::randn({2, 4, 9, 4}, kF64) * 3, k = torch::randn({2, 2, 9, 4}, kF64) * 3,
+                      v = torch::randn({2, 2, 9, 4}, kF64);
+  const AttentionScores scores{0.3, 2.0, 4};
+  CheckAgainstEager([&](const auto& in) { return CausalAttention(in[0], in[1], in[2], false, scores); },
+                    [](const auto& in) {
+                      torch::Tensor s = torch::matmul(in[0], in[1].repeat_interleave(2, 1).transpose(-2, -1)) * 0.3;
+                      s = torch::tanh(s / 2.0) * 2.0;
+                      const torch::Tensor i = torch::arange(9).view({9, 1}), j = torch::arange(9).view({1, 9});
+                      s = s.masked_fill((j > i).logical_or(j <= i - 4), -INFINITY);
+                      return torch::matmul(torch::softmax(s, -1), in[2].repeat_interleave(2, 1));
+                    },
+                    {q, k, v});
+  CHECK_THROWS_WITH(CausalAttention(q, k, v, /*fused=*/true, scores),
+                    Catch::Contains("no score soft-capping and no sliding window"));
+}
+
 TEST_CASE("grouped-query attention without repeats equals attention over repeated k and v") {
   torch::manual_seed(5);
   const torch::Tensor q = torch::randn({2, 6, 9, 4}, kF64), k = torch::randn({2, 2, 9, 4}, kF64),
@@ -217,6 +246,31 @@ TEST_CASE("chunked cross-entropy equals cross_entropy of the whole logits, for a
                     Catch::Contains("are not [n, h] and [V, h]"));
   CHECK_THROWS_WITH(ChunkedCrossEntropy(hidden, weight, targets.narrow(0, 0, 9), 2, TensorParallel{}),
                     Catch::Contains("targets [9] for 10 tokens"));
+}
+
+// Gemma 2's final soft cap inside the chunked loss: fp64 (the by-tokens backward) against
+// cross_entropy(cap·tanh(z/cap)); bf16 (the by-vocabulary backward) against the fp32 formula
+// within bf16's rounding (2^-8 relative per operand; 3e-2 of the largest gradient).
+TEST_CASE("chunked cross-entropy with a final soft cap equals cross_entropy of the capped logits") {
+  torch::manual_seed(6);
+  const torch::Tensor hidden = torch::randn({10, 8}, kF64) * 2, weight = torch::randn({13, 8}, kF64);
+  const torch::Tensor targets = torch::randint(0, 13, {10}, torch::kLong);
+  auto capped = [&](const auto& in) {
+    return torch::nn::functional::cross_entropy(torch::tanh(torch::matmul(in[0], in[1].t()) / 3.0) * 3.0, targets);
+  };
+  for (int64_t chunks : {1, 3, 10}) {
+    INFO(chunks << " chunks");
+    CheckAgainstEager(
+        [&](const auto& in) { return ChunkedCrossEntropy(in[0], in[1], targets, chunks, TensorParallel{}, 3.0); },
+        capped, {hidden, weight});
+  }
+  const torch::Tensor h16 = hidden.to(torch::kBFloat16).requires_grad_(true), w16 = weight.to(torch::kBFloat16).requires_grad_(true);
+  ChunkedCrossEntropy(h16, w16, targets, 3, TensorParallel{}, 3.0).backward();
+  const torch::Tensor h32 = h16.detach().to(torch::kFloat).requires_grad_(true);
+  const torch::Tensor w32 = w16.detach().to(torch::kFloat).requires_grad_(true);
+  capped(std::vector<torch::Tensor>{h32, w32}).backward();
+  CHECK((h16.grad().to(torch::kFloat) - h32.grad()).abs().max().item<double>() < 3e-2 * h32.grad().abs().max().item<double>());
+  CHECK((w16.grad().to(torch::kFloat) - w32.grad()).abs().max().item<double>() < 3e-2 * w32.grad().abs().max().item<double>());
 }
 
 TEST_CASE("chunked cross-entropy keeps 12 B per token and no logits") {
