@@ -1,7 +1,8 @@
 // Exact parameter counts and Accelerate's memory table for Hugging Face model families accel
 // counts but does not plan: encoder-only (bert, roberta, vit), encoder-decoder (t5, whisper),
-// vision-text (clip) and decoder families outside the planner's llama/gpt2 (qwen3, gemma2,
-// gemma3_text, phi3, olmo2, phi and the legacy phi-msft format of phi-2). Each config.json is
+// vision-text (clip) and the decoders phi and phi-2's legacy phi-msft format; and, as an
+// independent check of the planner's counts, the planned decoders qwen3, gemma2, gemma3_text,
+// phi3 and olmo2 (tests/planner/hf_architectures_test.cc). Each config.json is
 // turned into the torch module tree transformers builds from it (planner/module_tree.h), with
 // the modules, shapes, buffers and _no_split_modules of transformers' modeling_<family>.py.
 #ifndef ACCEL_PLANNER_HF_ARCHITECTURES_H_

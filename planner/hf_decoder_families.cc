@@ -1,4 +1,5 @@
-// Module trees of the decoder-only families accel counts but does not plan, as transformers'
+// Module trees of decoder-only families (phi, phi-msft: counted only; qwen3, gemma2, gemma3_text,
+// phi3, olmo2: also planned, these trees checking the planner's counts), as transformers'
 // modeling_{qwen3,gemma2,gemma3,phi3,olmo2,phi}.py build them, and phi-2's legacy "phi-msft"
 // remote code (microsoft/phi-2 modeling_phi.py before the move to transformers' PhiModel; the
 // same tensors under other names). Parameter totals are checked against published counts in
