@@ -74,6 +74,14 @@ void MgModel(const ir::Plan& plan, ArgLines& args, ExportReport& report) {
     if (e.router_aux_loss_coef() > 0) args.Num("--moe-aux-loss-coeff", e.router_aux_loss_coef());
     if (e.capacity_factor() > 0) args.Num("--moe-expert-capacity-factor", e.capacity_factor());
   }
+  // OLMo 2's and Gemma's blocks (ir::Model.norm_placement and the fields after it) have no
+  // Megatron-LM arguments: the ones above build Llama's block.
+  if (m.norm_placement() != ir::NORM_PLACEMENT_UNSPECIFIED) {
+    report.Missing(a::kModel, m.model_type() + "'s block (norms after the sublayers, and for gemma GeGLU, " +
+                                  "x*(1 + w) norms, scaled embeddings, soft caps, sliding windows) has no " +
+                                  "Megatron-LM arguments: the arguments written build Llama's block");
+    return;
+  }
   report.Approximate(a::kModel, "the model's dimensions as Megatron-LM arguments; Megatron pads the "
                                 "vocabulary to a multiple of 128 x tp, and its initialization and "
                                 "tokenizer are its own (--tokenizer-type and --data-path are left to you)");

@@ -153,5 +153,18 @@ TEST_CASE("Megatron-LM: Qwen3's per-head q/k norms and head width", "[exporters]
   CHECK(Has(out.text, "    --kv-channels 64\n"));
 }
 
+// OLMo 2's and Gemma's blocks have no Megatron-LM arguments: the report says so for the model.
+TEST_CASE("Megatron-LM: OLMo 2's and Gemma 2's blocks are not expressible", "[exporters][megatron]") {
+  for (const char* spec : {"olmo2-tiny_cpu4_pp2.yaml", "gemma2-tiny_cpu4_tp2.yaml"}) {
+    ExportResult out = Export(TargetFormat::kMegatron, spec);
+    INFO(out.text);
+    CHECK(Has(out.text, "#   model: "));
+    CHECK(Has(out.text, "'s block (norms after the sublayers, and for gemma GeGLU, x*(1 + w) norms, scaled "
+                        "embeddings, soft caps, sliding windows) has no Megatron-LM arguments: the arguments "
+                        "written build Llama's block\n"));
+  }
+  CHECK_FALSE(Has(Export(TargetFormat::kMegatron, "qwen3-tiny_cpu4_tp2.yaml").text, "has no Megatron-LM arguments"));
+}
+
 }  // namespace
 }  // namespace accel::exporters
