@@ -13,6 +13,7 @@
 
 #include "cli/elastic_replan.h"
 #include "launcher/elastic_rendezvous.h"
+#include "launcher/peer_loss_report.h"
 #include "launcher/restart_record.h"
 #include "tests/common/files.h"
 #include "tests/common/temp_dir.h"
@@ -163,6 +164,25 @@ TEST_CASE("restart records: restarts.jsonl, and the time each restart cost in su
   CHECK(summary["restarts"][0]["nodes_kept"] == nlohmann::json::array({1, 2}));
   // The worker's keys keep their order; restarts come last.
   CHECK(accel::testing::ReadAll(dir.File("summary.json")).rfind("{\"steps_done\":80,\"final_loss\":2.5,\"restarts\":", 0) == 0);
+}
+
+TEST_CASE("a rank that lost a peer names the nodes that did not report", "[launcher][elastic]") {
+  const std::vector<int> nodes = {0, 0, 1, 1, 2, 2};  // rank -> node
+  RollCall call;
+  call.silent_ranks = {2, 3};
+  CHECK(PeerLossReport(nodes, 0, "10.0.0.1:29500", call) ==
+        "; after the failure no word within 1 s from node 1 (ranks 2, 3): it is likely down or cut off");
+  call.silent_ranks = {2, 3, 5};
+  CHECK(PeerLossReport(nodes, 0, "10.0.0.1:29500", call) ==
+        "; after the failure no word within 1 s from node 1 (ranks 2, 3) and node 2 (rank 5): they are "
+        "likely down or cut off");
+  call.silent_ranks = {};
+  CHECK(PeerLossReport(nodes, 0, "10.0.0.1:29500", call).empty());
+  call.store_answered = false;
+  call.wait_seconds = 2;
+  CHECK(PeerLossReport(nodes, 3, "10.0.0.1:29500", call) ==
+        "; the rendezvous store at 10.0.0.1:29500 (node 0) did not answer within 2 s either: this node "
+        "(node 1) is likely cut off from it");
 }
 
 // A plan as ShrinkOverrides reads it: mesh sizes, batch and topology.
