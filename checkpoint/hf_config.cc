@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "ir/plan_access.h"
 
 namespace accel::exec {
@@ -96,12 +98,53 @@ void AddMoe(const ir::Model& d, nlohmann::json& c) {
   c["qkv_bias"] = d.qkv_bias();
 }
 
+// OLMo 2's fields over the llama ones (transformers' Olmo2Config): its post-norms and full-width
+// q/k norms are implied by model_type olmo2.
+void AddOlmo2(nlohmann::json& c) {
+  c["model_type"] = "olmo2";
+  c["architectures"] = {"Olmo2ForCausalLM"};
+}
+
+// A JSON number, or null for 0 (Gemma's "no soft cap").
+nlohmann::json NumberOrNull(double value) { return value > 0 ? nlohmann::json(value) : nlohmann::json(nullptr); }
+
+// Gemma 2's / Gemma 3 text's fields over the llama ones (Gemma2Config, Gemma3TextConfig): the
+// four norms, x̂·(1 + w), √h embedding scaling and GeGLU are implied by the model type; the
+// scores' scale and caps, the window and (Gemma 3) the local blocks' pattern and RoPE base are
+// written. Gemma 3's pattern p is the first full-attention block + 1 (blocks l with
+// (l + 1) % p != 0 slide).
+void AddGemma(const ir::Model& d, const std::string& type, nlohmann::json& c) {
+  c["model_type"] = type;
+  c["architectures"] = {type == "gemma2" ? "Gemma2ForCausalLM" : "Gemma3ForCausalLM"};
+  c.erase("hidden_act");
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  c["query_pre_attn_scalar"] = d.query_pre_attn_scalar();
+  c["attn_logit_softcapping"] = NumberOrNull(d.attn_logit_softcapping());
+  c["final_logit_softcapping"] = NumberOrNull(d.final_logit_softcapping());
+  c["sliding_window"] = d.sliding_window();
+  if (type == "gemma3_text") {
+    int64_t pattern = d.num_layers() + 1;
+    for (int64_t l = 0; l < d.num_layers(); ++l) {
+      if (std::find(d.sliding_window_layers().begin(), d.sliding_window_layers().end(), l) ==
+          d.sliding_window_layers().end()) {
+        pattern = l + 1;
+        break;
+      }
+    }
+    c["sliding_window_pattern"] = pattern;
+    c["rope_local_base_freq"] = d.rope_local_theta() > 0 ? d.rope_local_theta() : d.rope_theta();
+    c["rope_scaling"] = nullptr;
+  }
+}
+
 }  // namespace
 
 std::string HuggingFaceModelType(const ir::Model& model) {
   if (model.arch() == ir::ARCHITECTURE_GPT2) return "gpt2";
   if (model.moe().num_experts() == 0) {
     if (model.model_type() == "phi3") return "phi3";
+    if (model.norm_placement() == ir::NORM_PLACEMENT_POST) return "olmo2";
+    if (model.norm_placement() == ir::NORM_PLACEMENT_PRE_AND_POST) return model.qk_norm() ? "gemma3_text" : "gemma2";
     return model.qk_norm() ? "qwen3" : "llama";
   }
   const std::string& type = model.model_type();
@@ -118,8 +161,13 @@ std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype
     if (model.qk_norm() || (model.head_dim() > 0 && model.head_dim() * model.num_heads() != model.hidden_size())) {
       config["head_dim"] = model.head_dim() > 0 ? model.head_dim() : model.hidden_size() / model.num_heads();
     }
+    const std::string type = HuggingFaceModelType(model);
     if (model.moe().num_experts() > 0) {
       AddMoe(model, config);
+    } else if (type == "olmo2") {
+      AddOlmo2(config);
+    } else if (type == "gemma2" || type == "gemma3_text") {
+      AddGemma(model, type, config);
     } else if (model.qk_norm()) {
       AddQwen3(model, config);
     } else if (model.model_type() == "phi3") {

@@ -30,11 +30,16 @@ namespace accel::exec {
 // shared_expert_intermediate_size, norm_topk_prob, decoder_sparse_step 1, mlp_only_layers = the
 // dense blocks, router_aux_loss_coef). A dense llama with q/k norms (ir::Model.qk_norm) is
 // written as model_type "qwen3" (Qwen3ForCausalLM, use_sliding_window false); head_dim is written
-// whenever the model has q/k norms or a head width other than hidden_size / num_heads.
+// whenever the model has q/k norms or a head width other than hidden_size / num_heads. OLMo 2 and
+// Gemma (ir::Model.norm_placement) are written as olmo2, gemma2 or gemma3_text with their own
+// fields (query_pre_attn_scalar, the soft caps, null when 0, sliding_window, Gemma 3's
+// sliding_window_pattern and rope_local_base_freq).
 std::string HuggingFaceConfigJson(const ir::Model& model, ir::Dtype stored_dtype);
 
 // The transformers model_type a model's checkpoints are named and configured as: "gpt2",
-// "llama" ("qwen3" with q/k norms, "phi3" for a model read as phi3: fused projections), or for a
+// "llama" ("qwen3" with q/k norms, "phi3" for a model read as phi3: fused projections; "olmo2"
+// with norms after attention and MLP only, "gemma2" with norms before and after, "gemma3_text"
+// with those and q/k norms), or for a
 // mixture of experts the model_type it was read from (mixtral, qwen2_moe,
 // qwen3_moe), else "mixtral" when every block routes and none has shared experts (Mixtral's
 // block), else "qwen2_moe" (shared experts, dense blocks).

@@ -64,6 +64,8 @@ std::string_view Name(Dtype v) { return Word<Dtype_descriptor>(v); }
 std::string_view Name(LossScaling v) { return Word<LossScaling_descriptor>(v); }
 std::string_view Name(ResumePolicy v) { return Word<ResumePolicy_descriptor>(v); }
 std::string_view Name(RouterScoring v) { return Word<RouterScoring_descriptor>(v); }
+std::string_view Name(NormPlacement v) { return Word<NormPlacement_descriptor>(v); }
+std::string_view Name(MlpActivation v) { return Word<MlpActivation_descriptor>(v); }
 std::string_view Name(ContextParallelMethod v) { return Word<ContextParallelMethod_descriptor>(v); }
 std::string_view Name(DeviceType v) { return Word<DeviceType_descriptor>(v); }
 std::string_view Name(PipelineSchedule v) { return Word<PipelineSchedule_descriptor>(v); }

@@ -26,6 +26,8 @@ std::string_view Name(LossScaling v);       // "none", "dynamic", "static"
 std::string_view Name(ResumePolicy v);      // "auto", "never"
 std::string_view Name(ContextParallelMethod v);  // "ring", "ulysses"
 std::string_view Name(RouterScoring v);     // "softmax", "sigmoid"
+std::string_view Name(NormPlacement v);     // "post", "pre_and_post" ("unspecified": pre-norms)
+std::string_view Name(MlpActivation v);     // "gelu_tanh" ("unspecified": silu)
 std::string_view Name(DeviceType v);        // "cpu", "cuda"
 std::string_view Name(PipelineSchedule v);  // "gpipe", "1f1b", "interleaved_1f1b"
 std::string_view Name(Offload v);           // "none", "optimizer", "all"

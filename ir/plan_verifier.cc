@@ -581,7 +581,11 @@ void VerifyEnum(const char* field, E value, bool (*known)(int), bool optional,
 // the sections the plan has: a pass checked before a later one fills a section skips it.
 void VerifyEnums(const Plan& plan, std::vector<std::string>& out) {
   if (plan.has_job()) VerifyEnum("job.backend", plan.job().backend(), Backend_IsValid, false, out);
-  if (plan.has_model()) VerifyEnum("model.arch", plan.model().arch(), Architecture_IsValid, false, out);
+  if (plan.has_model()) {
+    VerifyEnum("model.arch", plan.model().arch(), Architecture_IsValid, false, out);
+    VerifyEnum("model.norm_placement", plan.model().norm_placement(), NormPlacement_IsValid, true, out);
+    VerifyEnum("model.mlp_activation", plan.model().mlp_activation(), MlpActivation_IsValid, true, out);
+  }
   if (plan.has_data()) {
     const Data& data = plan.data();
     VerifyEnum("data.format", data.format(), DataFormat_IsValid, false, out);
@@ -619,6 +623,29 @@ void VerifyEnums(const Plan& plan, std::vector<std::string>& out) {
   // Set with activation_shape by the schedule-pipeline pass.
   VerifyEnum("pipeline.activation_dtype", plan.pipeline().activation_dtype(), Dtype_IsValid,
              plan.pipeline().activation_shape().empty(), out);
+}
+
+// OLMo 2's and Gemma's block fields (plan.proto Model): llama only; sliding-window blocks ascending
+// within [0, num_layers) and only with a window; q/k norms over the full width only with q/k norms.
+void VerifyBlockVariant(const Plan& plan, std::vector<std::string>& out) {
+  const Model& m = plan.model();
+  const bool variant = m.norm_placement() != NORM_PLACEMENT_UNSPECIFIED || m.qk_norm_full_width() ||
+                       m.norm_unit_offset() || m.embedding_scale() != 0 || m.mlp_activation() != MLP_ACTIVATION_UNSPECIFIED ||
+                       m.query_pre_attn_scalar() != 0 || m.attn_logit_softcapping() != 0 ||
+                       m.final_logit_softcapping() != 0 || m.sliding_window_layers_size() > 0 || m.rope_local_theta() != 0;
+  if (variant && m.arch() != ARCHITECTURE_LLAMA) out.push_back("model block variant fields on a non-llama architecture");
+  if (m.qk_norm_full_width() && !m.qk_norm()) out.push_back("model.qk_norm_full_width without model.qk_norm");
+  if (m.sliding_window_layers_size() > 0 && m.sliding_window() <= 0) {
+    out.push_back("model.sliding_window_layers without a positive sliding_window");
+  }
+  int64_t previous = -1;
+  for (int64_t l : m.sliding_window_layers()) {
+    if (l <= previous || l >= m.num_layers()) {
+      out.push_back("model.sliding_window_layers not ascending within [0, num_layers)");
+      break;
+    }
+    previous = l;
+  }
 }
 
 // The mixture-of-experts message (plan.proto MixtureOfExperts) and what follows from it: the
@@ -689,6 +716,7 @@ std::vector<std::string> VerifyPlan(const Plan& plan) {
   VerifySchedules(plan, out);
   VerifyRecompute(plan, out);
   VerifyMoe(plan, out);
+  VerifyBlockVariant(plan, out);
   return out;
 }
 

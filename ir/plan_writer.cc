@@ -256,6 +256,35 @@ std::string MoeText(const Model& m) {
   return text;
 }
 
+// The block line of a llama-family model whose block departs from Llama's: the head width and
+// q/k norms (Qwen3, OLMo 2, Gemma 3), the norms' placement and form, the MLP's gate, embedding
+// scaling, score scaling and soft-capping, sliding windows; "" for Llama's own block.
+std::string BlockText(const Model& m) {
+  std::vector<std::string> parts;
+  if (m.head_dim() > 0 && m.num_heads() > 0 && m.head_dim() * m.num_heads() != m.hidden_size()) {
+    parts.push_back("head_dim " + std::to_string(m.head_dim()));
+  }
+  if (m.qk_norm()) parts.push_back(m.qk_norm_full_width() ? "q/k norm over the full width" : "q/k norm per head");
+  if (m.norm_placement() == NORM_PLACEMENT_POST) parts.push_back("norms after attention and mlp only");
+  if (m.norm_placement() == NORM_PLACEMENT_PRE_AND_POST) parts.push_back("norms before and after attention and mlp");
+  if (m.norm_unit_offset()) parts.push_back("rmsnorm x*(1+w)");
+  if (m.mlp_activation() == MLP_ACTIVATION_GELU_TANH) parts.push_back("geglu (gelu tanh)");
+  if (m.embedding_scale() > 0) parts.push_back("embeddings x " + Fmt("%g", m.embedding_scale()));
+  if (m.query_pre_attn_scalar() > 0) parts.push_back("scores x " + Fmt("%g", m.query_pre_attn_scalar()) + "^-0.5");
+  if (m.attn_logit_softcapping() > 0) parts.push_back("scores capped at " + Fmt("%g", m.attn_logit_softcapping()));
+  if (m.final_logit_softcapping() > 0) parts.push_back("logits capped at " + Fmt("%g", m.final_logit_softcapping()));
+  if (m.sliding_window_layers_size() > 0) {
+    std::string text = "sliding window " + std::to_string(m.sliding_window()) + " in " +
+                       std::to_string(m.sliding_window_layers_size()) + " of " + std::to_string(m.num_layers()) +
+                       " blocks";
+    if (m.rope_local_theta() > 0) text += " (rope theta " + Fmt("%g", m.rope_local_theta()) + ")";
+    parts.push_back(text);
+  }
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
 void AppendModel(const Plan& plan, SummaryLines& line) {
   const Model& m = plan.model();
   std::string model = N(m.arch());
@@ -271,6 +300,7 @@ void AppendModel(const Plan& plan, SummaryLines& line) {
   if (m.padded_vocab_size() != m.vocab_size()) model += " (padded " + std::to_string(m.padded_vocab_size()) + ")";
   model += ", max_seq_len " + std::to_string(m.max_seq_len());
   line("model", model);
+  if (m.arch() == ARCHITECTURE_LLAMA && !BlockText(m).empty()) line("block", BlockText(m));
   if (m.moe().num_experts() > 0) line("moe", MoeText(m));
   const ParameterCount& c = m.parameters();
   std::string params = FormatCount(c.total_count()) + " parameters";

@@ -32,6 +32,21 @@ void UnsupportedDtype(const std::string& field, ir::Dtype value, const std::stri
   Unsupported(field, std::string(ir::Name(value)), supported, out);
 }
 
+// Gemma's scaled, soft-capped or windowed scores are not in context-parallel attention (ring or
+// Ulysses).
+void AddVariantIssues(const ir::Plan& plan, std::vector<SupportIssue>& out) {
+  const ir::Model& model = plan.model();
+  const int64_t cp = ir::AxisSize(plan, ir::Axis::kCp);
+  const bool scores = model.query_pre_attn_scalar() > 0 || model.attn_logit_softcapping() > 0 ||
+                      model.sliding_window_layers_size() > 0;
+  if (scores && cp > 1) {
+    out.push_back({"parallel.context", absl::StrCat("parallel.context ", cp, " with ", model.model_type(),
+                                                    "'s attention scores (query_pre_attn_scalar, soft-capping, "
+                                                    "sliding window) is not supported by the executor yet "
+                                                    "(supported: context 1)")});
+  }
+}
+
 }  // namespace
 
 std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
@@ -74,6 +89,7 @@ std::vector<SupportIssue> ExecutorSupportIssues(const ir::Plan& plan,
                                   "num_kv_heads = num_heads)")});
     }
   }
+  AddVariantIssues(plan, out);
   const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
   if (cuda && !capabilities.cuda) {
     out.push_back({"cluster.device",

@@ -80,25 +80,40 @@ I ContextCoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
 I CoreBytes(const ExecutorActivationShape& s, const RankDims& d) {
   if (s.cp > 1) return ContextCoreBytes(s, d);
   if (s.fused_attention) return I{4} * s.micro_batch * d.heads * s.seq_len;
-  return I{ComputeBytes(s)} * s.micro_batch * d.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
+  // Gemma 2's soft cap keeps tanh's output, one more c·S.
+  const I copies = s.attn_softcapping ? 2 : 1;
+  return copies * ComputeBytes(s) * s.micro_batch * d.heads * s.seq_len * s.seq_len + I{s.seq_len} * s.seq_len;
+}
+
+// The RMSNorms of a llama-family block: each keeps its input (the residual stream's p B before a
+// sublayer; a sublayer's output, c B, after it; fp32 with Gemma's x̂·(1 + w)) and a fp32 1/rms per
+// token; a norm before a sublayer also makes the matmuls' input (c·x, gathered under sequence
+// parallelism). Without a norm before a sublayer (OLMo 2) the matmuls' input is the stream itself
+// or its copy in the compute dtype, c·x as well.
+I LlamaNormBytes(const ExecutorActivationShape& s, const RankDims& d) {
+  const I h = s.hidden, x_stream = d.n_stream * h;
+  const I pre_input = s.norm_unit_offset ? 4 : StreamBytes(s);
+  const I post_input = s.norm_unit_offset ? 4 : ComputeBytes(s);
+  const I pre = s.pre_norms ? 2 * (pre_input * x_stream + 4 * d.n_stream) : 0;
+  const I post = s.post_norms ? 2 * (post_input * x_stream + 4 * d.n_stream) : 0;
+  return pre + post + 2 * I{ComputeBytes(s)} * d.n * h;
 }
 
 // Everything a block keeps but the attention core, term by term (ExecutorActivationBytesPerLayer).
 I BlockBytesWithoutCore(const ExecutorActivationShape& s, const RankDims& d) {
   const I p = StreamBytes(s), c = ComputeBytes(s), h = s.hidden;
-  const I norm_inputs = 2 * p * d.n_stream * h;
-  // fp32 statistics per row: LayerNorm's mean and 1/std (ops/layer_norm.h), RMSNorm's 1/rms.
-  const I norm_stats = 2 * (s.gpt2 ? 8 : 4) * d.n_stream;
-  const I norm_outputs = 2 * c * d.n * h;  // the column-parallel matmuls' input, gathered
+  // GPT-2's LayerNorms: inputs, fp32 mean and 1/std per row (ops/layer_norm.h) and outputs (the
+  // column-parallel matmuls' input, gathered).
+  const I norms = s.gpt2 ? 2 * p * d.n_stream * h + 2 * 8 * d.n_stream + 2 * c * d.n * h : LlamaNormBytes(s, d);
   const I qkv = c * d.n * (d.q_width + 2 * d.kv_width);
   const I attention_output = c * d.n * d.q_width;
   const I mlp = (s.gpt2 ? 2 : 3) * c * d.n * d.ffn;
-  // Qwen3's per-head q/k norms keep their inputs and a 1/rms per head row.
+  // Qwen3's per-head q/k norms keep their inputs and a 1/rms per head row; OLMo 2's full-width
+  // ones a 1/rms per token each; Gemma 3's keep fp32 inputs (x̂·(1 + w) in fp32).
   const I head_dim = HeadWidth(s);
-  const I qk_norms = s.qk_norm && head_dim > 0
-                         ? c * d.n * (d.q_width + d.kv_width) + 4 * d.n * (d.q_width + d.kv_width) / head_dim
-                         : 0;
-  return norm_inputs + norm_stats + norm_outputs + qkv + attention_output + mlp + qk_norms;
+  const I qk_rows = s.qk_norm_full_width ? 2 * d.n : head_dim > 0 ? d.n * (d.q_width + d.kv_width) / head_dim : 0;
+  const I qk_norms = s.qk_norm ? (s.norm_unit_offset ? 4 : c) * d.n * (d.q_width + d.kv_width) + 4 * qk_rows : 0;
+  return norms + qkv + attention_output + mlp + qk_norms;
 }
 
 // Elements per token of the outputs per-op recompute keeps on this rank.
@@ -113,7 +128,7 @@ int64_t OpKeptWidth(const ExecutorActivationShape& s, const RankDims& d) {
 
 std::string CoreFormula(const ExecutorActivationShape& s) {
   if (s.fused_attention) return "4 B x b*a*s sdpa log-sum-exp";
-  return absl::StrCat(ComputeBytes(s), "S + s^2");
+  return absl::StrCat((s.attn_softcapping ? 2 : 1) * ComputeBytes(s), "S + s^2");
 }
 
 }  // namespace
@@ -240,7 +255,7 @@ LossChunking LossChunkingOf(const ExecutorActivationShape& s) {
 I HeadKept(const ExecutorActivationShape& s) {
   const RankDims d = RankDimsOf(s);
   const I h = s.hidden;
-  const I norm = I{StreamBytes(s)} * d.n_stream * h + (s.gpt2 ? 8 : 4) * d.n_stream;
+  const I norm = I{s.norm_unit_offset ? 4 : StreamBytes(s)} * d.n_stream * h + (s.gpt2 ? 8 : 4) * d.n_stream;
   return norm + I{ComputeBytes(s)} * d.n * h + 12 * d.n;
 }
 
@@ -255,7 +270,9 @@ int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   if (c == 4) {
     // fp32, a chunk of token rows at a time: the input's gradient, the weight's gradient
     // (each chunk's added in place) and one chunk's logits, turned into their gradient in place.
-    return Saturate(HeadKept(s) + c * n * h + 4 * v * h + 4 * k.chunk_rows * v + targets);
+    // Gemma 2's final soft cap holds tanh of one chunk's logits besides them.
+    const I capped = s.final_softcapping ? 2 : 1;
+    return Saturate(HeadKept(s) + c * n * h + 4 * v * h + capped * 4 * k.chunk_rows * v + targets);
   }
   // 16 bits, a block of ⌈V / chunks⌉ vocabulary rows at a time over every token: the weight in
   // the product's dtype (a copy when it differs from the parameters'), its gradient in the
@@ -265,7 +282,8 @@ int64_t ExecutorHeadBytes(const ExecutorActivationShape& s) {
   const I weight_copy = c != p ? c * v * h : 0;
   const I block = k.vocab_block * n;
   const I weight_product = c != p ? c * k.vocab_block * h : 0;
-  const I backward = weight_copy + p * v * h + 4 * n * h + (4 + c) * block +
+  const I capped = s.final_softcapping ? 4 * block : 0;  // tanh of the block's logits (Gemma 2)
+  const I backward = weight_copy + p * v * h + 4 * n * h + (4 + c) * block + capped +
                      std::max((c + 4) * n * h, weight_product) + targets;
   return Saturate(HeadKept(s) + backward);
 }
@@ -275,10 +293,15 @@ int64_t ExecutorHeadKeptBytes(const ExecutorActivationShape& s) { return Saturat
 std::string ExecutorActivationFormula(const ExecutorActivationShape& s, RecomputeMode mode) {
   const int64_t p = StreamBytes(s), c = ComputeBytes(s);
   const char* precision = s.bf16_params ? "bf16 params" : s.bf16_compute ? "bf16 compute" : "fp32 compute";
-  // norm inputs 2p, norm outputs 2c, q c (and k, v c each for GPT-2), attention output c.
+  // norm inputs 2p (OLMo 2: 2c after the sublayers; Gemma both, 4 B each), norm outputs 2c, q c
+  // (and k, v c each for GPT-2), attention output c.
+  const int64_t pre_in = s.norm_unit_offset ? 4 : p, post_in = s.norm_unit_offset ? 4 : c;
+  const int64_t norm_x = (s.pre_norms ? 2 * pre_in : 0) + (s.post_norms ? 2 * post_in : 0);
+  const int64_t norm_n = (s.pre_norms ? 8 : 0) + (s.post_norms ? 8 : 0);
   const std::string block =
       s.gpt2 ? absl::StrCat(2 * p + 6 * c, "x + ", 2 * c, "f + 16n")
-             : absl::StrCat(2 * p + 4 * c, "x + ", 2 * c, "k + ", 3 * c, "f + 8n");
+             : absl::StrCat(norm_x + 4 * c, "x + ", 2 * c, "k + ", 3 * c, "f + ", norm_n, "n",
+                            s.qk_norm ? " + q/k norms" : "");
   std::string kept;
   switch (mode) {
     case RecomputeMode::kNone:

@@ -48,6 +48,17 @@ struct ExecutorActivationShape {
   // inputs, the projections' outputs c·q and c·k, and an fp32 1/rms per head and token.
   int64_t head_dim = 0;
   bool qk_norm = false;
+  // OLMo 2 and Gemma (ir::Model.norm_placement): whether the block has the input norms of
+  // attention and MLP (false: OLMo 2) and the norms on their outputs (OLMo 2, Gemma); q/k norms
+  // over the whole projection (OLMo 2); GeGLU's gate (Gemma); soft-capped attention scores and
+  // final logits (Gemma 2).
+  bool pre_norms = true;
+  bool post_norms = false;
+  bool qk_norm_full_width = false;
+  bool norm_unit_offset = false;  // Gemma's norms keep fp32 inputs (x̂·(1 + w) in fp32)
+  bool gelu_tanh = false;
+  bool attn_softcapping = false;
+  bool final_softcapping = false;
 };
 
 // Bytes one transformer block keeps for backward, no recompute, listed tensor by tensor from the
@@ -67,6 +78,13 @@ struct ExecutorActivationShape {
 //          3c·f  SwiGLU's gate and up, and down_proj's input
 //   plus the attention core: math c·S + s² (softmax output, causal mask); SDPA 4·b·a·s (its fp32
 //   log-sum-exp; its output is the attention output above),
+//   OLMo 2 (norms after the sublayers only): the two norms keep the sublayers' outputs, 2c·x
+//          (+ 8n), and the matmuls' inputs stay 2c·x; its full-width q/k norms keep c·x + c·k
+//          and 8n of 1/rms;
+//   Gemma (norms before and after): four norms keep their inputs in fp32 (x̂·(1 + w) is computed
+//          in fp32), 16x (+ 16n), the two before the sublayers make 2c·x of matmul inputs;
+//          GeGLU keeps what SwiGLU does (3c·f); and
+//          with soft-capped scores the math core keeps tanh's output too: 2c·S + s²,
 // Context parallel cp (s here the rank's s / cp tokens, S_all the whole sequence cp·s): Ulysses'
 //   core runs on the whole sequence of a / cp heads: c·b·(a/cp)·S_all² + S_all² (math) or
 //   4·b·(a/cp)·S_all (SDPA). Ring attention keeps, for each of the 2·cp + 1 (query chunk, key
@@ -208,6 +226,7 @@ int64_t ExecutorFloatBlockBytes(const ExecutorActivationShape& shape);
 // dtype (p·V·h), the input's gradient summed in fp32 (4x), one block's logits and their gradient
 // ((4 + c)·n·B), and the larger of the block's input-gradient product with its fp32 conversion
 // ((c + 4)·x) and, when the dtypes differ, its weight-gradient product (c·B·h).
+// With Gemma 2's final soft cap, tanh of one chunk's (16 bits: one block's) fp32 logits more.
 // Measured with the counting allocator on the loss alone
 // (tests/executor/memory/activation_estimate_test.cc): fp32 within 4%, 16 bits within 1% with the
 // default chunks and within 7% with 1 to 3 chunks (measured on an AVX512-BF16 CPU, whose oneDNN

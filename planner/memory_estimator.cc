@@ -402,6 +402,14 @@ ExecutorActivationShape ExecutorShapeOf(const MemoryInputs& in, int64_t seq, int
   s.ulysses = in.cp_ulysses;
   s.head_dim = in.model.head_dim();
   s.qk_norm = in.model.qk_norm();
+  s.pre_norms = in.model.norm_placement() != ir::NORM_PLACEMENT_POST;
+  s.post_norms = in.model.norm_placement() == ir::NORM_PLACEMENT_POST ||
+                 in.model.norm_placement() == ir::NORM_PLACEMENT_PRE_AND_POST;
+  s.qk_norm_full_width = in.model.qk_norm_full_width();
+  s.norm_unit_offset = in.model.norm_unit_offset();
+  s.gelu_tanh = in.model.mlp_activation() == ir::MLP_ACTIVATION_GELU_TANH;
+  s.attn_softcapping = in.model.attn_logit_softcapping() > 0;
+  s.final_softcapping = in.model.final_logit_softcapping() > 0;
   return s;
 }
 

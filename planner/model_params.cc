@@ -1,6 +1,7 @@
 #include "planner/model_params.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/ceil_div.h"
@@ -18,6 +19,8 @@ struct Dims {
   int64_t h = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0;
   int64_t vocab = 0, positions = 0;
   bool tied = true, qkv_bias = false, qk_norm = false;
+  bool qk_norm_full_width = false;  // OLMo 2: q_norm [a·d], k_norm [kv·d]
+  int64_t block_norms = 2;          // RMSNorms [h] per block (Gemma: 4)
 };
 
 }  // namespace
@@ -42,9 +45,10 @@ Dims ResolveDims(const ir::Model& m) {
   d.tied = m.tie_word_embeddings();
   d.qkv_bias = m.qkv_bias();
   d.qk_norm = m.qk_norm();
+  d.qk_norm_full_width = m.qk_norm_full_width();
+  d.block_norms = m.norm_placement() == ir::NORM_PLACEMENT_PRE_AND_POST ? 4 : 2;
   return d;
 }
-
 
 // Builds one entry. A split dimension keeps ceil(size / tp) rows per rank, so uneven splits
 // (which validate-spec rejects for heads) still never undercount.
@@ -69,6 +73,22 @@ ParamInfo MakeKv(std::string name, std::vector<int64_t> shape, int64_t tp, int64
   ParamInfo p = Make(std::move(name), std::move(shape), 0, tp / replicas);
   p.tp_replicas = static_cast<int>(replicas);
   return p;
+}
+
+// Parameters of the q/k norms: per head, [d] each, shared by the heads tp splits (each rank's
+// gradient is its heads' part); OLMo 2's full-width [a·d] and [kv·d], split with the heads (k's
+// as the key/value heads are).
+void AddQkNorms(const std::string& p, const Dims& d, int64_t tp, int64_t replicas, std::vector<ParamInfo>& block) {
+  if (d.qk_norm_full_width) {
+    block.push_back(Make(p + "self_attn.q_norm.weight", {d.heads * d.head_dim}, 0, tp));
+    block.push_back(MakeKv(p + "self_attn.k_norm.weight", {d.kv_heads * d.head_dim}, tp, replicas));
+    return;
+  }
+  for (const char* norm : {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
+    ParamInfo param = Make(p + norm, {d.head_dim}, -1, tp);
+    param.tp_partial_grad = tp > 1;
+    block.push_back(param);
+  }
 }
 
 // A vocabulary-parallel tensor [V, h]: the full count uses V, the per-rank count the padded
@@ -237,21 +257,13 @@ ModelParams BuildModelParams(const ir::Model& model, int64_t tp) {
       block.push_back(MakeKv(p + "self_attn.v_proj.weight", {kv_out, h}, tp, replicas));
       if (d.qkv_bias) block.push_back(MakeKv(p + "self_attn.v_proj.bias", {kv_out}, tp, replicas));
       block.push_back(Make(p + "self_attn.o_proj.weight", {h, q_out}, 1, tp));
-      if (d.qk_norm) {
-        // Shared by the heads, which tp splits: each rank's gradient is its heads' part.
-        for (const char* norm : {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
-          ParamInfo param = Make(p + norm, {d.head_dim}, -1, tp);
-          param.tp_partial_grad = tp > 1;
-          block.push_back(param);
-        }
-      }
+      if (d.qk_norm) AddQkNorms(p, d, tp, replicas, block);
       if (IsMoeBlock(model, l)) {
         AddMoeMlp(model, p, tp, block);
       } else {
         AddSwiGlu(p + "mlp.", d.ffn, h, tp, block);
       }
-      block.push_back(Make(p + "input_layernorm.weight", {h}, -1, tp));
-      block.push_back(Make(p + "post_attention_layernorm.weight", {h}, -1, tp));
+      for (const std::string& norm : BlockNormNames(model)) block.push_back(Make(p + norm + ".weight", {h}, -1, tp));
       out.layers.push_back(std::move(block));
     }
     out.head.push_back(Make("model.norm.weight", {h}, -1, tp));
@@ -325,9 +337,11 @@ ir::ParameterCount CountParameters(const ir::Model& model) {
     c.set_position_embedding_count(0);
     const int64_t q_out = d.heads * d.head_dim;
     const int64_t kv_out = d.kv_heads * d.head_dim;
-    // q and o, k and v, gate/up/down, two RMSNorms, optional q/k/v biases.
-    block = 2 * h * q_out + 2 * h * kv_out + 3 * h * d.ffn + 2 * h +
-            (d.qkv_bias ? q_out + 2 * kv_out : 0) + (d.qk_norm ? 2 * d.head_dim : 0);
+    // q and o, k and v, gate/up/down, two (Gemma: four) RMSNorms, optional q/k/v biases and
+    // q/k norms (per head or full width).
+    const int64_t qk_norms = !d.qk_norm ? 0 : d.qk_norm_full_width ? q_out + kv_out : 2 * d.head_dim;
+    block = 2 * h * q_out + 2 * h * kv_out + 3 * h * d.ffn + d.block_norms * h +
+            (d.qkv_bias ? q_out + 2 * kv_out : 0) + qk_norms;
     c.set_final_norm_count(h);
   }
   c.set_per_layer_count(block);
@@ -367,9 +381,45 @@ ir::Model ModelFromSpec(const spec::ModelSpec& m) {
   model.set_norm_eps(m.norm_eps);
   model.set_rope_theta(m.rope_theta);
   model.set_qk_norm(m.qk_norm);
+  SetDecoderVariant(m, model);
   if (m.moe.num_experts > 0) *model.mutable_moe() = MoeFromSpec(m.moe, m.num_layers);
   *model.mutable_parameters() = CountParameters(model);
   return model;
+}
+
+void SetDecoderVariant(const spec::ModelSpec& m, ir::Model& model) {
+  if (m.arch != spec::Arch::kLlama) return;
+  const spec::DecoderVariantSpec& v = m.variant;
+  model.set_norm_placement(v.norm_placement == spec::NormPlacement::kPost         ? ir::NORM_PLACEMENT_POST
+                           : v.norm_placement == spec::NormPlacement::kPreAndPost ? ir::NORM_PLACEMENT_PRE_AND_POST
+                                                                                 : ir::NORM_PLACEMENT_UNSPECIFIED);
+  model.set_qk_norm_full_width(v.qk_norm_full_width);
+  model.set_norm_unit_offset(v.norm_unit_offset);
+  model.set_embedding_scale(v.scale_embeddings ? std::sqrt(static_cast<double>(m.hidden_size)) : 0.0);
+  model.set_mlp_activation(v.mlp_activation == spec::MlpActivation::kGeluTanh ? ir::MLP_ACTIVATION_GELU_TANH
+                                                                             : ir::MLP_ACTIVATION_UNSPECIFIED);
+  model.set_query_pre_attn_scalar(v.query_pre_attn_scalar);
+  model.set_attn_logit_softcapping(v.attn_logit_softcapping);
+  model.set_final_logit_softcapping(v.final_logit_softcapping);
+  if (v.sliding_window > 0 && v.sliding_window_pattern > 0) {
+    model.set_sliding_window(v.sliding_window);
+    for (int64_t l = 0; l < m.num_layers; ++l) {
+      if ((l + 1) % v.sliding_window_pattern != 0) model.add_sliding_window_layers(l);
+    }
+  }
+  model.set_rope_local_theta(v.rope_local_theta);
+}
+
+std::vector<std::string> BlockNormNames(const ir::Model& model) {
+  switch (model.norm_placement()) {
+    case ir::NORM_PLACEMENT_POST:
+      return {"post_attention_layernorm", "post_feedforward_layernorm"};
+    case ir::NORM_PLACEMENT_PRE_AND_POST:
+      return {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+              "post_feedforward_layernorm"};
+    default:
+      return {"input_layernorm", "post_attention_layernorm"};
+  }
 }
 
 int64_t LocalCount(const std::vector<ParamInfo>& params) {

@@ -117,10 +117,18 @@ std::vector<std::string> RecomputeModules(const ir::Model& model, ir::Recompute 
 // other modes none.
 std::vector<std::string> RecomputeKeptOutputs(const ir::Model& model, ir::Recompute mode);
 
+// The names (after "model.layers.N.") of a llama-family block's RMSNorm weights [h], in module
+// order, by ir::Model.norm_placement: input_layernorm, post_attention_layernorm (Llama: the MLP's
+// input norm); OLMo 2: post_attention_layernorm, post_feedforward_layernorm (on the outputs);
+// Gemma: input_layernorm, post_attention_layernorm, pre_feedforward_layernorm,
+// post_feedforward_layernorm (transformers' Olmo2DecoderLayer, Gemma2DecoderLayer).
+std::vector<std::string> BlockNormNames(const ir::Model& model);
+
 // Closed-form parameter counts, O(1), equal to BuildModelParams(model, 1).counts.
 // GPT-2 block = 4h² + 2·h·ffn + ffn + 9h (= 12h² + 13h for ffn = 4h); total = V·h + P·h +
 // L·block + 2h (+ V·h when untied). Llama block = 2·h·(a·d) + 2·h·(kv·d) + 3·h·ffn + 2h
-// (+ a·d + 2·kv·d with qkv_bias, + 2·d with q/k norms), d = head_dim; total = V·h + L·block + h
+// (+ a·d + 2·kv·d with qkv_bias, + 2·d with q/k norms, a·d + kv·d with full-width q/k norms,
+// + 2h more with Gemma's four block norms), d = head_dim; total = V·h + L·block + h
 // (+ V·h untied). Mixture of experts (docs/planner-facts.md §9): an MoE block replaces 3·h·ffn
 // with the router E·h, the routed experts 3·E·h·fe and the shared experts 3·h·S·fs (+ h for
 // their gate); active_count = total − (E − k)·3·h·fe per MoE block (Jiang et al. 2024's
@@ -131,6 +139,13 @@ ir::ParameterCount CountParameters(const ir::Model& model);
 // Width of one attention head: model.head_dim when given, else hidden_size / num_heads (0 when
 // num_heads is 0).
 int64_t HeadDimOf(const spec::ModelSpec& m);
+
+// Sets the llama-family block variant of `model` (ir::Model.norm_placement ...
+// rope_local_theta) from the spec's (spec::DecoderVariantSpec, read from config.json):
+// embedding_scale = √hidden_size when the spec scales embeddings, sliding_window_layers = the
+// blocks l < num_layers with (l + 1) % sliding_window_pattern != 0 (transformers' layer_types for
+// Gemma 2 and 3). A gpt2 model, or a default variant, sets nothing.
+void SetDecoderVariant(const spec::ModelSpec& spec, ir::Model& model);
 
 // The plan's model message for a spec `model:` section: arch, dimensions, head_dim =
 // hidden_size / num_heads, padded_vocab_size = vocab_size (tp pads it later), and the exact

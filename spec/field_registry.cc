@@ -165,10 +165,11 @@ std::vector<FieldInfo> BuildFields() {
            "precedence over the config file.");
   Add(f, String("model.config", +[](JobSpec& s, const FieldValue& v) { s.model.config = v.text; }))
       .Doc("Path to a Hugging Face `config.json`, relative to this spec file. Supported "
-           "`model_type`s: gpt2, llama, mistral, qwen2, and the mixture-of-experts mixtral, "
-           "qwen2_moe and qwen3_moe (all but gpt2 build the llama architecture; the last three "
-           "fill model.moe). The file supplies arch and every dimension; any key set here "
-           "overrides it.");
+           "`model_type`s: gpt2, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma2, gemma3_text, "
+           "and the mixture-of-experts mixtral, qwen2_moe and qwen3_moe (all but gpt2 build the "
+           "llama architecture; the last three fill model.moe; olmo2's and gemma's norms, "
+           "activations, soft caps and sliding windows come from the file only). The file "
+           "supplies arch and every dimension; any key set here overrides it.");
   Add(f, String("model.init_from",
                 +[](JobSpec& s, const FieldValue& v) { s.model.init_from = v.text; }))
       .Doc("Start from Hugging Face weights: a .safetensors file, or a directory holding "

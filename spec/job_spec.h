@@ -68,6 +68,27 @@ struct MoeSpec {
   double capacity_factor = 0.0;
 };
 
+// The llama-family block variants only a config.json states (OLMo 2, Gemma 2, Gemma 3 text; no
+// spec field sets them): where the block's norms sit and the other departures from Llama's block.
+// They mean what the ir::Model fields of the same names mean (ir/plan.proto).
+enum class NormPlacement { kPre, kPost, kPreAndPost };
+enum class MlpActivation { kSilu, kGeluTanh };
+struct DecoderVariantSpec {
+  NormPlacement norm_placement = NormPlacement::kPre;
+  bool qk_norm_full_width = false;     // OLMo 2: q/k norms over the whole projection
+  bool norm_unit_offset = false;       // Gemma: RMSNorm x̂·(1 + w), weights start at 0
+  bool scale_embeddings = false;       // Gemma: embeddings × √hidden_size
+  MlpActivation mlp_activation = MlpActivation::kSilu;
+  double query_pre_attn_scalar = 0.0;  // scores × scalar^(-1/2); 0: head_dim
+  double attn_logit_softcapping = 0.0;   // 0: none
+  double final_logit_softcapping = 0.0;  // 0: none
+  int64_t sliding_window = 0;          // positions a local block sees; 0: none
+  // Block l attends locally iff (l + 1) % sliding_window_pattern != 0 (Gemma 2: 2, Gemma 3: 6;
+  // transformers' layer_types); 0: no local blocks.
+  int64_t sliding_window_pattern = 0;
+  double rope_local_theta = 0.0;       // RoPE base of local blocks (Gemma 3); 0: rope_theta
+};
+
 // `model:` — the architecture and its dimensions. With `config:` the dimensions come from a
 // Hugging Face config.json (path relative to the spec file); fields in the spec override it.
 struct ModelSpec {
@@ -89,6 +110,7 @@ struct ModelSpec {
   double norm_eps = 1e-5;
   double rope_theta = 10000.0;
   MoeSpec moe;                        // num_experts 0: dense
+  DecoderVariantSpec variant;         // config.json only (OLMo 2, Gemma)
 };
 
 // `data.train:` — where tokens come from.

@@ -753,6 +753,8 @@ void Loader::ApplyModelConfig() {
     return;
   }
   spec_.model.model_type = config.model.model_type;
+  // No spec field sets these: they come with the model type.
+  spec_.model.variant = config.model.variant;
   ModelSpec& model = spec_.model;
   const ModelSpec& from = config.model;
   for (const std::string& field : config.fields) {

@@ -140,6 +140,19 @@ class ConfigReader {
     Record(spec_path, key);
   }
 
+  // An optional soft-capping value (Gemma's attn_logit_softcapping, final_logit_softcapping): a
+  // number >= 0; `absent` when the key is missing (the config class's default), 0 (no cap) when
+  // it is null.
+  void Cap(const char* key, double absent, double& target) {
+    if (!object_.contains(key)) {
+      target = absent;
+      return;
+    }
+    double value = 0.0;
+    NonNegativeNumber(key, "model.variant", value);
+    target = value;
+  }
+
   // Notes that the file's `key` set the spec field `spec_path`.
   void Record(const char* spec_path, const char* key) {
     out_.fields.push_back(spec_path);
@@ -163,7 +176,8 @@ class ConfigReader {
 };
 
 bool IsLlamaFamily(const std::string& model_type) {
-  for (const char* name : {"llama", "mistral", "qwen2", "qwen3", "phi3", "mixtral", "qwen2_moe", "qwen3_moe"}) {
+  for (const char* name : {"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gemma2", "gemma3_text", "mixtral",
+                           "qwen2_moe", "qwen3_moe"}) {
     if (model_type == name) return true;
   }
   return false;
@@ -210,6 +224,71 @@ void ReadMoe(ConfigReader& reader, const std::string& model_type, ModelSpec& mod
   reader.Count("first_k_dense_replace", "model.moe.first_dense_layers", moe.first_dense_layers);
 }
 
+// OLMo 2 (transformers' Olmo2Config, modeling_olmo2.py): norms on the attention's and the MLP's
+// outputs only, and q/k RMSNorms over the whole projection (self_attn.q_norm [heads·d],
+// k_norm [kv_heads·d]) before the head split.
+void ReadOlmo2(ModelSpec& model, std::vector<std::string>& fields) {
+  model.variant.norm_placement = NormPlacement::kPost;
+  model.variant.qk_norm_full_width = true;
+  model.qk_norm = true;
+  fields.push_back("model.qk_norm");
+}
+
+// Gemma 2 and Gemma 3 text (transformers' Gemma2Config / Gemma3TextConfig and their modeling
+// code), with those classes' defaults for absent keys: four norms a block computing x̂·(1 + w),
+// embeddings × √h, GeGLU (hidden_activation gelu_pytorch_tanh, the only one accepted), scores ×
+// query_pre_attn_scalar^(-1/2), head_dim 256, tied embeddings; sliding-window blocks every
+// sliding_window_pattern-th block but one (Gemma 2: 2; Gemma 3: sliding_window_pattern, default
+// 6); Gemma 2 soft-caps the scores (50) and the final logits (30); Gemma 3 has per-head q/k norms
+// and rope_local_base_freq (default 10000) for its sliding-window blocks.
+void ReadGemma(ConfigReader& reader, const std::string& model_type, ModelSpec& model,
+               std::vector<std::string>& fields) {
+  DecoderVariantSpec& v = model.variant;
+  const bool gemma3 = model_type == "gemma3_text";
+  v.norm_placement = NormPlacement::kPreAndPost;
+  v.norm_unit_offset = true;
+  v.scale_embeddings = true;
+  v.mlp_activation = MlpActivation::kGeluTanh;
+  const Json* act = reader.Find("hidden_activation");
+  if (act != nullptr && (!act->is_string() || act->get<std::string>() != "gelu_pytorch_tanh")) {
+    reader.Issue(codes::kModelConfigInvalid, "has 'hidden_activation' = " + ShownJsonValue(*act, kMaxShownConfigBytes) +
+                                                 "; accel runs gelu_pytorch_tanh only");
+  }
+  if (reader.Find("head_dim") == nullptr) {
+    model.head_dim = 256;
+    fields.push_back("model.head_dim");
+  } else {
+    reader.Integer("head_dim", "model.head_dim", model.head_dim, false, "");
+  }
+  if (reader.Find("tie_word_embeddings") == nullptr) {
+    model.tie_word_embeddings = true;
+    fields.push_back("model.tie_word_embeddings");
+  }
+  v.query_pre_attn_scalar = 256;
+  reader.Number("query_pre_attn_scalar", "model.variant", v.query_pre_attn_scalar);
+  reader.Cap("attn_logit_softcapping", gemma3 ? 0.0 : 50.0, v.attn_logit_softcapping);
+  reader.Cap("final_logit_softcapping", gemma3 ? 0.0 : 30.0, v.final_logit_softcapping);
+  v.sliding_window = 4096;
+  reader.Integer("sliding_window", "model.variant", v.sliding_window, false, "");
+  v.sliding_window_pattern = gemma3 ? 6 : 2;
+  if (gemma3) {
+    reader.Integer("sliding_window_pattern", "model.variant", v.sliding_window_pattern, false, "");
+    model.qk_norm = true;
+    fields.push_back("model.qk_norm");
+    v.rope_local_theta = 10000.0;
+    reader.Number("rope_local_base_freq", "model.variant", v.rope_local_theta);
+    if (reader.Find("rope_theta") == nullptr) {
+      model.rope_theta = 1000000.0;
+      fields.push_back("model.rope_theta");
+    }
+    const Json* scaling = reader.Find("rope_scaling");
+    if (scaling != nullptr) {
+      reader.Issue(codes::kModelConfigInvalid, "has 'rope_scaling' = " + ShownJsonValue(*scaling, kMaxShownConfigBytes) +
+                                                   "; accel runs gemma3_text without RoPE scaling (null)");
+    }
+  }
+}
+
 }  // namespace
 
 ModelConfigResult ParseModelConfig(std::string_view json_text) {
@@ -250,8 +329,8 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
   } else if (IsLlamaFamily(model_type)) {
     model.arch = Arch::kLlama;
     file.fields.push_back("model.arch");
-    // Hugging Face's LlamaConfig default; most files state it anyway.
-    model.norm_eps = 1e-6;
+    // Hugging Face's LlamaConfig default (Olmo2Config's 1e-5); most files state it anyway.
+    model.norm_eps = model_type == "olmo2" ? 1e-5 : 1e-6;
     reader.Integer("hidden_size", "model.hidden_size", model.hidden_size, true, "the hidden size");
     reader.Integer("num_hidden_layers", "model.num_layers", model.num_layers, true,
                    "the number of layers");
@@ -283,8 +362,12 @@ ModelConfigResult ParseModelConfig(std::string_view json_text) {
       reader.Integer("sliding_window", "model.max_seq_len", window, false, "");
       if (window > 0 && window < model.max_seq_len) model.max_seq_len = window;
     }
-    if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2" && model_type != "qwen3" &&
-        model_type != "phi3") {
+    if (model_type == "olmo2") {
+      ReadOlmo2(model, file.fields);
+    } else if (model_type == "gemma2" || model_type == "gemma3_text") {
+      ReadGemma(reader, model_type, model, file.fields);
+    } else if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2" && model_type != "qwen3" &&
+               model_type != "phi3") {
       ReadMoe(reader, model_type, model, file.fields);
     }
   } else {

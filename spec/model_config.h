@@ -23,6 +23,11 @@
 //   llama with fused qkv_proj and gate_up_proj (ir::Model.model_type tells the executor), and its
 //   sliding_window, when smaller, bounds max_seq_len: up to that length sliding-window attention
 //   is causal attention, which accel runs.
+// olmo2, gemma2, gemma3_text (arch llama with ModelSpec.variant): the llama keys plus OLMo 2's
+//   post-norms and full-width q/k norms, Gemma's four norms, GeGLU, embedding scaling,
+//   query_pre_attn_scalar, attn_logit_softcapping, final_logit_softcapping, sliding_window
+//   (every other block in Gemma 2, sliding_window_pattern in Gemma 3) and Gemma 3's per-head q/k
+//   norms and rope_local_base_freq, with the transformers config classes' defaults.
 // mixtral, qwen2_moe, qwen3_moe (mixture of experts, arch llama with model.moe): the llama keys
 //   plus num_local_experts (mixtral) or num_experts, num_experts_per_tok, moe_intermediate_size
 //   (mixtral: intermediate_size), norm_topk_prob (mixtral: always true), router_aux_loss_coef,
@@ -32,8 +37,9 @@
 namespace accel::spec {
 
 // The model types accel understands, in the order error messages list them.
-inline constexpr const char* kSupportedModelTypes[] = {"gpt2",    "llama",     "mistral",  "qwen2", "qwen3", "phi3",
-                                                       "mixtral", "qwen2_moe", "qwen3_moe"};
+inline constexpr const char* kSupportedModelTypes[] = {"gpt2",      "llama",     "mistral", "qwen2",
+                                                       "qwen3",     "phi3",      "olmo2",   "gemma2",
+                                                       "gemma3_text", "mixtral", "qwen2_moe", "qwen3_moe"};
 
 // One problem with a config.json: a stable code (E0201 unreadable, E0202 malformed or missing a
 // field, E0203 unsupported model_type), a message naming the JSON key, and where in the JSON

@@ -24,12 +24,29 @@ namespace accel::exec {
 
 bool SdpaAvailable() { return TORCH_VERSION_MAJOR >= 2; }
 
-torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              bool fused) {
-  TORCH_CHECK(k.size(1) > 0 && q.size(1) % k.size(1) == 0, "query heads ", q.size(1),
+namespace {
+
+// Query i may not see key j: j > i, or j ≤ i − window when window > 0. [t, t] bool.
+torch::Tensor HiddenKeys(int64_t t, int64_t window, const torch::Device& device) {
+  const torch::Tensor ones = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(device));
+  torch::Tensor hidden = ones.triu(/*diagonal=*/1);
+  if (window > 0 && window < t) hidden.logical_or_(ones.tril(/*diagonal=*/-window));
+  return hidden;
+}
+
+}  // namespace
+
+torch::Tensor CausalAttention(const torch::Tensor& q_in, const torch::Tensor& k, const torch::Tensor& v,
+                              bool fused, const AttentionScores& options) {
+  TORCH_CHECK(k.size(1) > 0 && q_in.size(1) % k.size(1) == 0, "query heads ", q_in.size(1),
               " are not a multiple of key/value heads ", k.size(1));
-  const int64_t group = q.size(1) / k.size(1);
+  const int64_t group = q_in.size(1) / k.size(1);
+  const double default_scale = 1.0 / std::sqrt(static_cast<double>(q_in.size(-1)));
   if (fused) {
+    TORCH_CHECK(options.softcap == 0 && (options.window == 0 || options.window >= q_in.size(-2)),
+                "the fused attention kernel has no score soft-capping and no sliding window");
+    // A scale other than 1/sqrt(d) goes into q (LibTorch 1.13-2.0 SDPA has no scale argument).
+    const torch::Tensor q = options.scale > 0 ? q_in * (options.scale / default_scale) : q_in;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
     return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true, /*scale=*/c10::nullopt,
@@ -46,25 +63,29 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
   // Grouped-query attention without repeating k and v: the `group` query heads that share a
   // key/value head are stacked along the rows, [b, kv, group·t, d], so one matmul per key/value
   // head serves them all and autograd keeps k and v once.
+  const torch::Tensor& q = q_in;
   const int64_t b = q.size(0), heads = q.size(1), t = q.size(-2), d = q.size(-1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const double scale = options.scale > 0 ? options.scale : default_scale;
   const torch::Tensor grouped = q.reshape({b, k.size(1), group * t, d});
   torch::Tensor scores = torch::matmul(grouped, k.transpose(-2, -1)) * scale;
-  torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
-                             .triu(/*diagonal=*/1);
-  scores = scores.view({b, k.size(1), group, t, t}).masked_fill(future, -std::numeric_limits<double>::infinity());
+  // Gemma 2's soft cap: tanh keeps its output for backward (one more b·a·s² tensor).
+  if (options.softcap > 0) scores = torch::tanh(scores / options.softcap) * options.softcap;
+  const torch::Tensor hidden = HiddenKeys(t, options.window, q.device());
+  scores = scores.view({b, k.size(1), group, t, t}).masked_fill(hidden, -std::numeric_limits<double>::infinity());
   torch::Tensor probs = torch::softmax(scores, -1).view({b, k.size(1), group * t, t});
   return torch::matmul(probs, v).view({b, heads, t, d});
 }
 
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool fused, const BlockRecompute& recompute, std::string_view op,
-                            const ContextParallel* cp) {
+                            const ContextParallel* cp, const AttentionScores& scores) {
+  TORCH_CHECK(cp == nullptr || (scores.scale == 0 && scores.softcap == 0 && scores.window == 0),
+              "context-parallel attention has no score scale, soft-capping or sliding window");
   // The context's address is captured: a recompute replays the core during backward, while the
   // model (which owns it) is alive.
-  auto core = [fused, cp](const std::vector<torch::Tensor>& in) {
+  auto core = [fused, cp, scores](const std::vector<torch::Tensor>& in) {
     if (cp != nullptr) return std::vector<torch::Tensor>{ContextParallelAttention(in[0], in[1], in[2], *cp, fused)};
-    return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused)};
+    return std::vector<torch::Tensor>{CausalAttention(in[0], in[1], in[2], fused, scores)};
   };
   if (recompute.attention_core) return RecomputeMany(core, {q, k, v}).front();
   return KeptOutputs(core, {q, k, v}, recompute.Keeps(op)).front();
@@ -96,13 +117,17 @@ int64_t CausalLm::loss_chunks() const {
 
 torch::Tensor CausalLm::ApplyHead(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& targets) const {
-  if (!targets.defined()) return torch::matmul(x, weight.t());
+  const double cap = config_.final_logit_softcapping;
+  if (!targets.defined()) {
+    torch::Tensor logits = torch::matmul(x, weight.t());
+    return cap > 0 ? torch::tanh(logits / cap) * cap : logits;
+  }
   // Context parallelism: the targets come whole; this rank's tokens are its chunks.
   const ContextParallel* cp = ActiveContext();
   const torch::Tensor local = cp != nullptr ? LocalChunks(targets, *cp) : targets;
   TORCH_CHECK(local.size(0) == x.size(0) && local.size(1) == x.size(1), "targets ", local.sizes(),
               " for hidden states ", x.sizes());
-  return ChunkedCrossEntropy(x.reshape({-1, x.size(-1)}), weight, local.reshape({-1}), loss_chunks(), tp_);
+  return ChunkedCrossEntropy(x.reshape({-1, x.size(-1)}), weight, local.reshape({-1}), loss_chunks(), tp_, cap);
 }
 
 std::vector<int64_t> CausalLm::HeldLayers() const {
@@ -207,10 +232,11 @@ void InitializeParameters(CausalLm& model, const ModelConfig& config, uint64_t s
   for (auto& item : model.named_parameters()) {
     const std::string& name = item.key();
     torch::Tensor& p = item.value();
+    // LayerNorm and RMSNorm weights (q/k norms too): 1, or 0 where norms compute x̂·(1 + w) (Gemma).
     const bool is_norm = absl::StrContains(name, "ln_") || absl::StrContains(name, "layernorm") ||
-                         absl::StrContains(name, ".norm.");
+                         absl::StrContains(name, ".norm.") || absl::StrContains(name, "_norm.");
     if (is_norm) {
-      p.fill_(absl::EndsWith(name, ".bias") ? 0.0 : 1.0);
+      p.fill_(absl::EndsWith(name, ".bias") || config.norm_unit_offset ? 0.0 : 1.0);
     } else if (absl::EndsWith(name, ".bias")) {
       p.zero_();
     } else if (config.arch == ModelArch::kGpt2 && absl::EndsWith(name, "c_proj.weight")) {

@@ -223,8 +223,18 @@ class SequenceParallelPause {
 // memory-efficient kernel on CUDA (the math kernel on CPU) and keeps O(seq) memory for backward;
 // else softmax(q k^T) is materialized. Throws c10::Error for fused on a LibTorch before 2.0, or
 // when kv_heads does not divide heads.
+// scores: how the attention scores depart from q k^T / sqrt(d) with a causal mask (Gemma 2/3,
+// transformers' eager_attention_forward): scale them by `scale` (0: 1/sqrt(d)), cap them as
+// cap·tanh(scores/cap) (0: no cap) before the mask, and let query i see keys j with
+// i − window < j ≤ i only (window 0: all j ≤ i). The fused kernel takes `scale` only; a cap or a
+// window with fused throws c10::Error.
+struct AttentionScores {
+  double scale = 0.0;
+  double softcap = 0.0;
+  int64_t window = 0;
+};
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              bool fused = false);
+                              bool fused = false, const AttentionScores& scores = {});
 
 // Whether this LibTorch has scaled_dot_product_attention (2.0 and later).
 bool SdpaAvailable();
@@ -234,18 +244,20 @@ bool SdpaAvailable();
 // 2022 §4.1: forward keeps only q, k and v; backward recomputes the scores and softmax), its output
 // kept when recompute.Keeps(op) (KeptOutputs).
 // With `cp` enabled, q, k, v hold this rank's chunks of the sequence and the core is
-// ContextParallelAttention (executor/models/context/context_attention.h).
+// ContextParallelAttention (executor/models/context/context_attention.h), which takes no
+// `scores` options (c10::Error when any is set).
 torch::Tensor AttentionCore(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool fused, const BlockRecompute& recompute, std::string_view op,
-                            const ContextParallel* cp = nullptr);
+                            const ContextParallel* cp = nullptr, const AttentionScores& scores = {});
 
 // Overwrites some or all parameters of a freshly drawn model: the whole one, a tensor-parallel
 // slice or a pipeline stage (BuildCausalLm).
 using ModelInitializer = std::function<absl::Status(CausalLm& whole)>;
 
 // Builds the model for config.arch on the CPU and initializes it from seed, identically on every
-// rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1,
-// LayerNorm biases 0; GPT-2's attn.c_proj and mlp.c_proj weights ~ Normal(0, 0.02/sqrt(2L))
+// rank and run: every weight matrix and embedding ~ Normal(0, 0.02), biases 0, norm weights 1
+// (q/k norms too; 0 where norms compute x̂·(1 + w): ModelConfig::norm_unit_offset), LayerNorm
+// biases 0; GPT-2's attn.c_proj and mlp.c_proj weights ~ Normal(0, 0.02/sqrt(2L))
 // (Radford et al. 2019, section 2.3; Hugging Face GPT2PreTrainedModel._init_weights). Parameters
 // are drawn in named_parameters() order from one generator seeded with seed, so results do not
 // depend on the global RNG. Under tensor parallelism the whole model is drawn so, then each rank

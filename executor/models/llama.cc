@@ -2,9 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "absl/strings/match.h"
 #include "checkpoint/expert_names.h"
 #include "executor/models/moe/aux_loss.h"
+#include "executor/models/ops/geglu.h"
 #include "executor/models/ops/rms_norm.h"
 #include "executor/models/ops/rotary.h"
 #include "executor/models/ops/swiglu.h"
@@ -34,13 +37,29 @@ torch::nn::Linear NoBias(int64_t in, int64_t out) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
 }
 
-}  // namespace
-
-RmsNormModule::RmsNormModule(int64_t hidden, double eps) : eps_(eps) {
-  weight_ = register_parameter("weight", torch::ones({hidden}));
+// norm(x), or x where the block has no such norm.
+torch::Tensor NormOr(const std::shared_ptr<RmsNormModule>& norm, const torch::Tensor& x) {
+  return norm ? norm->Forward(x) : x;
 }
 
-torch::Tensor RmsNormModule::Forward(const torch::Tensor& x) { return RmsNorm(x, weight_, eps_); }
+// Inverse rotary frequencies theta^(-2i/d), i in [0, d/2), fp32.
+torch::Tensor InverseFrequencies(double theta, int64_t d) {
+  return torch::pow(theta, -torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d)).to(torch::kFloat);
+}
+
+}  // namespace
+
+RmsNormModule::RmsNormModule(int64_t hidden, double eps, bool unit_offset, Communicator* group)
+    : eps_(eps), unit_offset_(unit_offset), group_(group) {
+  weight_ = register_parameter("weight", unit_offset ? torch::zeros({hidden}) : torch::ones({hidden}));
+}
+
+torch::Tensor RmsNormModule::Forward(const torch::Tensor& x) {
+  if (!unit_offset_) return RmsNormOverGroup(x, weight_, eps_, group_);
+  // Gemma2RMSNorm: x̂·(1 + w) in fp32, then x's dtype.
+  const at::ScalarType acc = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  return RmsNormOverGroup(x.to(acc), weight_.to(acc) + 1.0, eps_, group_).to(x.scalar_type());
+}
 
 LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int64_t layer, ExpertParallel ep,
                        std::shared_ptr<MoeStepState> moe_state, const ContextParallel* cp)
@@ -66,10 +85,22 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
     v_proj_ = attn->register_module("v_proj", qkv(kv));
   }
   o_proj_ = attn->register_module("o_proj", NoBias(q, h));
+  const bool offset = config.norm_unit_offset;
   if (config.qk_norm) {
-    q_norm_ = attn->register_module("q_norm", std::make_shared<RmsNormModule>(head_dim_, config.norm_eps));
-    k_norm_ = attn->register_module("k_norm", std::make_shared<RmsNormModule>(head_dim_, config.norm_eps));
+    // Per head (Qwen3, Gemma 3), or over the whole projection, of which this rank holds its heads'
+    // slice (OLMo 2).
+    const bool full = config.qk_norm_full_width;
+    Communicator* group = full ? tp.group.get() : nullptr;
+    q_norm_ = attn->register_module(
+        "q_norm", std::make_shared<RmsNormModule>(full ? q : head_dim_, config.norm_eps, offset, group));
+    k_norm_ = attn->register_module(
+        "k_norm", std::make_shared<RmsNormModule>(full ? kv : head_dim_, config.norm_eps, offset, group));
   }
+  qk_norm_full_width_ = config.qk_norm_full_width;
+  gelu_tanh_mlp_ = config.gelu_tanh_mlp;
+  if (config.query_pre_attn_scalar > 0) scores_.scale = 1.0 / std::sqrt(config.query_pre_attn_scalar);
+  scores_.softcap = config.attn_logit_softcapping;
+  if (config.IsSlidingLayer(layer)) scores_.window = config.sliding_window;
   if (config.IsMoeLayer(layer)) {
     TORCH_CHECK(moe_state != nullptr, "a mixture-of-experts block needs the model's MoeStepState");
     moe_ = register_module("mlp", std::make_shared<MoeLayer>(config, ep, tp.size()));
@@ -85,15 +116,30 @@ LlamaBlock::LlamaBlock(const ModelConfig& config, const TensorParallel& tp, int6
     }
     down_proj_ = mlp->register_module("down_proj", NoBias(ffn, h));
   }
-  input_layernorm_ =
-      register_module("input_layernorm", std::make_shared<RmsNormModule>(h, config.norm_eps));
-  post_attention_layernorm_ =
-      register_module("post_attention_layernorm", std::make_shared<RmsNormModule>(h, config.norm_eps));
+  auto norm = [&](const char* name) {
+    return register_module(name, std::make_shared<RmsNormModule>(h, config.norm_eps, offset));
+  };
+  switch (config.block_norms) {
+    case BlockNorms::kPre:
+      attn_in_norm_ = norm("input_layernorm");
+      mlp_in_norm_ = norm("post_attention_layernorm");
+      break;
+    case BlockNorms::kPost:
+      attn_out_norm_ = norm("post_attention_layernorm");
+      mlp_out_norm_ = norm("post_feedforward_layernorm");
+      break;
+    case BlockNorms::kPreAndPost:
+      attn_in_norm_ = norm("input_layernorm");
+      attn_out_norm_ = norm("post_attention_layernorm");
+      mlp_in_norm_ = norm("pre_feedforward_layernorm");
+      mlp_out_norm_ = norm("post_feedforward_layernorm");
+      break;
+  }
 }
 
 torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& cos,
                                   const torch::Tensor& sin, const BlockRecompute& recompute) {
-  torch::Tensor n = SharedMatmulInput(EnterTensorParallel(input_layernorm_->Forward(x), tp_));
+  torch::Tensor n = SharedMatmulInput(EnterTensorParallel(NormOr(attn_in_norm_, x), tp_));
   const int64_t b = n.size(0);
   const int64_t t = n.size(1);
   // [b, t, count·d] to [b, count, t, d], through the head's norm (Qwen3) when there is one.
@@ -106,20 +152,26 @@ torch::Tensor LlamaBlock::Forward(const torch::Tensor& x, const torch::Tensor& c
     // Scoped: the projections' outputs must not outlive their head views (rotary replaces q and k
     // below, freeing them), or they would add to every later transient of the block.
     auto [q_all, k_all, v_all] = ProjectQkv(n, recompute);
-    q = heads(q_all, num_heads_, q_norm_);
-    k = heads(k_all, num_kv_heads_, k_norm_);
+    if (qk_norm_full_width_) {
+      q = heads(q_norm_->Forward(q_all), num_heads_);
+      k = heads(k_norm_->Forward(k_all), num_kv_heads_);
+    } else {
+      q = heads(q_all, num_heads_, q_norm_);
+      k = heads(k_all, num_kv_heads_, k_norm_);
+    }
     v = heads(v_all, num_kv_heads_);
   }
   q = ApplyRotary(q, cos, sin);
   k = ApplyRotary(k, cos, sin);
   const ContextParallel* cp = exec::ActiveContext(cp_, is_training());
-  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core", cp)
+  torch::Tensor y = AttentionCore(q, k, v, fused_attention_, recompute, "self_attn.core", cp, scores_)
                         .transpose(1, 2)
                         .contiguous()
                         .view({b, t, -1});
-  torch::Tensor residual = x + ExitTensorParallel(Project(o_proj_, y, recompute, "self_attn.o_proj"), tp_);
-  torch::Tensor m = SharedMatmulInput(EnterTensorParallel(post_attention_layernorm_->Forward(residual), tp_));
-  return residual + ExitTensorParallel(Mlp(m, recompute), tp_);
+  torch::Tensor residual =
+      x + NormOr(attn_out_norm_, ExitTensorParallel(Project(o_proj_, y, recompute, "self_attn.o_proj"), tp_));
+  torch::Tensor m = SharedMatmulInput(EnterTensorParallel(NormOr(mlp_in_norm_, residual), tp_));
+  return residual + NormOr(mlp_out_norm_, ExitTensorParallel(Mlp(m, recompute), tp_));
 }
 
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> LlamaBlock::ProjectQkv(const torch::Tensor& n,
@@ -134,17 +186,21 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> LlamaBlock::ProjectQkv(c
   return {fused.narrow(-1, 0, q), fused.narrow(-1, q, kv), fused.narrow(-1, q + kv, kv).contiguous()};
 }
 
+torch::Tensor LlamaBlock::Gate(const torch::Tensor& gate, const torch::Tensor& up) const {
+  return gelu_tanh_mlp_ ? GeGlu(gate, up) : SwiGlu(gate, up);
+}
+
 torch::Tensor LlamaBlock::Mlp(const torch::Tensor& m, const BlockRecompute& recompute) {
   if (gate_up_proj_) {
     // Phi-3: gate and up are the two halves of one projection; SwiGLU keeps both (one storage).
     const torch::Tensor gate_up = Project(gate_up_proj_, m, recompute, "mlp.gate_up_proj");
     const int64_t f = gate_up.size(-1) / 2;
-    return Project(down_proj_, SwiGlu(gate_up.narrow(-1, 0, f), gate_up.narrow(-1, f, f)), recompute, "mlp.down_proj");
+    return Project(down_proj_, Gate(gate_up.narrow(-1, 0, f), gate_up.narrow(-1, f, f)), recompute, "mlp.down_proj");
   }
   if (moe_ == nullptr) {
     torch::Tensor gate = Project(gate_proj_, m, recompute, "mlp.gate_proj");
     torch::Tensor up = Project(up_proj_, m, recompute, "mlp.up_proj");
-    return Project(down_proj_, SwiGlu(gate, up), recompute, "mlp.down_proj");
+    return Project(down_proj_, Gate(gate, up), recompute, "mlp.down_proj");
   }
   MoeOutput out = moe_->Forward(m);
   // Training steps only (not sampling, which runs in eval mode), and a recompute's replay routes
@@ -166,6 +222,11 @@ TpSplit LlamaModel::TensorParallelSplit(const std::string& name) const {
   // q, k, v (equal widths: num_kv_heads = num_heads under tp) and gate, up blocks, each split.
   if (absl::EndsWith(name, "qkv_proj.weight")) return {0, 3};
   if (absl::EndsWith(name, "gate_up_proj.weight")) return {0, 2};
+  // OLMo 2's full-width q/k norms follow their projections' heads.
+  if (config().qk_norm_full_width && absl::EndsWith(name, "q_norm.weight")) return {0, 1};
+  if (config().qk_norm_full_width && absl::EndsWith(name, "k_norm.weight")) {
+    return {0, 1, static_cast<int>(KvHeadReplicas(config(), tp_.size()))};
+  }
   for (const char* kv : {"k_proj.weight", "v_proj.weight", "k_proj.bias", "v_proj.bias"}) {
     if (absl::EndsWith(name, kv)) return {0, 1, static_cast<int>(KvHeadReplicas(config(), tp_.size()))};
   }
@@ -200,16 +261,15 @@ LlamaModel::LlamaModel(const ModelConfig& config, TensorParallel tp, StageSpan s
         std::to_string(i), std::make_shared<LlamaBlock>(config, tp_, i, ExpertParallel{ep_group_.get()}, moe_state_, &cp_)));
   }
   if (span_.has_head) {
-    norm_ = model->register_module("norm", std::make_shared<RmsNormModule>(config.hidden_size, config.norm_eps));
+    norm_ = model->register_module(
+        "norm", std::make_shared<RmsNormModule>(config.hidden_size, config.norm_eps, config.norm_unit_offset));
     // Untied, or tied on a stage without the embedding (its copy, ir::Parameter.tied_to).
     if (!config.tie_embeddings || !span_.has_embedding) {
       lm_head_ = register_module("lm_head", NoBias(config.hidden_size, vl));
     }
   }
-  const int64_t d = HeadDim(config);
-  inv_freq_ = torch::pow(config.rope_theta,
-                         -torch::arange(0, d, 2, torch::kFloat64) / static_cast<double>(d))
-                  .to(torch::kFloat);
+  inv_freq_ = InverseFrequencies(config.rope_theta, HeadDim(config));
+  if (config.rope_local_theta > 0) inv_freq_local_ = InverseFrequencies(config.rope_local_theta, HeadDim(config));
 }
 
 torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& whole_input, int chunk,
@@ -219,7 +279,10 @@ torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& whole_input, int chu
   torch::Tensor x = input;
   if (EmbedsInput(chunk)) {
     EnterUnit(0);
-    x = ExitUnit(0, ExitTensorParallel(VocabParallelEmbedding(input, embed_tokens_->weight, tp_), tp_));
+    x = ExitTensorParallel(VocabParallelEmbedding(input, embed_tokens_->weight, tp_), tp_);
+    // Gemma: × √h rounded to the embeddings' dtype (transformers' normalizer).
+    if (config_.embedding_scale > 0) x = x * torch::scalar_tensor(config_.embedding_scale, x.options());
+    x = ExitUnit(0, x);
   }
   // Rotary tables in fp32 as Hugging Face computes them; ApplyRotary rotates in fp32 and returns
   // q's and k's dtype.
@@ -228,13 +291,21 @@ torch::Tensor LlamaModel::ForwardChunk(const torch::Tensor& whole_input, int chu
   torch::Tensor positions =
       LocalPositions(t, cp != nullptr ? *cp : ContextParallel{}, torch::TensorOptions().device(input.device()))
           .to(torch::kFloat);
-  torch::Tensor freqs = torch::outer(positions, inv_freq_.to(input.device()));
-  torch::Tensor emb = torch::cat({freqs, freqs}, -1);
-  torch::Tensor cos = emb.cos();
-  torch::Tensor sin = emb.sin();
+  auto tables = [&](const torch::Tensor& inv_freq) {
+    torch::Tensor freqs = torch::outer(positions, inv_freq.to(input.device()));
+    torch::Tensor emb = torch::cat({freqs, freqs}, -1);
+    return std::pair<torch::Tensor, torch::Tensor>{emb.cos(), emb.sin()};
+  };
+  const auto [cos_global, sin_global] = tables(inv_freq_);
+  // Gemma 3's sliding-window blocks rotate with their own base.
+  const auto [cos_local, sin_local] =
+      inv_freq_local_.defined() ? tables(inv_freq_local_) : std::pair<torch::Tensor, torch::Tensor>{};
   const auto [begin, end] = ChunkLayers(chunk);
   for (size_t j = ChunkOffset(chunk), i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i, ++j) {
     EnterUnit(static_cast<int>(i) + 1);
+    const bool local = inv_freq_local_.defined() && config_.IsSlidingLayer(static_cast<int64_t>(i));
+    const torch::Tensor& cos = local ? cos_local : cos_global;
+    const torch::Tensor& sin = local ? sin_local : sin_global;
     // Captured by value: backward calls it again after Forward has returned.
     auto block = [l = layers_[j], cos, sin, r = BlockRecomputeOf(i)](const torch::Tensor& in) {
       return l->Forward(in, cos, sin, r);

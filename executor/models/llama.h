@@ -13,15 +13,21 @@
 namespace accel::exec {
 
 // RMSNorm's parameter holder: weight [hidden], applied by RmsNorm (executor/models/ops/rms_norm.h).
+// unit_offset (Gemma's Gemma2RMSNorm): x̂·(1 + w) computed in fp32 and cast to x's dtype, the
+// weight starting at 0; else x̂·w, the weight starting at 1. group (must outlive the module):
+// the width is this rank's part of one split over the group, normalized by the whole width's
+// statistics (RmsNormOverGroup; OLMo 2's q/k norms under tensor parallelism); null: RmsNorm.
 class RmsNormModule : public torch::nn::Module {
  public:
-  RmsNormModule(int64_t hidden, double eps);
-  // x: [..., hidden] -> same shape, in the promoted dtype of x and the weight.
+  RmsNormModule(int64_t hidden, double eps, bool unit_offset = false, Communicator* group = nullptr);
+  // x: [..., hidden] -> same shape, in the promoted dtype of x and the weight (unit_offset: x's).
   torch::Tensor Forward(const torch::Tensor& x);
 
  private:
   torch::Tensor weight_;
   double eps_;
+  bool unit_offset_;
+  Communicator* group_;
 };
 
 // One pre-norm block: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(x)),
@@ -30,6 +36,14 @@ class RmsNormModule : public torch::nn::Module {
 // With ModelConfig::qk_norm each query and key head passes an RMSNorm of head_dim weights before
 // rotary (Qwen3: transformers' Qwen3Attention), shared by the heads, so under tensor parallelism
 // its weights are whole on every rank with a tp-partial gradient (ir::Parameter.tp_partial_grad).
+// With ModelConfig::qk_norm_full_width (OLMo 2) q and k pass one RMSNorm each over the whole
+// projection before the head split (transformers' Olmo2Attention); under tensor parallelism each
+// rank normalizes its heads' slice with the whole projection's statistics (RmsNormOverGroup).
+// ModelConfig::block_norms places the norms: kPost (OLMo 2) h = x + post_attention_layernorm(
+// attn(x)), out = h + post_feedforward_layernorm(mlp(h)); kPreAndPost (Gemma) h = x +
+// post_attention_layernorm(attn(input_layernorm(x))), out = h + post_feedforward_layernorm(
+// mlp(pre_feedforward_layernorm(h))). Gemma's gate is GELU(tanh) (ops/geglu.h), its scores
+// scaled, soft-capped and windowed as ModelConfig says (AttentionScores).
 // Under tensor parallelism q/k/v, gate and up are column-parallel (this rank's query and
 // key/value heads, its slice of the MLP) and o_proj, down_proj row-parallel (Megatron-LM).
 // A mixture-of-experts block (config.IsMoeLayer) has a MoeLayer as its "mlp": it routes the
@@ -53,8 +67,10 @@ class LlamaBlock : public torch::nn::Module {
   // qkv_proj whose output is split (v copied, so the fused output is not kept for backward).
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> ProjectQkv(const torch::Tensor& n,
                                                                     const BlockRecompute& recompute);
-  // The MLP's output (before ExitTensorParallel) on m, the post-attention norm's output.
+  // The MLP's output (before ExitTensorParallel) on m, the MLP's input (normalized or not).
   torch::Tensor Mlp(const torch::Tensor& m, const BlockRecompute& recompute);
+  // SwiGLU, or GeGLU (ModelConfig::gelu_tanh_mlp), of the gate and up projections.
+  torch::Tensor Gate(const torch::Tensor& gate, const torch::Tensor& up) const;
 
   const TensorParallel& tp_;
   const ContextParallel* cp_;  // the model's, or null
@@ -64,8 +80,15 @@ class LlamaBlock : public torch::nn::Module {
   bool fused_attention_;  // ModelConfig::fused_attention
   std::shared_ptr<RmsNormModule> q_norm_;  // ModelConfig::qk_norm, else null
   std::shared_ptr<RmsNormModule> k_norm_;
-  std::shared_ptr<RmsNormModule> input_layernorm_;
-  std::shared_ptr<RmsNormModule> post_attention_layernorm_;
+  // The block's norms by role (ModelConfig::block_norms), null where absent: on the attention's
+  // input and output, on the MLP's input and output.
+  std::shared_ptr<RmsNormModule> attn_in_norm_;
+  std::shared_ptr<RmsNormModule> attn_out_norm_;
+  std::shared_ptr<RmsNormModule> mlp_in_norm_;
+  std::shared_ptr<RmsNormModule> mlp_out_norm_;
+  bool qk_norm_full_width_ = false;
+  bool gelu_tanh_mlp_ = false;
+  AttentionScores scores_;  // this block's (sliding window in a local block)
   torch::nn::Linear qkv_proj_{nullptr};      // ModelConfig::fused_projections: instead of q, k, v
   torch::nn::Linear gate_up_proj_{nullptr};  // and instead of gate and up
   torch::nn::Linear q_proj_{nullptr};
@@ -112,8 +135,10 @@ class LlamaModel : public CausalLm {
   std::vector<std::shared_ptr<LlamaBlock>> layers_;  // HeldLayers(), chunk by chunk
   std::shared_ptr<RmsNormModule> norm_;
   torch::nn::Linear lm_head_{nullptr};
-  // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer.
+  // Inverse frequencies theta^(-2i/d), i in [0, d/2) (Su et al. 2021), fp32 buffer; of
+  // rope_local_theta for sliding-window blocks (Gemma 3), undefined when it is 0.
   torch::Tensor inv_freq_;
+  torch::Tensor inv_freq_local_;
 };
 
 }  // namespace accel::exec

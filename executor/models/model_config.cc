@@ -21,7 +21,54 @@ bool ModelConfig::IsMoeLayer(int64_t layer) const {
   return moe.num_experts > 0 && std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) == moe.dense_layers.end();
 }
 
+bool ModelConfig::IsSlidingLayer(int64_t layer) const {
+  return sliding_window > 0 &&
+         std::find(sliding_window_layers.begin(), sliding_window_layers.end(), layer) != sliding_window_layers.end();
+}
+
 namespace {
+
+// The llama-family variant fields (OLMo 2, Gemma) of the plan.
+void SetVariantFromPlan(const ir::Model& m, ModelConfig& c) {
+  c.block_norms = m.norm_placement() == ir::NORM_PLACEMENT_POST           ? BlockNorms::kPost
+                  : m.norm_placement() == ir::NORM_PLACEMENT_PRE_AND_POST ? BlockNorms::kPreAndPost
+                                                                          : BlockNorms::kPre;
+  c.qk_norm_full_width = m.qk_norm_full_width();
+  c.norm_unit_offset = m.norm_unit_offset();
+  c.embedding_scale = m.embedding_scale();
+  c.gelu_tanh_mlp = m.mlp_activation() == ir::MLP_ACTIVATION_GELU_TANH;
+  c.query_pre_attn_scalar = m.query_pre_attn_scalar();
+  c.attn_logit_softcapping = m.attn_logit_softcapping();
+  c.final_logit_softcapping = m.final_logit_softcapping();
+  c.sliding_window = m.sliding_window();
+  c.sliding_window_layers.assign(m.sliding_window_layers().begin(), m.sliding_window_layers().end());
+  c.rope_local_theta = m.rope_local_theta();
+}
+
+// Values the variant fields must not take (the ir::Model comments).
+absl::Status ValidateVariant(const ModelConfig& c) {
+  const bool variant = c.block_norms != BlockNorms::kPre || c.qk_norm_full_width || c.norm_unit_offset ||
+                       c.embedding_scale != 0 || c.gelu_tanh_mlp || c.query_pre_attn_scalar != 0 ||
+                       c.attn_logit_softcapping != 0 || c.final_logit_softcapping != 0 || c.sliding_window != 0 ||
+                       c.rope_local_theta != 0;
+  if (variant && c.arch != ModelArch::kLlama) {
+    return absl::InvalidArgumentError("gpt2 has none of the llama-family block variants (OLMo 2's, Gemma's)");
+  }
+  for (const auto& [name, value] : {std::pair<const char*, double>{"embedding_scale", c.embedding_scale},
+                                    {"query_pre_attn_scalar", c.query_pre_attn_scalar},
+                                    {"attn_logit_softcapping", c.attn_logit_softcapping},
+                                    {"final_logit_softcapping", c.final_logit_softcapping},
+                                    {"rope_local_theta", c.rope_local_theta}}) {
+    if (!(value >= 0)) return absl::InvalidArgumentError(absl::StrCat("model.", name, " must be >= 0, got ", value));
+  }
+  if (c.sliding_window < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("model.sliding_window must be >= 0, got ", c.sliding_window));
+  }
+  if (c.qk_norm_full_width && !c.qk_norm) {
+    return absl::InvalidArgumentError("model.qk_norm_full_width needs model.qk_norm");
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateMoeConfig(const ModelConfig& c) {
   const MoeConfig& m = c.moe;
@@ -102,6 +149,7 @@ absl::Status ValidateModelConfig(const ModelConfig& c) {
     return absl::InvalidArgumentError("llama rotary embedding needs an even head dimension");
   }
   if (absl::Status s = ValidateMoeConfig(c); !s.ok()) return s;
+  if (absl::Status s = ValidateVariant(c); !s.ok()) return s;
   if (!(c.norm_eps > 0)) return absl::InvalidArgumentError("model.norm_eps must be > 0");
   if (c.arch == ModelArch::kLlama && !(c.rope_theta > 0)) {
     return absl::InvalidArgumentError("model.rope_theta must be > 0");
@@ -139,6 +187,7 @@ absl::StatusOr<ModelConfig> ModelConfigFromPlan(const ir::Model& m) {
   }
   config.qk_norm = m.qk_norm();
   config.fused_projections = planner::FusedProjections(m);
+  SetVariantFromPlan(m, config);
   config.moe = MoeConfigFromPlan(m.moe());
   if (config.moe.num_experts > 0) config.moe.hf_model_type = HuggingFaceModelType(m);
   if (absl::Status s = ValidateModelConfig(config); !s.ok()) return s;

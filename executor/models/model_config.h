@@ -53,6 +53,10 @@ struct MoeConfig {
   std::string hf_model_type;
 };
 
+// Where a llama-family block's RMSNorms sit (ir::NormPlacement): kPre x + attn(norm(x)) (Llama),
+// kPost x + norm(attn(x)) (OLMo 2), kPreAndPost x + norm(attn(norm(x))) (Gemma 2/3); the MLP alike.
+enum class BlockNorms { kPre, kPost, kPreAndPost };
+
 // Dimensions of a model. Counts are plain integers; lengths are in tokens.
 struct ModelConfig {
   ModelArch arch = ModelArch::kGpt2;
@@ -94,8 +98,32 @@ struct ModelConfig {
   bool fused_attention = false;
   // Mixture-of-experts layers (llama family only); none when moe.num_experts is 0.
   MoeConfig moe;
+  // Llama family variants (the ir::Model fields of the same names; OLMo 2, Gemma 2/3):
+  // where the block's RMSNorms sit (kPre: Llama's input + post-attention norms).
+  BlockNorms block_norms = BlockNorms::kPre;
+  // q/k norms (qk_norm) over the whole projection, [heads·d] and [kv_heads·d] (OLMo 2).
+  bool qk_norm_full_width = false;
+  // Every RMSNorm computes x̂·(1 + w) in fp32, its weights starting at 0 (Gemma).
+  bool norm_unit_offset = false;
+  // Token embeddings × this factor (Gemma: √h in the compute dtype); 0: not scaled.
+  double embedding_scale = 0.0;
+  // The MLP gate is GELU(tanh) (GeGLU, Gemma) instead of SiLU.
+  bool gelu_tanh_mlp = false;
+  // Scores × query_pre_attn_scalar^(-1/2) (Gemma); 0: d^(-1/2).
+  double query_pre_attn_scalar = 0.0;
+  // cap·tanh(x/cap) on the attention scores (before the mask) and on the final logits; 0: none.
+  double attn_logit_softcapping = 0.0;
+  double final_logit_softcapping = 0.0;
+  // Blocks in sliding_window_layers (global indices, ascending) attend to the last
+  // sliding_window positions only; 0: none.
+  int64_t sliding_window = 0;
+  std::vector<int64_t> sliding_window_layers;
+  // RoPE base of the sliding-window blocks (Gemma 3); 0: rope_theta.
+  double rope_local_theta = 0.0;
   // Whether block `layer` is a mixture-of-experts block.
   bool IsMoeLayer(int64_t layer) const;
+  // Whether block `layer` attends through a sliding window (sliding_window > 0 and listed).
+  bool IsSlidingLayer(int64_t layer) const;
 };
 
 // The width of one attention head: config.head_dim when set, else hidden_size / num_heads.

@@ -749,7 +749,21 @@ class ResolveAutoPass : public Pass {
   // The executor runs what the plan names: LibTorch's fused scaled_dot_product_attention on CUDA
   // (FlashAttention-2 or memory-efficient, O(s) memory); on CPU the separate operators, since
   // Debian's LibTorch 1.13 has no public SDPA.
+  // Gemma's soft-capped scores, and a sliding window shorter than the sequence, have no fused
+  // kernel here: the separate operators on either device.
   void ResolveAttentionKernel(PlanContext& context) {
+    const ir::Model& m = context.plan().model();
+    const bool capped = m.attn_logit_softcapping() > 0;
+    const bool windowed = m.sliding_window_layers_size() > 0 && m.sliding_window() < context.spec().data.seq_len;
+    if (capped || windowed) {
+      context.plan().mutable_model()->set_attention_kernel(ir::ATTENTION_KERNEL_MATH);
+      context.Resolve("model.attention_kernel", "math",
+                      capped ? "attn_logit_softcapping: cap*tanh(scores/cap) before the softmax needs the "
+                               "b*a*s^2 scores (no fused kernel)"
+                             : "sliding_window shorter than data.seq_len: the windowed causal mask needs "
+                               "the b*a*s^2 scores (no fused kernel)");
+      return;
+    }
     const bool cuda = context.spec().cluster.device == spec::DeviceType::kCuda;
     context.plan().mutable_model()->set_attention_kernel(cuda ? ir::ATTENTION_KERNEL_SDPA
                                                               : ir::ATTENTION_KERNEL_MATH);

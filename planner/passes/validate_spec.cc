@@ -57,6 +57,7 @@ class ValidateSpecPass : public Pass {
     model->set_norm_eps(m.norm_eps);
     model->set_rope_theta(m.rope_theta);
     model->set_qk_norm(m.qk_norm);
+    SetDecoderVariant(m, *model);
     // Dense plans carry no MixtureOfExperts message at all.
     if (m.moe.num_experts > 0) *model->mutable_moe() = MoeFromSpec(m.moe, m.num_layers);
     if (!m.init_from.empty()) model->set_init_from(ResolveDataPath(s.file, m.init_from));

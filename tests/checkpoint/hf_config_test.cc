@@ -46,6 +46,21 @@ void CheckSameDims(const spec::ModelSpec& a, const spec::ModelSpec& b) {
   if (a.arch == spec::Arch::kLlama) CHECK(a.rope_theta == b.rope_theta);
   CHECK(planner::ModelFromSpec(a).head_dim() == planner::ModelFromSpec(b).head_dim());
   CHECK(a.qk_norm == b.qk_norm);
+  // OLMo 2's and Gemma's block: the plan's variant fields, compared as the planner writes them.
+  const ir::Model pa = planner::ModelFromSpec(a), pb = planner::ModelFromSpec(b);
+  CHECK(pa.norm_placement() == pb.norm_placement());
+  CHECK(pa.qk_norm_full_width() == pb.qk_norm_full_width());
+  CHECK(pa.norm_unit_offset() == pb.norm_unit_offset());
+  CHECK(pa.embedding_scale() == pb.embedding_scale());
+  CHECK(pa.mlp_activation() == pb.mlp_activation());
+  CHECK(pa.query_pre_attn_scalar() == pb.query_pre_attn_scalar());
+  CHECK(pa.attn_logit_softcapping() == pb.attn_logit_softcapping());
+  CHECK(pa.final_logit_softcapping() == pb.final_logit_softcapping());
+  CHECK(pa.sliding_window() == pb.sliding_window());
+  CHECK(std::vector<int64_t>(pa.sliding_window_layers().begin(), pa.sliding_window_layers().end()) ==
+        std::vector<int64_t>(pb.sliding_window_layers().begin(), pb.sliding_window_layers().end()));
+  CHECK(pa.rope_local_theta() == pb.rope_local_theta());
+  CHECK(pa.parameters().total_count() == pb.parameters().total_count());
 }
 
 TEST_CASE("GPT-2 config.json, byte for byte") {
@@ -129,7 +144,8 @@ TEST_CASE("real configs survive config.json -> dims -> config.json -> dims") {
        {corpus + "gpt2", corpus + "gpt2-medium", corpus + "gpt2-xl", corpus + "Llama-2-7b-hf",
         corpus + "Llama-3.1-8B-Instruct", corpus + "TinyLlama-1.1B-Chat-v1.0", corpus + "Mistral-7B-Instruct-v0.1",
         corpus + "Qwen2-0.5B-Instruct", corpus + "Qwen3-0.6B", corpus + "Qwen3-8B", corpus + "Qwen3-30B-A3B",
-        examples + "Llama-2-70b-hf", examples + "gpt2-xl", examples + "qwen3-tiny"}) {
+        corpus + "OLMo-2-1124-7B", corpus + "gemma-2-2b-it", corpus + "gemma-3-1b-it", examples + "Llama-2-70b-hf",
+        examples + "gpt2-xl", examples + "qwen3-tiny", examples + "olmo2-tiny", examples + "gemma2-tiny"}) {
     INFO(path);
     absl::StatusOr<spec::ModelSpec> original = spec::LoadModelConfig(path + "/config.json");
     REQUIRE(original.ok());
@@ -146,6 +162,29 @@ TEST_CASE("a dense model with q/k norms is written as Qwen3 with its head_dim") 
   const std::string json = HuggingFaceConfigJson(d, ir::DTYPE_BF16);
   CHECK_THAT(json, Catch::Contains(R"("model_type": "qwen3")") && Catch::Contains(R"("Qwen3ForCausalLM")") &&
                        Catch::Contains(R"("head_dim": 128)") && Catch::Contains(R"("use_sliding_window": false)"));
+}
+
+TEST_CASE("OLMo 2 and Gemma are written with their own model types and keys") {
+  const std::string corpus = std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/";
+  absl::StatusOr<spec::ModelSpec> olmo2 = spec::LoadModelConfig(corpus + "OLMo-2-1124-7B/config.json");
+  REQUIRE(olmo2.ok());
+  CHECK(HuggingFaceModelType(DimsOf(*olmo2)) == "olmo2");
+  CHECK_THAT(HuggingFaceConfigJson(DimsOf(*olmo2), ir::DTYPE_FP32),
+             Catch::Contains(R"("model_type": "olmo2")") && Catch::Contains(R"("Olmo2ForCausalLM")"));
+  absl::StatusOr<spec::ModelSpec> gemma2 = spec::LoadModelConfig(corpus + "gemma-2-2b-it/config.json");
+  REQUIRE(gemma2.ok());
+  const std::string json = HuggingFaceConfigJson(DimsOf(*gemma2), ir::DTYPE_BF16);
+  CHECK(HuggingFaceModelType(DimsOf(*gemma2)) == "gemma2");
+  CHECK_THAT(json, Catch::Contains(R"("Gemma2ForCausalLM")") && Catch::Contains(R"("attn_logit_softcapping": 50.0)") &&
+                       Catch::Contains(R"("final_logit_softcapping": 30.0)") &&
+                       Catch::Contains(R"("hidden_activation": "gelu_pytorch_tanh")") &&
+                       !Catch::Contains(R"("hidden_act")"));
+  absl::StatusOr<spec::ModelSpec> gemma3 = spec::LoadModelConfig(corpus + "gemma-3-1b-it/config.json");
+  REQUIRE(gemma3.ok());
+  CHECK(HuggingFaceModelType(DimsOf(*gemma3)) == "gemma3_text");
+  CHECK_THAT(HuggingFaceConfigJson(DimsOf(*gemma3), ir::DTYPE_BF16),
+             Catch::Contains(R"("attn_logit_softcapping": null)") && Catch::Contains(R"("sliding_window_pattern": 6)") &&
+                 Catch::Contains(R"("rope_local_base_freq": 10000.0)"));
 }
 
 TEST_CASE("untied GPT-2 and tied Llama round trip too") {

@@ -126,16 +126,35 @@ TEST_CASE("estimate-memory: bert-base-cased, Accelerate's table over BertModel")
 
 TEST_CASE("estimate-memory: a counted family with DeepSpeed ZeRO-3 figures") {
   EstimateMemoryOptions o;
+  o.model = Corpus("phi-2");
+  o.zero_stage = 3;
+  o.gpus = 8;
+  Output r = Run(o);
+  INFO(r.err);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("model: " + o.model + " (model_type phi-msft; counted, not planned)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 2,779,683,840 (PhiForCausalLM;") != std::string::npos);
+  // The largest module owns the 51200 x 2560 embedding: 131M.
+  CHECK(r.out.find("2779M total params, 131M largest layer params") != std::string::npos);
+}
+
+TEST_CASE("estimate-memory: Gemma 2 and OLMo 2 are planned, with their published counts") {
+  EstimateMemoryOptions o;
   o.model = Corpus("gemma-2-2b-it");
   o.zero_stage = 3;
   o.gpus = 8;
   Output r = Run(o);
   INFO(r.err);
   REQUIRE(r.code == kExitOk);
-  CHECK(r.out.find("model: " + o.model + " (model_type gemma2; counted, not planned)\n") != std::string::npos);
-  CHECK(r.out.find("parameters: 2,614,341,888 (Gemma2ForCausalLM;") != std::string::npos);
-  // The largest module owns the 256000 x 2304 embedding: 589M.
+  CHECK(r.out.find("model: " + o.model + " (llama, model_type gemma2)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 2,614,341,888 (every weight and bias;") != std::string::npos);
+  // The largest tensor is the tied 256000 x 2304 embedding: 589M.
   CHECK(r.out.find("2614M total params, 589M largest layer params") != std::string::npos);
+  o.model = Corpus("OLMo-2-1124-7B");
+  r = Run(o);
+  REQUIRE(r.code == kExitOk);
+  CHECK(r.out.find("model: " + o.model + " (llama, model_type olmo2)\n") != std::string::npos);
+  CHECK(r.out.find("parameters: 7,298,617,344 (every weight and bias;") != std::string::npos);
 }
 
 TEST_CASE("estimate-memory: Qwen3 is planned, with the same count as the counted families' reader") {
@@ -179,8 +198,8 @@ TEST_CASE("estimate-memory refuses a model_type no one counts, at the key") {
   Output r = Run(o);
   CHECK(r.code == kExitInvalid);
   CHECK(r.err.find(path + ":2:17: error[E0203]: model config has model_type 'mamba'; accel plans gpt2, "
-                   "llama, mistral, qwen2, qwen3, phi3, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, "
-                   "clip, t5, whisper, gemma2, gemma3_text, olmo2, phi, phi-msft\n") !=
+                   "llama, mistral, qwen2, qwen3, phi3, olmo2, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe and "
+                   "counts bert, roberta, vit, clip, t5, whisper, phi, phi-msft\n") !=
         std::string::npos);
   CHECK(r.out.empty());
   std::remove(path.c_str());

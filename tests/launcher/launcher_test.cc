@@ -665,6 +665,32 @@ TEST_CASE("phi3's fused projections are refused with per-op recompute and with t
         "heads of 4 is not supported by the executor yet (supported: tensor 1, or num_kv_heads = num_heads)\n");
 }
 
+// Gemma's scaled, soft-capped, windowed scores are not in context-parallel attention; it still
+// plans. OLMo 2 (full-width q/k norms) runs under tensor and pipeline parallelism.
+TEST_CASE("gemma2 is refused under context parallelism; olmo2 runs under tensor parallelism", "[launcher][refusal]") {
+  TempDir dir;
+  { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
+  const std::string dims = R"("hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 32, "vocab_size": 256)";
+  std::ofstream(dir.File("olmo2.json")) << R"({"model_type": "olmo2", )" << dims << "}";
+  std::ofstream(dir.File("gemma2.json")) << R"({"model_type": "gemma2", "head_dim": 16, )" << dims << "}";
+  auto with_config = [&](const char* file) {
+    return Replace(kCpuJob, "  arch: gpt2\n  hidden_size: 32\n  num_layers: 2\n  num_heads: 2\n"
+                            "  vocab_size: 256\n  max_seq_len: 32\n",
+                   std::string("  config: ") + file + "\n");
+  };
+  const std::string olmo2 = with_config("olmo2.json"), gemma2 = with_config("gemma2.json");
+  CHECK(Refusals(olmo2, {}, dir) == "");
+  CHECK(Refusals(olmo2, {"parallel.pipeline=2"}, dir) == "");
+  CHECK(Refusals(olmo2, {"parallel.tensor=2"}, dir) == "");
+  CHECK(Refusals(gemma2, {}, dir) == "");
+  CHECK(Refusals(gemma2, {"parallel.tensor=2", "parallel.sequence_parallel=true"}, dir) == "");
+  CHECK(Refusals(gemma2, {"parallel.context=2"}, dir) ==
+        "--set parallel.context=2: error[E0601]: parallel.context 2 with gemma2's attention scores "
+        "(query_pre_attn_scalar, soft-capping, sliding window) is not supported by the executor yet "
+        "(supported: context 1)\n");
+}
+
 TEST_CASE("model.init_from that cannot start the plan is refused before launch",
           "[launcher][refusal]") {
   TempDir dir;

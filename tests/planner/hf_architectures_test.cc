@@ -10,6 +10,8 @@
 #include <string>
 
 #include "planner/memory_model.h"
+#include "planner/model_params.h"
+#include "spec/model_config.h"
 
 namespace accel::planner {
 namespace {
@@ -83,6 +85,26 @@ TEST_CASE("published parameter counts of the corpus configs") {
     int64_t parts = 0;
     for (const auto& part : c.parts) parts += part.second;
     CHECK(parts == row.parameters);
+  }
+}
+
+// The training path (config.json -> spec -> ir::Model -> planner::CountParameters and the
+// parameter table BuildModelParams) counts OLMo 2 and Gemma exactly as their published totals
+// (the counted module trees above, which match them).
+TEST_CASE("planned OLMo 2, Gemma 2 and Gemma 3 text count their published parameters") {
+  const struct {
+    const char* model;
+    int64_t parameters;
+  } rows[] = {{"OLMo-2-1124-7B", 7'298'617'344}, {"gemma-2-2b-it", 2'614'341'888}, {"gemma-3-1b-it", 999'885'952}};
+  for (const auto& row : rows) {
+    INFO(row.model);
+    absl::StatusOr<spec::ModelSpec> spec = spec::LoadModelConfig(
+        std::string(ACCEL_SOURCE_ROOT) + "/tests/testdata/corpus/models/" + row.model + "/config.json");
+    REQUIRE(spec.ok());
+    const ir::Model model = ModelFromSpec(*spec);
+    CHECK(model.parameters().total_count() == row.parameters);
+    CHECK(BuildModelParams(model, 1).counts.total_count() == row.parameters);
+    CHECK(CountCorpus(row.model).parameters == row.parameters);
   }
 }
 
@@ -187,9 +209,9 @@ TEST_CASE("configs accel cannot count are refused with the keys, located") {
   HfCountResult unknown = Count(R"({"model_type": "mamba"})");
   REQUIRE(unknown.issues.size() == 1);
   CHECK(unknown.issues[0].message ==
-        "has model_type 'mamba'; accel plans gpt2, llama, mistral, qwen2, qwen3, phi3, mixtral, qwen2_moe, "
-        "qwen3_moe and counts bert, roberta, vit, clip, t5, whisper, gemma2, gemma3_text, "
-        "olmo2, phi, phi-msft");
+        "has model_type 'mamba'; accel plans gpt2, llama, mistral, qwen2, qwen3, phi3, olmo2, gemma2, "
+        "gemma3_text, mixtral, qwen2_moe, qwen3_moe and counts bert, roberta, vit, clip, t5, whisper, phi, "
+        "phi-msft");
   CHECK(unknown.issues[0].location.column == 16);
 
   HfCountResult missing = Count(R"({"model_type": "clip", "text_config": {"hidden_size": 8}})");

@@ -33,7 +33,8 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
     if (!fs::exists(config)) continue;
     const std::string type = ModelTypeOf(config);
     const bool supported = type == "gpt2" || type == "llama" || type == "mistral" ||
-                           type == "qwen2" || type == "qwen3" || type == "phi3" || type == "mixtral" || type == "qwen2_moe" ||
+                           type == "qwen2" || type == "qwen3" || type == "phi3" || type == "olmo2" ||
+                           type == "gemma2" || type == "gemma3_text" || type == "mixtral" || type == "qwen2_moe" ||
                            type == "qwen3_moe";
     ModelConfigResult result = ReadModelConfig(config.string());
     INFO(config.string() << " (" << type << ")");
@@ -48,9 +49,9 @@ TEST_CASE("every supported config.json in the corpus loads", "[model_config][cor
       CHECK(m.max_seq_len > 0);
       CHECK(m.arch == (type == "gpt2" ? Arch::kGpt2 : Arch::kLlama));
       if (type != "gpt2") CHECK(m.ffn_hidden_size > 0);
-      // Qwen3 and Qwen3-MoE: per-head q/k norms and the config's head_dim.
-      CHECK(m.qk_norm == (type == "qwen3" || type == "qwen3_moe"));
-      if (m.qk_norm) CHECK(m.head_dim > 0);
+      // Qwen3, Qwen3-MoE, Gemma 3: per-head q/k norms and the config's head_dim; OLMo 2: full width.
+      CHECK(m.qk_norm == (type == "qwen3" || type == "qwen3_moe" || type == "olmo2" || type == "gemma3_text"));
+      if (m.qk_norm && type != "olmo2") CHECK(m.head_dim > 0);  // OLMo 2: h / heads
       ++loaded;
     } else {
       CHECK_FALSE(result.config.has_value());
@@ -180,6 +181,81 @@ TEST_CASE("qwen2 configs have q/k/v bias and may tie embeddings", "[model_config
   CHECK(r.config->model.qkv_bias);
   CHECK(r.config->model.tie_word_embeddings);
   CHECK(r.config->model.norm_eps == Approx(1e-6));
+}
+
+TEST_CASE("OLMo 2, Gemma 2 and Gemma 3 text configs map onto the block variant", "[model_config]") {
+  ModelConfigResult olmo = ReadModelConfig((kCorpusModels / "OLMo-2-1124-7B" / "config.json").string());
+  REQUIRE(olmo.config);
+  const ModelSpec& o = olmo.config->model;
+  CHECK(o.variant.norm_placement == NormPlacement::kPost);
+  CHECK(o.qk_norm);
+  CHECK(o.variant.qk_norm_full_width);
+  CHECK_FALSE(o.tie_word_embeddings);
+  CHECK(o.rope_theta == 500000.0);
+  CHECK_FALSE(o.variant.norm_unit_offset);
+
+  ModelConfigResult gemma2 = ReadModelConfig((kCorpusModels / "gemma-2-2b-it" / "config.json").string());
+  REQUIRE(gemma2.config);
+  const ModelSpec& g = gemma2.config->model;
+  CHECK(g.variant.norm_placement == NormPlacement::kPreAndPost);
+  CHECK(g.variant.norm_unit_offset);
+  CHECK(g.variant.scale_embeddings);
+  CHECK(g.variant.mlp_activation == MlpActivation::kGeluTanh);
+  CHECK(g.head_dim == 256);
+  CHECK(g.tie_word_embeddings);
+  CHECK_FALSE(g.qk_norm);
+  CHECK(g.variant.query_pre_attn_scalar == 256);
+  CHECK(g.variant.attn_logit_softcapping == 50.0);
+  CHECK(g.variant.final_logit_softcapping == 30.0);
+  CHECK(g.variant.sliding_window == 4096);
+  CHECK(g.variant.sliding_window_pattern == 2);
+  CHECK(g.variant.rope_local_theta == 0);
+
+  ModelConfigResult gemma3 = ReadModelConfig((kCorpusModels / "gemma-3-1b-it" / "config.json").string());
+  REQUIRE(gemma3.config);
+  const ModelSpec& g3 = gemma3.config->model;
+  CHECK(g3.qk_norm);
+  CHECK_FALSE(g3.variant.qk_norm_full_width);
+  CHECK(g3.variant.attn_logit_softcapping == 0);  // null in the file
+  CHECK(g3.variant.final_logit_softcapping == 0);
+  CHECK(g3.variant.sliding_window == 512);
+  CHECK(g3.variant.sliding_window_pattern == 6);
+  CHECK(g3.variant.rope_local_theta == 10000);
+  CHECK(g3.rope_theta == 1000000);
+
+  // Gemma2Config's defaults for absent keys: head_dim 256, tied, caps 50 and 30, window 4096.
+  ModelConfigResult defaults = ParseModelConfig(R"({
+    "model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128})");
+  REQUIRE(defaults.config);
+  CHECK(defaults.config->model.head_dim == 256);
+  CHECK(defaults.config->model.tie_word_embeddings);
+  CHECK(defaults.config->model.variant.attn_logit_softcapping == 50.0);
+  CHECK(defaults.config->model.variant.final_logit_softcapping == 30.0);
+  CHECK(defaults.config->model.variant.sliding_window == 4096);
+}
+
+TEST_CASE("Gemma configs with an activation or RoPE scaling accel does not run are refused", "[model_config]") {
+  ModelConfigResult act = ParseModelConfig(R"({
+    "model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+    "hidden_activation": "gelu"})");
+  REQUIRE(act.issues.size() == 1);
+  CHECK(act.issues[0].code == codes::kModelConfigInvalid);
+  CHECK(act.issues[0].message == "has 'hidden_activation' = \"gelu\"; accel runs gelu_pytorch_tanh only");
+  ModelConfigResult scaling = ParseModelConfig(R"({
+    "model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+    "rope_scaling": {"rope_type": "linear", "factor": 8.0}})");
+  REQUIRE(scaling.issues.size() == 1);
+  CHECK(scaling.issues[0].message ==
+        "has 'rope_scaling' = an object; accel runs gemma3_text without RoPE scaling (null)");
+  ModelConfigResult cap = ParseModelConfig(R"({
+    "model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 256, "max_position_embeddings": 128,
+    "final_logit_softcapping": -1})");
+  REQUIRE(cap.issues.size() == 1);
+  CHECK(cap.issues[0].message == "has 'final_logit_softcapping' = -1; it must be a number >= 0");
 }
 
 TEST_CASE("ParseModelConfig reports every problem with a code", "[model_config]") {

@@ -27,9 +27,12 @@ struct TensorParallel;
 // fp32; in 16 bits each chunk's weight-gradient product is made and added per block of ⌈V_local /
 // chunks⌉ vocabulary rows, so no product of the weight's size exists. Under tensor parallelism two all-reduces of [n] (max, then Σ exp of the local
 // log-sum-exps) and one of the target logits run in forward; none in backward.
+// softcap > 0: the logits are cap·tanh(z/cap) (Gemma 2's final_logit_softcapping, transformers'
+// Gemma2ForCausalLM) in fp32 before the softmax; backward multiplies each logit's gradient by
+// 1 − tanh²(z/cap), recomputed per chunk (one more chunk of fp32 logits at a time). 0: no cap.
 // Throws c10::Error on shapes that do not match.
 at::Tensor ChunkedCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                               int64_t chunks, const TensorParallel& tp);
+                               int64_t chunks, const TensorParallel& tp, double softcap = 0.0);
 
 // The default chunk count for a vocabulary of v_local rows per rank and hidden size h: ⌈v_local / h⌉,
 // so that one chunk's logits hold about as many values as the hidden states (Liger-Kernel's rule,

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,7 +76,25 @@ std::string ReferenceArgs(const ModelConfig& c) {
   args.precision(17);
   args << "llama MODEL TOKENS LOGITS " << c.num_heads << " " << c.num_kv_heads << " " << c.norm_eps
        << " " << c.rope_theta << " " << HeadDim(c);
+  if (c.block_norms != BlockNorms::kPre) args << " VARIANT";
   return args.str();
+}
+
+// hf_reference.py's VARIANT.json for an OLMo 2 or Gemma block (ModelConfig's variant fields).
+std::string PretrainedVariantJson(const ModelConfig& c) {
+  std::ostringstream json;
+  json.precision(17);
+  json << "{\"norms\": \"" << (c.block_norms == BlockNorms::kPost ? "post" : "pre_and_post") << "\", "
+       << "\"unit_offset\": " << (c.norm_unit_offset ? "true" : "false") << ", "
+       << "\"qk_norm_full_width\": " << (c.qk_norm_full_width ? "true" : "false") << ", "
+       << "\"gelu_tanh\": " << (c.gelu_tanh_mlp ? "true" : "false") << ", "
+       << "\"embedding_scale\": " << c.embedding_scale << ", \"query_pre_attn_scalar\": " << c.query_pre_attn_scalar
+       << ", \"attn_softcap\": " << c.attn_logit_softcapping << ", \"final_softcap\": " << c.final_logit_softcapping
+       << ", \"sliding_window\": " << c.sliding_window << ", \"rope_local_theta\": " << c.rope_local_theta
+       << ", \"sliding_layers\": [";
+  for (size_t i = 0; i < c.sliding_window_layers.size(); ++i) json << (i ? ", " : "") << c.sliding_window_layers[i];
+  json << "]}";
+  return json.str();
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -120,6 +139,10 @@ void CheckRoundTripAndReference(const ModelConfig& config, const std::string& la
   args = Replace(args, "MODEL", (dir / "model.safetensors").string());
   args = Replace(args, "TOKENS", (dir / "tokens.bin").string());
   args = Replace(args, "LOGITS", (dir / "logits.bin").string());
+  if (config.block_norms != BlockNorms::kPre) {
+    std::ofstream(dir / "variant.json") << PretrainedVariantJson(config);
+    args = Replace(args, "VARIANT", (dir / "variant.json").string());
+  }
   const std::string command =
       "/usr/bin/python3 " ACCEL_SOURCE_ROOT "/tests/executor/models/hf_reference.py " + args;
   REQUIRE(std::system(command.c_str()) == 0);
@@ -153,6 +176,42 @@ TEST_CASE("weights saved from one model load into another with identical logits 
   ModelConfig phi3 = LlamaConfig(/*qwen2=*/false);
   phi3.fused_projections = true;
   CheckRoundTripAndReference(phi3, "phi3");
+}
+
+// OLMo 2 (norms after the sublayers, full-width q/k norms) and Gemma 2 / Gemma 3 text (four
+// x̂·(1 + w) norms, √h embeddings, GeGLU, scaled, soft-capped and windowed scores, capped
+// logits, Gemma 3's per-head q/k norms and local RoPE base), each against the Python reference.
+// Caps and a window small enough to act on these shapes: the window 5 < 12 tokens hides keys in
+// the sliding block 0; the caps 5 and 3 bend scores and logits of magnitude ~10.
+TEST_CASE("olmo2, gemma2 and gemma3_text blocks match an independent forward in Python") {
+  ModelConfig olmo2 = LlamaConfig(/*qwen2=*/false);
+  olmo2.block_norms = BlockNorms::kPost;
+  olmo2.qk_norm = true;
+  olmo2.qk_norm_full_width = true;
+  olmo2.norm_eps = 1e-6;
+  olmo2.rope_theta = 5e5;
+  CheckRoundTripAndReference(olmo2, "olmo2");
+  ModelConfig gemma2 = LlamaConfig(/*qwen2=*/false);
+  gemma2.block_norms = BlockNorms::kPreAndPost;
+  gemma2.norm_unit_offset = true;
+  gemma2.embedding_scale = std::sqrt(32.0);
+  gemma2.gelu_tanh_mlp = true;
+  gemma2.head_dim = 16;
+  gemma2.query_pre_attn_scalar = 24;
+  gemma2.attn_logit_softcapping = 5.0;
+  gemma2.final_logit_softcapping = 3.0;
+  gemma2.sliding_window = 5;
+  gemma2.sliding_window_layers = {0};
+  gemma2.tie_embeddings = true;
+  gemma2.norm_eps = 1e-6;
+  CheckRoundTripAndReference(gemma2, "gemma2");
+  ModelConfig gemma3 = gemma2;
+  gemma3.attn_logit_softcapping = 0;
+  gemma3.final_logit_softcapping = 0;
+  gemma3.qk_norm = true;
+  gemma3.rope_theta = 1e6;
+  gemma3.rope_local_theta = 1e4;
+  CheckRoundTripAndReference(gemma3, "gemma3_text");
 }
 
 // The bytes of checkpoint tensor `t` that tensor-parallel rank `rank` of 2 holds of a parameter

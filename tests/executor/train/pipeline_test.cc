@@ -193,6 +193,20 @@ TEST_CASE("pipeline parallel training equals one rank: GPipe and 1F1B on 2 and 4
   }
 }
 
+// OLMo 2 (tests/testdata/models/olmo2-tiny: norms after the sublayers only, full-width q/k
+// norms, untied head) has no tensor-parallel layout; on 2 pipeline stages × ZeRO-1 over 2
+// data-parallel ranks (the layout of examples/specs/olmo2-tiny_cpu4_pp2.yaml) it trains like one
+// rank, within the data-parallel tolerance above.
+TEST_CASE("pipeline 2 x ZeRO-1 data parallel 2 trains an OLMo 2 model like one rank") {
+  const char* olmo2 = "model: {config: " ACCEL_SOURCE_ROOT "/tests/testdata/models/olmo2-tiny/config.json}\n";
+  const RankOutcome reference = Reference(olmo2, 2);
+  REQUIRE(reference.weights.count("model.layers.1.post_feedforward_layernorm.weight") == 1);
+  REQUIRE(reference.weights.count("model.layers.1.input_layernorm.weight") == 0);
+  REQUIRE(reference.weights.at("model.layers.1.self_attn.q_norm.weight").numel() == 32);
+  CheckParity(PlanFor(olmo2, 4, "parallel: {pipeline: 2, data_replicate: 1, data_shard: 2}\nsharding: {stage: 1}\n"),
+              reference);
+}
+
 TEST_CASE("an interleaved stage holds its chunks, and chaining the virtual stages gives the whole model") {
   const TwoStages m = BuildTwoStages(PlanFor(kLlama, 2, "parallel: {pipeline: 2, pipeline_schedule: interleaved_1f1b, "
                                                        "data_replicate: 1, data_shard: 1}\n"));

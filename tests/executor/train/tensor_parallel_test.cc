@@ -202,6 +202,39 @@ TEST_CASE("tensor parallel 2 trains a Phi-3 block (fused qkv_proj, gate_up_proj)
   CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
 }
 
+// Gemma 2 (tests/testdata/models/gemma2-tiny: h 32, 4 heads of 16, 2 kv heads, ffn 48): four
+// x̂·(1 + w) norms (whole on every rank, summed over tp with sequence parallelism), √h embeddings
+// over the vocabulary-parallel embedding, GeGLU over the split MLP, scores scaled, capped at 0.5
+// and windowed (8 of 16 tokens) per rank's heads, and the final cap inside the vocabulary-parallel
+// loss. Same tolerance as above: elementwise caps and masks commute with the head and vocabulary
+// splits; a cap applied to a partial sum or a wrong window gives O(1) differences.
+TEST_CASE("tensor parallel 2 trains a Gemma 2 block (post-norms, GeGLU, soft caps, sliding window) like one rank") {
+  const std::string model = "model: {config: " ACCEL_SOURCE_ROOT "/tests/testdata/models/gemma2-tiny/config.json}\n";
+  auto plan = [&](int tp, const std::string& layout) { return TinyPlan(model.c_str(), tp, layout); };
+  const RankOutcome reference = Train(plan(1, "parallel: {data_replicate: 1}\n"), 3)[0];
+  REQUIRE(reference.weights.count("model.layers.0.pre_feedforward_layernorm.weight") == 1);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
+}
+
+// OLMo 2 (tests/testdata/models/olmo2-tiny: h 32, 4 heads, 2 kv heads): q/k norms over the whole
+// projection, each rank holding its heads' slice of the weights and taking the statistics of the
+// whole width (RmsNormOverGroup); at tp 4 each key/value head is held by 2 ranks, counted twice in
+// the sums and the divisor. Same tolerance as above: the sums over tp reorder fp32 additions; a
+// rank normalizing by its own slice alone changes q and k by O(1).
+TEST_CASE("tensor parallel trains an OLMo 2 block (full-width q/k norms, post-norms) like one rank") {
+  const std::string model = "model: {config: " ACCEL_SOURCE_ROOT "/tests/testdata/models/olmo2-tiny/config.json}\n";
+  const std::vector<std::string> vocab512 = {"model.vocab_size=512"};  // tp 4 pads to 512 rows
+  auto plan = [&](int tp, const std::string& layout) { return TinyPlan(model.c_str(), tp, layout, vocab512); };
+  const RankOutcome reference = Train(plan(1, "parallel: {data_replicate: 1}\n"), 3)[0];
+  REQUIRE(reference.weights.at("model.layers.0.self_attn.q_norm.weight").numel() == 32);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2}\n"), reference, 3);
+  CheckParity(plan(2, "parallel: {data_replicate: 1, tensor: 2, sequence_parallel: true}\n"), reference, 3);
+  const ir::Plan tp4 = plan(4, "parallel: {data_replicate: 1, tensor: 4}\n");
+  REQUIRE(tp4.model().kv_head_replicas() == 2);
+  CheckParity(tp4, reference, 3);
+}
+
 // Grouped-query attention with more tensor ranks than key/value heads (ir::Model
 // .kv_head_replicas): each rank holds the one head its query heads use, and the copies'
 // gradients are summed over the tp_kv group. Same tolerance as above: only the order of fp32
