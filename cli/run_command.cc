@@ -6,7 +6,10 @@
 
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+
 #include "cli/compile_job.h"
+#include "cli/elastic_replan.h"
 #include "cli/pre_launch_checks.h"
 #include "common/diagnostics.h"
 #include "common/exit_codes.h"
@@ -23,6 +26,37 @@ int64_t UnixNanos() {
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// --min-nodes: the flags it needs, and before launch, that the job can be planned for every
+// smaller number of nodes it may go on with (so that a shrink never fails on a layout that does
+// not divide). Returns kExitOk to go on.
+int CheckElasticOptions(const RunCommandOptions& options, const ir::Plan& plan, std::ostream& err) {
+  const int min_nodes = options.launch.min_nodes;
+  if (min_nodes == 0) return kExitOk;
+  const int64_t nodes = plan.topology().nodes();
+  std::string problem;
+  if (nodes == 1) {
+    problem = "--min-nodes needs a multi-node job (cluster.nodes is 1)";
+  } else if (min_nodes > nodes) {
+    problem = absl::StrCat("--min-nodes ", min_nodes, " is more than cluster.nodes (", nodes, ")");
+  } else if (options.launch.max_restarts == 0) {
+    problem = "--min-nodes needs --max-restarts N: going on with fewer nodes is a restart";
+  }
+  if (!problem.empty()) {
+    err << "error: " << problem << "\n";
+    return kExitUsage;
+  }
+  for (int n = min_nodes; n < nodes; ++n) {
+    absl::StatusOr<exec::ReplannedJob> job =
+        ReplanForNodes(options.spec, options.overrides, plan, n, 0, exec::ExecutorCapabilitiesOfThisBuild());
+    if (!job.ok()) {
+      err << "error: --min-nodes " << min_nodes << ": the job cannot go on with " << n
+          << (n == 1 ? " node: " : " nodes: ") << job.status().message() << "\n";
+      return kExitInvalid;
+    }
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -46,11 +80,18 @@ int RunRunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
            "checkpoint; with resume: never it would train from step 0 again)\n";
     return kExitUsage;
   }
+  if (const int rc = CheckElasticOptions(options, plan, err); rc != kExitOk) return rc;
   const std::string summary = ir::PlanSummary(plan);
   out << summary;
   // The launcher's checks of checkpoint.dir and of the checkpoint resume picks, located here.
   exec::RunOptions launch = options.launch;
   launch.report_issues = LocatedIssueReporter(*job, sources, err);
+  if (launch.min_nodes > 0) {
+    launch.replan = [&options, &plan](int nodes, int restart) {
+      return ReplanForNodes(options.spec, options.overrides, plan, nodes, restart,
+                            exec::ExecutorCapabilitiesOfThisBuild());
+    };
+  }
   return exec::RunJob(plan, summary, launch, exec::ProcessEnvLookup(), launch_ns, out, err);
 }
 
@@ -84,6 +125,15 @@ void RegisterRunCommand(CLI::App& app, AppContext& context) {
                   "After a worker failure, restart the workers up to N times; each restart "
                   "resumes from the newest intact checkpoint")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--min-nodes", options->launch.min_nodes,
+                  "Elastic restarts of a multi-node job: after a node is lost, go on with the nodes "
+                  "that rejoin, at least M (torchrun's --nnodes=MIN:MAX); needs --max-restarts")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--rejoin-timeout", options->launch.rejoin_timeout_seconds,
+                  "Seconds the nodes wait for each other before an elastic restart goes on without "
+                  "the missing ones")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_flag("--no-slurm", options->launch.no_slurm, "Ignore SLURM_* environment variables");
   sub->callback([options, node_rank, master_port, &context] {

@@ -18,8 +18,10 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -529,6 +531,34 @@ class StoreRendezvous final : public Rendezvous {
       groups[i] = *std::move(comm);
     }
     return groups;
+  }
+
+  absl::StatusOr<std::vector<int>> RollCall(std::chrono::milliseconds wait) override {
+    auto result = std::make_shared<std::promise<std::vector<int>>>();
+    std::future<std::vector<int>> done = result->get_future();
+    // Detached: a store that never answers must not keep the failing rank from exiting. The
+    // thread holds its own references to the store and the promise.
+    std::thread([store = store_, world = options_.world_size, rank = options_.rank, wait, result] {
+      try {
+        store->set(absl::StrCat("accel/roll_call/", rank), std::vector<uint8_t>{1});
+        std::this_thread::sleep_for(wait);
+        std::vector<int> silent;
+        for (int r = 0; r < world; ++r) {
+          if (!store->check({absl::StrCat("accel/roll_call/", r)})) silent.push_back(r);
+        }
+        result->set_value(std::move(silent));
+      } catch (...) {
+        result->set_exception(std::current_exception());
+      }
+    }).detach();
+    if (done.wait_for(2 * wait) != std::future_status::ready) {
+      return absl::UnavailableError("the store did not answer");
+    }
+    try {
+      return done.get();
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("the store did not answer: ", e.what()));
+    }
   }
 
  private:

@@ -188,6 +188,13 @@ class Rendezvous {
   // rank_lists[i]. Errors: InvalidArgument for an empty list, an out-of-range or duplicate rank.
   virtual absl::StatusOr<std::vector<std::shared_ptr<Communicator>>> CreateGroups(
       const std::vector<std::vector<int>>& rank_lists, CommBackend backend) = 0;
+
+  // After this rank lost a peer: reports to the store, waits `wait` for the other ranks that are
+  // still alive to do the same, and returns the ranks that did not, ascending
+  // (launcher/peer_loss_report.h). Runs on a thread of its own: a store that does not answer
+  // within 2 x wait (this node cut off) is Unavailable "the store did not answer", never a hang.
+  // Call it once per rendezvous.
+  virtual absl::StatusOr<std::vector<int>> RollCall(std::chrono::milliseconds wait) = 0;
 };
 
 }  // namespace accel::exec

@@ -30,6 +30,7 @@
 #include "executor/worker_log.h"
 #include "executor/worker_setup.h"
 #include "executor/worker_state.h"
+#include "launcher/peer_loss_report.h"
 
 namespace accel::exec {
 
@@ -160,24 +161,12 @@ absl::Status FinishRun(RunState& s, const LoopOutcome& o, WorkerClock::time_poin
   return ReportRunEnd(s, o, started);
 }
 
-absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv& env,
-                                           const WorkerOptions& options) {
-  const auto started = WorkerClock::now();
-  at::set_num_threads(std::max(1, env.num_threads));
-  SetBlasThreads(env.num_threads);
-  RetainFreedHostMemory();  // before the first step allocates (executor/host_malloc.h)
-
-  // Plan and environment must agree before anyone opens a socket.
-  ACCEL_RETURN_IF_ERROR(CheckPlanMatchesEnv(plan, env));
-  ACCEL_RETURN_IF_ERROR(CheckPlanRunnable(plan));
-  ACCEL_ASSIGN_OR_RETURN(ModelConfig model_config, ModelConfigFromPlan(plan.model()));
-  ACCEL_ASSIGN_OR_RETURN(TrainerOptions trainer_options, TrainerOptionsFromPlan(plan));
-  const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
-  const torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank)
-                                    : torch::Device(torch::kCPU);
-
-  // Rendezvous: rank 0 serves the store; everybody builds the world and the plan's groups.
-  ACCEL_ASSIGN_OR_RETURN(WorkerGroups g, JoinGroups(plan, env, options, device));
+// Everything after the rendezvous: the model, data and trainer, the resume, the training loop.
+absl::StatusOr<WorkerResult> TrainJoined(const ir::Plan& plan, const WorkerEnv& env, const WorkerOptions& options,
+                                         const ModelConfig& model_config, const TrainerOptions& trainer_options,
+                                         const torch::Device& device, WorkerGroups& g,
+                                         WorkerClock::time_point started) {
+  const bool cuda = device.is_cuda();
   // Model, identical on every rank (seeded), then data, then the trainer.
   const TimedTensorParallel tp = TimeTensorParallel(plan, g.groups);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<CausalLm> model,
@@ -207,6 +196,50 @@ absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv
   out.steps_done = trainer->step();
   out.stopped = outcome.stopped;
   return out;
+}
+
+// A multi-node rank that lost a peer names the ranks that did not survive with it: a roll call
+// on the store (Rendezvous::RollCall), worded by launcher/peer_loss_report.h.
+absl::Status WithRollCall(const absl::Status& failure, const ir::Plan& plan, const WorkerEnv& env,
+                          Rendezvous& rendezvous) {
+  constexpr std::chrono::milliseconds kWait(1000);
+  RollCall call;
+  call.wait_seconds = 1;
+  absl::StatusOr<std::vector<int>> silent = rendezvous.RollCall(kWait);
+  if (silent.ok()) {
+    call.silent_ranks = *std::move(silent);
+  } else {
+    call.store_answered = false;
+    call.wait_seconds = 2;
+  }
+  std::vector<int> nodes;
+  for (const ir::RankPlacement& r : plan.ranks()) nodes.push_back(r.node());
+  const std::string store = absl::StrCat(env.master_addr, ":", env.master_port);
+  return absl::Status(failure.code(), absl::StrCat(failure.message(), PeerLossReport(nodes, env.rank, store, call)));
+}
+
+absl::StatusOr<WorkerResult> RunWorkerImpl(const ir::Plan& plan, const WorkerEnv& env,
+                                           const WorkerOptions& options) {
+  const auto started = WorkerClock::now();
+  at::set_num_threads(std::max(1, env.num_threads));
+  SetBlasThreads(env.num_threads);
+  RetainFreedHostMemory();  // before the first step allocates (executor/host_malloc.h)
+
+  // Plan and environment must agree before anyone opens a socket.
+  ACCEL_RETURN_IF_ERROR(CheckPlanMatchesEnv(plan, env));
+  ACCEL_RETURN_IF_ERROR(CheckPlanRunnable(plan));
+  ACCEL_ASSIGN_OR_RETURN(ModelConfig model_config, ModelConfigFromPlan(plan.model()));
+  ACCEL_ASSIGN_OR_RETURN(TrainerOptions trainer_options, TrainerOptionsFromPlan(plan));
+  const bool cuda = plan.topology().device_type() == ir::DEVICE_TYPE_CUDA;
+  const torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank)
+                                    : torch::Device(torch::kCPU);
+
+  // Rendezvous: rank 0 serves the store; everybody builds the world and the plan's groups.
+  ACCEL_ASSIGN_OR_RETURN(WorkerGroups g, JoinGroups(plan, env, options, device));
+  absl::StatusOr<WorkerResult> result = TrainJoined(plan, env, options, model_config, trainer_options, device, g, started);
+  const bool lost_peer = !result.ok() && (absl::IsUnavailable(result.status()) || absl::IsDeadlineExceeded(result.status()));
+  if (!lost_peer || plan.topology().nodes() == 1) return result;
+  return WithRollCall(result.status(), plan, env, *g.rendezvous);
 }
 
 }  // namespace

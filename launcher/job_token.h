@@ -20,11 +20,13 @@ absl::StatusOr<std::string> NewJobToken();
 
 // The token of this launch: ACCEL_JOB_TOKEN from `lookup` when set (every node of a multi-node
 // job must give the same value); otherwise a fresh NewJobToken() for a single-node layout,
-// "slurm-<SLURM_JOB_ID>" under SLURM with a job id, and "" (no check) for a multi-node job
-// started by hand. Errors: InvalidArgument "ACCEL_JOB_TOKEN is empty" for an empty variable;
-// those of NewJobToken.
-absl::StatusOr<std::string> JobTokenFor(const LaunchLayout& layout,
-                                        const std::string& slurm_job_id, const EnvLookup& lookup);
+// "slurm-<SLURM_JOB_ID>" under SLURM with a job id, and "plan-<plan_hash>" for a multi-node job
+// started by hand (or under SLURM without a job id): its nodes share nothing else, and the plan
+// hash at least keeps a different job's ranks out of this job's store (two launches of the same
+// plan on one port need ACCEL_JOB_TOKEN to be told apart). Errors: InvalidArgument
+// "ACCEL_JOB_TOKEN is empty" for an empty variable; those of NewJobToken.
+absl::StatusOr<std::string> JobTokenFor(const LaunchLayout& layout, const std::string& slurm_job_id,
+                                        const std::string& plan_hash, const EnvLookup& lookup);
 
 }  // namespace accel::exec
 

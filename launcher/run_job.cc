@@ -16,18 +16,22 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/durable_file.h"
+#include "common/route_address.h"
 #include "common/exit_codes.h"
 #include "ir/plan_writer.h"
 #include "checkpoint/run_identity.h"
 #include "common/diag_codes.h"
 #include "launcher/checkpoint_dir_check.h"
 #include "launcher/dir_lock.h"
+#include "launcher/elastic_rendezvous.h"
 #include "launcher/job_token.h"
 #include "launcher/launch_layout.h"
 #include "launcher/output_dirs.h"
 #include "launcher/resume_check.h"
 #include "launcher/process_supervisor.h"
+#include "launcher/restart_record.h"
 #include "launcher/slurm_env.h"
 
 namespace accel::exec {
@@ -139,6 +143,9 @@ void KeepAttemptLogs(const LaunchLayout& layout, const std::string& run_dir, int
 
 // What every attempt shares.
 struct Launch {
+  // The plan the workers run (replaced when an elastic restart goes on with fewer nodes).
+  ir::Plan plan;
+  std::string summary;
   LaunchRequest request;
   LaunchLayout layout;
   int threads = 1;
@@ -151,6 +158,11 @@ struct Launch {
   // One node: the workers meet through a file in the run directory, so no store listens on the
   // network (LibTorch 1.13's TCPStore server binds every interface).
   bool file_store = true;
+  // Elastic restarts: this node's --node-rank at launch, and the launch node ranks of the nodes
+  // running now (0..nodes-1 until a restart goes on without some).
+  int node_id = 0;
+  std::vector<int> nodes_now;
+  std::vector<RestartRecord> restarts;
 };
 
 void AnnounceLaunch(const Launch& launch, std::ostream& out) {
@@ -174,7 +186,8 @@ void AnnounceLaunch(const Launch& launch, std::ostream& out) {
 absl::Status PrepareAttempt(Launch& launch, const EnvLookup& env, int attempt) {
   const LaunchRequest& request = launch.request;
   absl::StatusOr<std::string> token =
-      JobTokenFor(launch.layout, request.slurm.has_value() ? request.slurm->job_id : std::string(), env);
+      JobTokenFor(launch.layout, request.slurm.has_value() ? request.slurm->job_id : std::string(),
+                  PlanHashHex(launch.plan), env);
   if (!token.ok()) return token.status();
   const std::string store_file =
       launch.file_store ? (fs::path(request.run_dir) / absl::StrCat(".rendezvous.attempt", attempt)).string() : "";
@@ -228,7 +241,7 @@ bool HostsRankZero(const LaunchLayout& layout) {
 // Locks the run directory and the checkpoint directory (once when they are the same). Only the
 // node of rank 0 locks: the other nodes of a job may share both directories on one file system.
 absl::Status LockOutputs(Launch& launch) {
-  if (!HostsRankZero(launch.layout)) return absl::OkStatus();
+  if (!HostsRankZero(launch.layout) || !launch.locks.empty()) return absl::OkStatus();
   std::error_code ec;
   // flock conflicts between two open files of one process: one lock when both are one directory.
   std::vector<std::string> dirs = {launch.request.run_dir};
@@ -299,6 +312,158 @@ int ClaimOutputs(const ir::Plan& plan, Launch& launch, const RunOptions& options
   return DecideResume(plan, launch, options, out, err);
 }
 
+// After every worker finished: the restarts go into summary.json (on the node of rank 0).
+int Finish(const Launch& launch, std::ostream& out, std::ostream& err) {
+  const std::string& run_dir = launch.request.run_dir;
+  if (absl::Status s = AddRestartsToSummary(run_dir, launch.restarts); !s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return kExitRuntime;
+  }
+  const size_t workers = launch.layout.workers.size();
+  std::string restarts;
+  if (!launch.restarts.empty()) {
+    const int before = launch.restarts.front().nodes_before;
+    const int now = launch.restarts.back().nodes_after;
+    restarts = absl::StrFormat(" after %d %s%s", launch.restarts.size(),
+                               launch.restarts.size() == 1 ? "restart" : "restarts",
+                               now == before ? "" : absl::StrFormat(" (now %d of %d nodes)", now, before));
+  }
+  out << absl::StrFormat("run finished%s: %d %s succeeded; metrics in %s\n", restarts, workers,
+                         workers == 1 ? "worker" : "workers", (fs::path(run_dir) / "metrics.jsonl").string());
+  return kExitOk;
+}
+
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The step of the checkpoint a restart resumes (the newest intact one of the job), 0 for none.
+int64_t ResumedStep(const Launch& launch) {
+  absl::StatusOr<CheckpointDirScan> scan = ScanCheckpointDir(launch.plan, launch.checkpoint_dir);
+  return scan.ok() && scan->resume.has_value() ? scan->resume->info.step : 0;
+}
+
+// Where the launchers of an elastic job meet (inside checkpoint.dir, which every node shares).
+std::string ElasticDir(const Launch& launch) {
+  return (fs::path(launch.checkpoint_dir) / ".accel-elastic").string();
+}
+
+// This node as the other launchers reach it: the local end of its route to the current master.
+absl::StatusOr<ElasticMember> SelfMember(const Launch& launch) {
+  ElasticMember self;
+  self.node_id = launch.node_id;
+  self.pid = ::getpid();
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) self.host = host;
+  absl::StatusOr<std::string> address = LocalAddressToward(launch.layout.workers.front().master_addr);
+  if (!address.ok()) return address.status();
+  self.address = *address;
+  return self;
+}
+
+// Replaces the plan after a shrink: the previous plan files are kept as plan.attempt<K>.*, the
+// new ones written, and the request and layout renumbered for round's members.
+absl::Status AdoptShrunkPlan(Launch& launch, const ReplannedJob& job, const ElasticRound& round, int attempt) {
+  const fs::path run_dir = launch.request.run_dir;
+  for (const char* ext : {".binpb", ".txt"}) {
+    std::error_code ec;
+    fs::copy_file(run_dir / absl::StrCat("plan", ext), run_dir / absl::StrCat("plan.attempt", attempt, ext),
+                  fs::copy_options::overwrite_existing, ec);
+  }
+  launch.plan = job.plan;
+  launch.summary = job.summary;
+  LaunchRequest& request = launch.request;
+  request.nodes = static_cast<int>(round.members.size());
+  request.slots.clear();
+  for (const ir::RankPlacement& r : job.plan.ranks()) request.slots.push_back({r.rank(), r.node(), r.local_rank()});
+  request.node_rank = round.self_index;
+  request.master_addr = round.members.front().address;
+  absl::StatusOr<LaunchLayout> layout = LocalLayout(request, launch.threads);
+  if (!layout.ok()) return layout.status();
+  launch.layout = *std::move(layout);
+  if (absl::Status locked = LockOutputs(launch); !locked.ok()) return locked;
+  return PrepareRunDir(request.run_dir, launch.plan, launch.summary);
+}
+
+// Before restart `restart` of an elastic job: meets the other nodes' launchers and, when fewer
+// came back, re-plans for them. Returns kExitOk to go on.
+int ElasticRestart(Launch& launch, const RunOptions& options, int restart, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ElasticMember> self = SelfMember(launch);
+  if (!self.ok()) {
+    err << "error: cannot rejoin the job: " << self.status().message() << "\n";
+    return kExitRuntime;
+  }
+  ElasticRoundRequest request;
+  request.dir = ElasticDir(launch);
+  request.round = restart;
+  request.expected = launch.nodes_now;
+  request.min_nodes = options.min_nodes;
+  request.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.rejoin_timeout_seconds * 1000));
+  request.self = *self;
+  out << absl::StrFormat("waiting up to %g s for the job's %d nodes to rejoin (--min-nodes %d)\n",
+                         options.rejoin_timeout_seconds, launch.nodes_now.size(), options.min_nodes)
+      << std::flush;
+  absl::StatusOr<ElasticRound> round = JoinElasticRound(request);
+  if (!round.ok()) {
+    err << "error: cannot continue: " << round.status().message() << "\n";
+    return kExitRuntime;
+  }
+  std::vector<int> kept;
+  for (const ElasticMember& m : round->members) kept.push_back(m.node_id);
+  if (kept.size() == launch.nodes_now.size()) return kExitOk;
+  absl::StatusOr<ReplannedJob> job = options.replan(static_cast<int>(kept.size()), restart);
+  if (absl::Status s = job.ok() ? AdoptShrunkPlan(launch, *job, *round, restart - 1) : job.status(); !s.ok()) {
+    err << "error: cannot continue on " << kept.size() << " nodes: " << s.message() << "\n";
+    return kExitRuntime;
+  }
+  // The checkpoint the shrunk job resumes, checked against its new plan before workers start.
+  if (const int rc = DecideResume(launch.plan, launch, options, out, err); rc != kExitOk) return rc;
+  out << absl::StrFormat(
+             "continuing on %d of %d nodes (launch node ranks %s); this node is node %d of %d, master %s:%d\n%s",
+             kept.size(), launch.nodes_now.size(), absl::StrJoin(kept, ", "), launch.layout.node_rank, kept.size(),
+             launch.layout.workers.front().master_addr, launch.layout.workers.front().master_port, launch.summary)
+      << std::flush;
+  launch.nodes_now = kept;
+  return kExitOk;
+}
+
+// Prepares restart attempt+1 (elastic rendezvous or a fresh port) and records it. Returns kExitOk
+// to go on.
+int PrepareRestart(Launch& launch, const RunOptions& options, int attempt, std::ostream& out, std::ostream& err) {
+  RestartRecord record;
+  record.restart = attempt + 1;
+  record.failed_unix = UnixSeconds();
+  record.nodes_before = launch.request.nodes;
+  record.world_before = static_cast<int>(launch.request.slots.size());
+  if (const std::optional<LastStep> last = LastMetricsStep(launch.request.run_dir)) {
+    record.last_step_before = last->step;
+    record.last_step_unix = last->unix_time;
+  }
+  const LaunchRequest& request = launch.request;
+  if (options.min_nodes > 0) {
+    if (const int rc = ElasticRestart(launch, options, attempt + 1, out, err); rc != kExitOk) return rc;
+  } else if (!request.master_port.has_value() && request.nodes == 1 && !request.slurm.has_value()) {
+    // A port this launcher picked may still be held by the dead rank 0's store: pick anew.
+    absl::StatusOr<LaunchLayout> again = LocalLayout(request, launch.threads);
+    if (!again.ok()) {
+      err << "error: " << again.status().message() << "\n";
+      return kExitRuntime;
+    }
+    launch.layout = *std::move(again);
+  }
+  record.nodes_after = launch.request.nodes;
+  record.world_after = static_cast<int>(launch.request.slots.size());
+  record.nodes_kept = launch.nodes_now;
+  record.resumed_step = ResumedStep(launch);
+  record.relaunch_unix = UnixSeconds();
+  launch.restarts.push_back(record);
+  if (absl::Status s = WriteRestartRecords(launch.request.run_dir, launch.restarts); !s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return kExitRuntime;
+  }
+  return kExitOk;
+}
+
 // Runs attempts until one finishes or the restart policy gives up.
 int RunAttempts(Launch& launch, const RunOptions& options, const EnvLookup& env, std::ostream& out,
                 std::ostream& err) {
@@ -314,25 +479,11 @@ int RunAttempts(Launch& launch, const RunOptions& options, const EnvLookup& env,
       err << "error: cannot start workers: " << result.status().message() << "\n";
       return kExitRuntime;
     }
-    if (result->ok()) {
-      const size_t workers = launch.layout.workers.size();
-      out << absl::StrFormat("run finished: %d %s succeeded; metrics in %s\n", workers,
-                             workers == 1 ? "worker" : "workers", (fs::path(run_dir) / "metrics.jsonl").string());
-      return kExitOk;
-    }
+    if (result->ok()) return Finish(launch, out, err);
     err << "error: " << FormatFailureReport(*result);
     if (!ShouldRestart(*result, launch, attempt, options.max_restarts, err)) return kExitRuntime;
     KeepAttemptLogs(launch.layout, run_dir, attempt);
-    // A port this launcher picked may still be held by the dead rank 0's store: pick anew.
-    const LaunchRequest& request = launch.request;
-    if (!request.master_port.has_value() && request.nodes == 1 && !request.slurm.has_value()) {
-      absl::StatusOr<LaunchLayout> again = LocalLayout(request, launch.threads);
-      if (!again.ok()) {
-        err << "error: " << again.status().message() << "\n";
-        return kExitRuntime;
-      }
-      launch.layout = *std::move(again);
-    }
+    if (const int rc = PrepareRestart(launch, options, attempt, out, err); rc != kExitOk) return rc;
   }
 }
 
@@ -341,6 +492,8 @@ int RunAttempts(Launch& launch, const RunOptions& options, const EnvLookup& env,
 int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& options,
            const EnvLookup& env, int64_t launch_unix_ns, std::ostream& out, std::ostream& err) {
   Launch launch;
+  launch.plan = plan;
+  launch.summary = summary;
   absl::StatusOr<LaunchRequest> request = LaunchRequestFor(plan, options, env);
   if (!request.ok()) {
     err << "error: " << request.status().message() << "\n";
@@ -358,6 +511,17 @@ int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& o
                                                   : std::max(1, UsableCpus() / local_workers);
   for (WorkerEnv& w : layout->workers) w.num_threads = launch.threads;
   launch.layout = *std::move(layout);
+  launch.node_id = launch.layout.node_rank;
+  for (int n = 0; n < launch.request.nodes; ++n) launch.nodes_now.push_back(n);
+  if (options.min_nodes > 0 && !options.replan) {
+    err << "error: --min-nodes needs a way to re-plan the job (RunOptions::replan)\n";
+    return kExitUsage;
+  }
+  if (options.min_nodes > 0 && launch.request.slurm.has_value()) {
+    err << "error: --min-nodes continues a job started by hand (--node-rank); under SLURM, srun "
+           "ends the job step when a node is lost\n";
+    return kExitUsage;
+  }
   launch.checkpoint_dir = plan.checkpoint().dir().empty()
                               ? (fs::path(launch.request.run_dir) / "checkpoints").string()
                               : plan.checkpoint().dir();
@@ -368,6 +532,11 @@ int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& o
   }
   launch.exe = options.worker_executable.empty() ? SelfExecutable() : options.worker_executable;
   launch.file_store = launch.request.nodes == 1;
+  if (options.min_nodes > 0 && HostsRankZero(launch.layout)) {
+    // A rendezvous of an earlier run of this job would look like this run's rounds.
+    std::error_code ec;
+    fs::remove_all(ElasticDir(launch), ec);
+  }
   AnnounceLaunch(launch, out);
   return RunAttempts(launch, options, env, out, err);
 }

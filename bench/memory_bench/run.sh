@@ -93,6 +93,9 @@ LAYOUTS=(
   "zb_h1 pp 4, 8 microbatches, ZeRO-0|$ZBV|parallel.pipeline_schedule=zb_h1 parallel.pipeline=4 parallel.data_shard=1 sharding.stage=0 data.grad_accum_steps=8 data.global_batch_size=auto"
   "zbv pp 4, 8 layers, 8 microbatches, ZeRO-0|$ZBV|parallel.pipeline=4 parallel.data_shard=1 sharding.stage=0 model.num_layers=8 data.grad_accum_steps=8 data.global_batch_size=auto"
   "zb_h1 pp 2 x dp 2, bf16 params|$ZBV|parallel.pipeline_schedule=zb_h1 precision.params=bf16"
+  "1f1b pp 2 x dp 2, bf16 params|$ZBV|parallel.pipeline_schedule=1f1b precision.params=bf16"
+  "stage 1, bf16 params, accum 2|$Z2|sharding.stage=1 precision.params=bf16"
+  "stage 0, bf16 params, accum 2|$Z2|sharding.stage=0 precision.params=bf16"
 )
 
 ROWS=$WORK/rows.jsonl

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include "multi_rank.h"
 
 namespace accel::exec {
@@ -267,6 +269,27 @@ TEST_CASE("a collective a peer never joins times out instead of hanging") {
   CheckAllOk(errors);
   INFO(rank0_status.message());
   CHECK(rank0_status.code() == absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_CASE("a roll call after a failure names the ranks that did not report") {
+  // Ranks 0 and 2 report; rank 1 (a dead peer) stays silent until they are done.
+  std::promise<void> done;
+  std::shared_future<void> reported = done.get_future().share();
+  std::vector<std::vector<int>> silent(3);
+  std::atomic<int> finished{0};
+  CheckAllOk(RunRanks(3, [&](int rank, Rendezvous& rdzv) {
+    Ok(rdzv.CreateWorld(CommBackend::kGloo).status());
+    if (rank == 1) {
+      reported.wait();
+      return;
+    }
+    absl::StatusOr<std::vector<int>> call = rdzv.RollCall(std::chrono::milliseconds(300));
+    Ok(call.status());
+    silent[rank] = *call;
+    if (++finished == 2) done.set_value();
+  }));
+  CHECK(silent[0] == std::vector<int>{1});
+  CHECK(silent[2] == std::vector<int>{1});
 }
 
 TEST_CASE("a worker with another job's token is refused at the rendezvous") {

@@ -866,8 +866,8 @@ TEST_CASE("every launch gets a job token the workers compare", "[launcher][rende
   };
   LaunchLayout single;
   single.mode = "single-node";
-  auto first = JobTokenFor(single, "", lookup);
-  auto second = JobTokenFor(single, "", lookup);
+  auto first = JobTokenFor(single, "", "0x1a2b3c4d", lookup);
+  auto second = JobTokenFor(single, "", "0x1a2b3c4d", lookup);
   REQUIRE(first.ok());
   REQUIRE(second.ok());
   CHECK(first->size() == 32);
@@ -876,18 +876,18 @@ TEST_CASE("every launch gets a job token the workers compare", "[launcher][rende
 
   LaunchLayout by_hand;
   by_hand.mode = "multi-node";
-  CHECK(JobTokenFor(by_hand, "", lookup).value() == "");
+  CHECK(JobTokenFor(by_hand, "", "0x1a2b3c4d", lookup).value() == "plan-0x1a2b3c4d");
   LaunchLayout slurm;
   slurm.mode = "slurm: one task per node";
-  CHECK(JobTokenFor(slurm, "4242", lookup).value() == "slurm-4242");
-  CHECK(JobTokenFor(slurm, "", lookup).value() == "");
+  CHECK(JobTokenFor(slurm, "4242", "0x1a2b3c4d", lookup).value() == "slurm-4242");
+  CHECK(JobTokenFor(slurm, "", "0x1a2b3c4d", lookup).value() == "plan-0x1a2b3c4d");
 
   vars["ACCEL_JOB_TOKEN"] = "shared-secret";
-  CHECK(JobTokenFor(single, "", lookup).value() == "shared-secret");
-  CHECK(JobTokenFor(by_hand, "", lookup).value() == "shared-secret");
-  CHECK(JobTokenFor(slurm, "4242", lookup).value() == "shared-secret");
+  CHECK(JobTokenFor(single, "", "0x1a2b3c4d", lookup).value() == "shared-secret");
+  CHECK(JobTokenFor(by_hand, "", "0x1a2b3c4d", lookup).value() == "shared-secret");
+  CHECK(JobTokenFor(slurm, "4242", "0x1a2b3c4d", lookup).value() == "shared-secret");
   vars["ACCEL_JOB_TOKEN"] = "";
-  CHECK(JobTokenFor(single, "", lookup).status().message() == "ACCEL_JOB_TOKEN is empty");
+  CHECK(JobTokenFor(single, "", "0x1a2b3c4d", lookup).status().message() == "ACCEL_JOB_TOKEN is empty");
 }
 
 }  // namespace

@@ -520,6 +520,15 @@ TEST_CASE("killed while writing a checkpoint: --max-restarts resumes from the pr
   for (const auto& entry : fs::directory_iterator(dir.File("ckpt"))) {
     CHECK_THAT(entry.path().filename().string(), !Catch::StartsWith(".tmp-"));
   }
+  // The restart is recorded: restarts.jsonl, and summary.json with the time it cost.
+  CHECK_THAT(ReadAll(run.out_path), Catch::Contains("run finished after 1 restart: 2 workers succeeded"));
+  CHECK(CountLines(dir.File("run/restarts.jsonl")) == 1);
+  const nlohmann::json restart = nlohmann::json::parse(ReadAll(dir.File("run/summary.json")))["restarts"][0];
+  CHECK(restart["resumed_step"] == 2);
+  CHECK(restart["world_before"] == 2);
+  CHECK(restart["world_after"] == 2);
+  CHECK(restart["last_step_before"].get<int>() >= 3);
+  CHECK(restart["time_lost_seconds"].get<double>() > 0);
 }
 
 TEST_CASE("accel run --max-restarts needs checkpoint.resume auto", "[e2e][restart]") {
@@ -530,6 +539,32 @@ TEST_CASE("accel run --max-restarts needs checkpoint.resume auto", "[e2e][restar
   CHECK(ReadAll(run.err_path) ==
         "error: --max-restarts needs checkpoint.resume: auto (a restart resumes from the newest "
         "checkpoint; with resume: never it would train from step 0 again)\n");
+}
+
+TEST_CASE("accel run --min-nodes: its flags, and a job that cannot shrink is refused before launch",
+          "[e2e][restart][elastic]") {
+  TempDir dir;
+  WriteJob(dir, 4, 2);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--min-nodes", "1", "--max-restarts", "1"}, "error: --min-nodes needs a multi-node job (cluster.nodes is 1)\n"},
+      {{"--set", "cluster.nodes=3", "--min-nodes", "4", "--max-restarts", "1"},
+       "error: --min-nodes 4 is more than cluster.nodes (3)\n"},
+      {{"--set", "cluster.nodes=3", "--min-nodes", "2"},
+       "error: --min-nodes needs --max-restarts N: going on with fewer nodes is a restart\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    Launched run = Launch(RunArgs(dir, args), dir);
+    CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 2);
+    CHECK(ReadAll(run.err_path) == message);
+  }
+  // 3 nodes x 2 ranks: global batch 4 x 6 = 24, which 2 nodes (dp 4, 16 sequences a micro-step)
+  // cannot keep.
+  Launched run = Launch(RunArgs(dir, {"--set", "cluster.nodes=3", "--min-nodes", "1", "--max-restarts", "1"}), dir);
+  CHECK(WaitExit(run.pid, std::chrono::seconds(60)) == 1);
+  CHECK(ReadAll(run.err_path) ==
+        "error: --min-nodes 1: the job cannot go on with 2 nodes: global_batch_size 24 is not a "
+        "multiple of micro_batch_size(4) * dp(4) = 16: 24 != 4 * 4 * 1 (= 16) (E0406)\n");
+  CHECK_FALSE(fs::exists(dir.File("run/plan.binpb")));
 }
 
 TEST_CASE("a worker killed mid-run makes accel run exit 4 within 10 s, naming it", "[e2e]") {

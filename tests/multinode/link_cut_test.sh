@@ -4,8 +4,9 @@
 # (cluster.collective_timeout_seconds, 3 s here; default 300) can end the
 # job. Checks that node 0's `accel run` is down within that timeout plus 7 s (a second for the
 # failing worker to flush its log, the step in flight, and the launcher stopping the other local
-# worker), exits 4, and names a rank and the timeout; node 1's launcher, cut off from everything,
-# must go down the same way. Prints the measured seconds from the cut.
+# worker, plus the 1-2 s roll call that names the lost node), exits 4, and names a rank, the
+# timeout and node 1 as gone; node 1's launcher, cut off from everything, must go down the same
+# way and say that it is cut off. Prints the measured seconds from the cut.
 # Usage: link_cut_test.sh ACCEL
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/netns_harness.sh
@@ -49,4 +50,9 @@ grep -qiE 'timed? ?out' "$NN_WORK/node0.out" || nn_fail "node 0's launcher does 
 [ "$rc1" != running ] || nn_fail "node 1's accel run still running after the cut"
 [ "$rc1" = 4 ] || nn_fail "node 1's accel run exited $rc1, expected 4"
 grep -qE '^error: rank [23] ' "$NN_WORK/node1.out" || nn_fail "node 1's launcher does not name its failed rank (2 or 3)"
+# Which node is gone, from each side (the roll call on the store, launcher/peer_loss_report.h).
+grep -qE "^error: rank [01]: .*; after the failure no word within 1 s from node 1 \(ranks 2, 3\): it is likely down or cut off" \
+  "$NN_WORK/node0.out" || nn_fail "node 0's launcher does not name node 1 (ranks 2, 3) as gone"
+grep -qE "^error: rank [23]: .*did not answer within 2 s either: this node \(node 1\) is likely cut off from it" \
+  "$NN_WORK/node1.out" || nn_fail "node 1's launcher does not say that node 1 is cut off"
 echo "PASS: a cut node brings the job down in ${down0} s (collective timeout ${NN_TIMEOUT_S} s)"

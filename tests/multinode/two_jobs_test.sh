@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Drill: two jobs on the same two nodes, with different identities (job names a and b, job
-# tokens ACCEL_JOB_TOKEN=drill-a / drill-b, as docs/faults.md asks of multi-node jobs by hand).
-#   1. On different ports, at the same time: both finish, each with its own 4 ranks and all its
-#      steps (had a worker joined the other job's store, a world would hold 6 ranks and hang or
-#      fail).
-#   2. On the same port: job a's node 0 serves the store and waits for its node 1; job b then
-#      starts on both nodes. b's rank 0 cannot bind the port ("cannot serve the rendezvous
+# Drill: two jobs on the same two nodes, with different identities (job names a and b).
+#   1. On different ports, at the same time, with job tokens ACCEL_JOB_TOKEN=drill-a / drill-b:
+#      both finish, each with its own 4 ranks and all its steps (had a worker joined the other
+#      job's store, a world would hold 6 ranks and hang or fail).
+#   2. On the same port, without ACCEL_JOB_TOKEN, so each job's token is its plan hash
+#      (launcher/job_token.h): job a's node 0 serves the store and waits for its node 1; job b
+#      then starts on both nodes. b's rank 0 cannot bind the port ("cannot serve the rendezvous
 #      store"), and b's other ranks reach a's store and are refused by its job token ("belongs to
 #      another job"): b exits 4 within 20 s. Then a's node 1 starts and a finishes normally.
+#      (Before plan-hash tokens a job by hand had none, b's ranks joined a's rendezvous, and the
+#      plan check then stopped both jobs.)
 # Prints the seconds each phase took.
 # Usage: two_jobs_test.sh ACCEL
 set -euo pipefail
@@ -17,14 +19,20 @@ nn_init "$1"
 nn_make_nodes 2
 steps=4
 
-# start_job NAME PORT NODE...: starts job NAME's given nodes; sets PID[<NAME><K>].
+# start_job NAME PORT NODE...: starts job NAME's given nodes, with ACCEL_JOB_TOKEN=drill-NAME
+# when TOKENS is 1; sets PID[<NAME><K>].
 declare -A PID
+TOKENS=1
 start_job() {
   local name=$1 port=$2 k
   shift 2
   mapfile -t args < <(nn_job_args "$steps" "$NN_WORK/$name$port" --set name="$name")
   for k in "$@"; do
-    ACCEL_JOB_TOKEN="drill-$name" nn_start "$k" "$port" "$NN_WORK/$name$port-node$k.out" "${args[@]}"
+    if [ "$TOKENS" = 1 ]; then
+      ACCEL_JOB_TOKEN="drill-$name" nn_start "$k" "$port" "$NN_WORK/$name$port-node$k.out" "${args[@]}"
+    else
+      nn_start "$k" "$port" "$NN_WORK/$name$port-node$k.out" "${args[@]}"
+    fi
     PID[$name$k]=$NN_LAST_PID
   done
 }
@@ -49,7 +57,9 @@ for j in "a$pa" "b$pb"; do
 done
 echo "measured: jobs a (port $pa) and b (port $pb) side by side both finished in $(nn_elapsed "$start" "$(nn_now)") s"
 
-# 2. The same port.
+# 2. The same port, no ACCEL_JOB_TOKEN.
+TOKENS=0
+unset ACCEL_JOB_TOKEN
 p=$(nn_port 7)
 start_job a "$p" 0
 for ((i = 0; i < 300; i++)); do
