@@ -529,14 +529,19 @@ std::vector<int> ContextColumn(const std::string& table) {
     std::istringstream fields(line);
     int rank = 0, cp = 0;
     std::string degrees;
-    if (fields >> rank >> degrees >> cp && degrees.find('x') != std::string::npos) cps.push_back(cp);
+    if (!(fields >> rank >> degrees) || degrees.find('x') == std::string::npos) continue;
+    // A mixture-of-experts layout names its expert degree after the others ("1x4x1x2 ep4").
+    if (fields.peek() == ' ' && (fields >> std::ws).peek() == 'e') fields >> degrees;
+    if (fields >> cp) cps.push_back(cp);
   }
   return cps;
 }
 
-TEST_CASE("plan --search ranks only what the executor runs; --forecast adds context parallel",
+TEST_CASE("plan --search ranks only what the executor runs, --forecast adds context parallel",
           "[cli][search]") {
-  const std::string search = std::string("plan ") + kGood + " --set cluster.devices_per_node=8 --search --top 500";
+  // The executor runs context parallelism, but not beside mixture-of-experts blocks (E0601): the
+  // search of an MoE job leaves cp > 1 out unless --forecast asks for what it does not run yet.
+  const std::string search = "plan examples/specs/moe-mini_cpu4_ep.yaml --set cluster.devices_per_node=8 --search --top 500";
   Result runnable = Accel(search);
   INFO(runnable.err);
   REQUIRE(runnable.exit_code == 0);

@@ -180,7 +180,7 @@ TEST_CASE("megatron: too few ranks for the degrees grow the nodes, with a warnin
   CHECK(out.yaml->find("    experts_per_token: 2  # --moe-router-topk absent (Megatron-LM default)\n") != std::string::npos);
 }
 
-TEST_CASE("megatron: a plain python launch is one process; --model replaces the script's model",
+TEST_CASE("megatron: a plain python launch is one process, --model replaces the script's model",
           "[importers][megatron]") {
   testing::Imported out = Import("python pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4\n", "t.sh");
   REQUIRE(out.yaml);

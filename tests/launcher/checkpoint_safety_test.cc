@@ -188,7 +188,7 @@ std::string HostName() {
   return host;
 }
 
-TEST_CASE("a locked directory refuses a second holder; a stale lock file does not", "[launcher][lock]") {
+TEST_CASE("a locked directory refuses a second holder, a stale lock file does not", "[launcher][lock]") {
   SafetyDir dir;
   const std::string run = dir.File("run");
   fs::create_directories(run);

@@ -667,7 +667,7 @@ TEST_CASE("phi3's fused projections are refused with per-op recompute and with t
 
 // Gemma's scaled, soft-capped, windowed scores are not in context-parallel attention; it still
 // plans. OLMo 2 (full-width q/k norms) runs under tensor and pipeline parallelism.
-TEST_CASE("gemma2 is refused under context parallelism; olmo2 runs under tensor parallelism", "[launcher][refusal]") {
+TEST_CASE("gemma2 is refused under context parallelism, olmo2 runs under tensor parallelism", "[launcher][refusal]") {
   TempDir dir;
   { std::ofstream(dir.File("corpus.txt")) << "hello world\n"; }
   const std::string dims = R"("hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,

@@ -134,7 +134,7 @@ TEST_CASE("the expert degree reshards a mixture of experts", "[launcher][resume]
   CHECK(c.report.resharded == std::vector<std::string>{"parallel.expert 1 -> 2"});
 }
 
-TEST_CASE("a precision change reshards; another optimizer loses its state", "[launcher][resume]") {
+TEST_CASE("a precision change reshards, another optimizer loses its state", "[launcher][resume]") {
   TempDir dir;
   const Checked bf16 = Check(dir, {"sharding.stage=1"}, {"sharding.stage=1", "precision.params=bf16",
                                                          "precision.compute=bf16"});
@@ -222,7 +222,7 @@ TEST_CASE("a global batch auto that resolves otherwise is an error, an explicit 
   CHECK(explicit_batch.report.warnings[0].code == "W0601");
 }
 
-TEST_CASE("a checkpoint directory resolves to its newest valid checkpoint; a corrupt one is refused",
+TEST_CASE("a checkpoint directory resolves to its newest valid checkpoint, a corrupt one is refused",
           "[launcher][resume]") {
   TempDir dir;
   const ir::Plan plan = PlanOf(dir, {});

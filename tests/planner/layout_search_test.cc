@@ -624,7 +624,7 @@ TEST_CASE("search: E0424 kExpertNotDivisible: ep only for MoE models, dividing d
   CHECK(layouts.size() == 53856);
 }
 
-TEST_CASE("search: MoE layouts are planned with their expert degree; a refusal leaves none ranked",
+TEST_CASE("search: MoE layouts are planned with their expert degree, a refusal leaves none ranked",
           "[search]") {
   const spec::JobSpec moe = Load(MoeJob());
   SearchOptions options;

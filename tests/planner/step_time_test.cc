@@ -888,7 +888,7 @@ ir::ElementwiseCost Cost(const std::string& op, ir::Dtype dtype, double f, doubl
   return c;
 }
 
-TEST_CASE("measured elementwise ops add their time; recompute runs their forward again") {
+TEST_CASE("measured elementwise ops add their time, recompute runs their forward again") {
   // kCpuSpec on one worker: gpt2 h 128, 4 heads, 4 layers, b 4, s 128, V 256; t = 512 tokens.
   auto plan_with = [](const char* recompute) {
     return testing::PlanYaml(kCpuSpec, {"cluster.devices_per_node=1",

@@ -66,7 +66,7 @@ int64_t KeptBytes(const Fn& f, const std::vector<torch::Tensor>& inputs) {
 
 const torch::TensorOptions kF64 = torch::TensorOptions().dtype(torch::kDouble);
 
-TEST_CASE("lean RMSNorm: values and gradients as the composed ops; keeps x and 1/rms") {
+TEST_CASE("lean RMSNorm: values and gradients as the composed ops, keeps x and 1/rms") {
   torch::manual_seed(1);
   const torch::Tensor x = torch::randn({3, 5, 16}, kF64);
   const torch::Tensor w = torch::randn({16}, kF64);
@@ -82,7 +82,7 @@ TEST_CASE("lean RMSNorm: values and gradients as the composed ops; keeps x and 1
   CHECK(kept == 15 * 4);
 }
 
-TEST_CASE("lean LayerNorm: values and gradients as torch::layer_norm; keeps mean and 1/std") {
+TEST_CASE("lean LayerNorm: values and gradients as torch::layer_norm, keeps mean and 1/std") {
   torch::manual_seed(2);
   const torch::Tensor x = torch::randn({4, 6, 8}, kF64);
   CheckAgainstEager([](const auto& in) { return LayerNorm(in[0], in[1], in[2], 1e-5); },
@@ -125,7 +125,7 @@ void CheckBf16AgainstFloat(const Fn& f, std::vector<torch::Tensor> inputs, doubl
   }
 }
 
-TEST_CASE("lean GELU: values and gradients as torch::gelu(tanh); keeps x only") {
+TEST_CASE("lean GELU: values and gradients as torch::gelu(tanh), keeps x only") {
   torch::manual_seed(6);
   CheckAgainstEager([](const auto& in) { return Gelu(in[0]); },
                     [](const auto& in) {
@@ -166,7 +166,7 @@ torch::Tensor RotateHalfEager(const torch::Tensor& x) {
   return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
-TEST_CASE("lean rotary: values and gradients as Hugging Face's formula; keeps nothing new") {
+TEST_CASE("lean rotary: values and gradients as Hugging Face's formula, keeps nothing new") {
   torch::manual_seed(3);
   const torch::Tensor freqs = torch::outer(torch::arange(7, kF64), torch::rand({4}, kF64));
   const torch::Tensor cos = torch::cat({freqs, freqs}, -1).cos(), sin = torch::cat({freqs, freqs}, -1).sin();
@@ -181,7 +181,7 @@ TEST_CASE("lean rotary: values and gradients as Hugging Face's formula; keeps no
   CHECK(ApplyRotary(torch::randn({1, 1, 7, 8}).to(torch::kBFloat16), c32, s32).scalar_type() == torch::kBFloat16);
 }
 
-TEST_CASE("lean SwiGLU: values and gradients as silu(gate) * up, bit for bit; keeps gate and up only") {
+TEST_CASE("lean SwiGLU: values and gradients as silu(gate) * up, bit for bit, keeps gate and up only") {
   torch::manual_seed(4);
   const torch::Tensor gate = torch::randn({5, 12}), up = torch::randn({5, 12});
   CheckAgainstEager([](const auto& in) { return SwiGlu(in[0], in[1]); },
@@ -190,7 +190,7 @@ TEST_CASE("lean SwiGLU: values and gradients as silu(gate) * up, bit for bit; ke
   CHECK(KeptBytes([](const auto& in) { return torch::silu(in[0]) * in[1]; }, {gate, up}) == 5 * 12 * 4);
 }
 
-TEST_CASE("lean GeGLU: values and gradients as gelu_tanh(gate) * up, bit for bit; keeps gate and up only") {
+TEST_CASE("lean GeGLU: values and gradients as gelu_tanh(gate) * up, bit for bit, keeps gate and up only") {
   torch::manual_seed(4);
   const torch::Tensor gate = torch::randn({5, 12}), up = torch::randn({5, 12});
   CheckAgainstEager([](const auto& in) { return GeGlu(in[0], in[1]); },
