@@ -220,7 +220,7 @@ TEST_CASE("torchtitan: model.hf_assets_path/config.json becomes model.config unl
 }
 
 TEST_CASE("torchtitan: model.tokenizer_path maps a directory, a tokenizer.json and llama2's "
-          "SentencePiece model; a tiktoken file is a located warning",
+          "SentencePiece model, a tiktoken file is a located warning",
           "[importers][torchtitan][tokenizer]") {
   // Before December 2024 torchtitan read llama2's tokenizer.model with SentencePiece.
   testing::Imported llama2 = Import(Corpus("2024-12/train_configs/llama2_7b.toml"), "llama2_7b.toml");

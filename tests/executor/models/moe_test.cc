@@ -1,6 +1,7 @@
 // The mixture-of-experts layer (executor/models/moe/): routing, the load-balancing loss against a
 // hand-computed case, the layer against a token-by-token reference in fp64, its parameters'
 // names, and expert parallelism (ep 2 and 4 over Gloo) against one rank holding every expert.
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
@@ -129,6 +130,14 @@ ModelConfig TinyMoe(int64_t experts, int64_t top_k, bool shared) {
 
 // Fills a layer's parameters from a seed per name, so layers holding different experts agree: a
 // grouped expert tensor is drawn for all E experts and the layer takes its own rows.
+// randn from a generator of its own: Fill and the inputs run on RunRanks' threads, where
+// torch::manual_seed would reseed the one global generator under another rank's draws (the
+// test failed now and then with every rank's output off).
+torch::Tensor SeededRandn(uint64_t seed, at::IntArrayRef shape) {
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  return torch::randn(shape, generator, kDouble);
+}
+
 void Fill(MoeLayer& layer, int64_t num_experts) {
   layer.to(torch::kDouble);
   torch::NoGradGuard no_grad;
@@ -137,11 +146,10 @@ void Fill(MoeLayer& layer, int64_t num_experts) {
     const std::string& name = p.key();
     int64_t seed = 17;
     for (char ch : name) seed = seed * 131 + ch;
-    torch::manual_seed(static_cast<uint64_t>(seed & 0x7fffffff));
     std::vector<int64_t> shape = p.value().sizes().vec();
     const bool grouped = name.rfind("experts.", 0) == 0;
     if (grouped) shape[0] = num_experts;
-    const torch::Tensor full = torch::randn(shape, kDouble) * 0.5;
+    const torch::Tensor full = SeededRandn(static_cast<uint64_t>(seed & 0x7fffffff), shape) * 0.5;
     p.value().copy_(grouped ? full.narrow(0, first, end - first) : full);
   }
 }
@@ -329,8 +337,7 @@ TEST_CASE("the plan's mixture of experts reads into the executor's model config"
 void CheckExpertParallel(int world, int64_t experts, bool shared) {
   const ModelConfig c = TinyMoe(experts, 2, shared);
   auto input = [&](int rank) {
-    torch::manual_seed(100 + rank);
-    return torch::randn({1, 3 + rank, 8}, kDouble);  // uneven token counts
+    return SeededRandn(100 + rank, {1, 3 + rank, 8});  // uneven token counts
   };
   MoeLayer whole(c, {});
   Fill(whole, experts);
