@@ -20,6 +20,7 @@
 #include "common/durable_file.h"
 #include "common/route_address.h"
 #include "common/exit_codes.h"
+#include "common/remove_tree.h"
 #include "ir/plan_writer.h"
 #include "checkpoint/run_identity.h"
 #include "common/diag_codes.h"
@@ -535,7 +536,7 @@ int RunJob(const ir::Plan& plan, const std::string& summary, const RunOptions& o
   if (options.min_nodes > 0 && HostsRankZero(launch.layout)) {
     // A rendezvous of an earlier run of this job would look like this run's rounds.
     std::error_code ec;
-    fs::remove_all(ElasticDir(launch), ec);
+    RemoveTree(ElasticDir(launch), ec);
   }
   AnnounceLaunch(launch, out);
   return RunAttempts(launch, options, env, out, err);

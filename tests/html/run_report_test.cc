@@ -11,6 +11,7 @@
 
 #include "cli/report_command.h"
 #include "common/exit_codes.h"
+#include "common/remove_tree.h"
 
 namespace accel::html {
 namespace {
@@ -30,12 +31,13 @@ struct TempDir {
   explicit TempDir(const std::string& name)
       : path(fs::temp_directory_path() /
              ("accel_report_test_" + name + "." + std::to_string(getpid()))) {
-    fs::remove_all(path);
+    std::error_code ignored;
+    RemoveTree(path.string(), ignored);
     fs::create_directories(path);
   }
   ~TempDir() {
     std::error_code ignored;
-    fs::remove_all(path, ignored);
+    RemoveTree(path.string(), ignored);
   }
   fs::path path;
 };
